@@ -1,0 +1,37 @@
+import { decide, type CheckStatus } from '../core/decide.js';
+import { diffContext, diffDefinition, diffManifest, type InputChange, type ValueChange } from '../core/diff.js';
+import { loadManifest, latestReceipt } from '../store/receipts.js';
+import { selectChecks, type Project } from './project.js';
+import { withSession } from './session.js';
+import { observeChecks } from './status.js';
+
+export interface Explanation {
+  status: CheckStatus;
+  definitionChanges: ValueChange[];
+  contextChanges: ValueChange[];
+  inputChanges: InputChange[];
+  notices: string[];
+}
+
+/** What changed since the latest receipt: inputs, context and definition, each in detail. */
+export async function explain(project: Project, name: string, env: NodeJS.ProcessEnv): Promise<Explanation> {
+  const [definition] = await selectChecks(project, [name]);
+  if (!definition) throw new Error('unreachable: selectChecks returns the named check');
+  return withSession(project, async (session) => {
+    const [now] = observeChecks(project, session, [definition], env);
+    if (!now) throw new Error('unreachable: one observation per check');
+    const latest = latestReceipt(session.db, definition.name);
+    const status = decide(definition, now.observed, now.inputs, latest);
+    if (latest === null) {
+      return { status, definitionChanges: [], contextChanges: [], inputChanges: [], notices: session.notices };
+    }
+    const recorded = loadManifest(session.db, latest.manifestDigest) ?? [];
+    return {
+      status,
+      definitionChanges: diffDefinition(latest.definition, definition),
+      contextChanges: diffContext(latest.context, now.observed.context),
+      inputChanges: diffManifest(recorded, now.inputs.manifest.entries),
+      notices: session.notices,
+    };
+  });
+}

@@ -1,0 +1,66 @@
+import type { CheckStatus } from '../core/decide.js';
+import type { Receipt } from '../core/receipt.js';
+import type { LockHolder } from '../exec/runLock.js';
+import { selectChecks, type Project } from './project.js';
+import { withSession } from './session.js';
+
+export interface RunOptions {
+  names: readonly string[];
+  ifDue: boolean;
+  env: NodeJS.ProcessEnv;
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  onWait(holder: LockHolder): void;
+  onStart(check: string, runId: string, argv: string[]): void;
+  onSkip(status: CheckStatus): void;
+  onFinish(receipt: Receipt): void;
+}
+
+export type RunEntry =
+  | { name: string; action: 'skipped'; status: CheckStatus; exitCode: 0 }
+  | { name: string; action: 'ran'; receipt: Receipt; exitCode: number };
+
+export interface RunReport {
+  runs: RunEntry[];
+  /** The first failing check's own exit code, or 0. */
+  exitCode: number;
+  notices: string[];
+}
+
+/** Runs checks in the order asked (config order by default); an interrupt stops the rest. */
+export async function run(project: Project, options: RunOptions): Promise<RunReport> {
+  const definitions = await selectChecks(project, options.names);
+  const { runCheck } = await import('../exec/runCheck.js');
+  return withSession(project, async (session) => {
+    const runs: RunEntry[] = [];
+    let exitCode = 0;
+    for (const definition of definitions) {
+      const outcome = await runCheck({
+        root: project.root,
+        stateDir: project.stateDir,
+        excluded: project.excluded,
+        definition,
+        scripts: project.scripts,
+        env: options.env,
+        envKey: session.envKey,
+        db: session.db,
+        statCache: session.statCache,
+        ifDue: options.ifDue,
+        stdout: options.stdout,
+        stderr: options.stderr,
+        onWait: options.onWait,
+        onStart: (runId, argv) => options.onStart(definition.name, runId, argv),
+      });
+      if (outcome.action === 'skipped') {
+        options.onSkip(outcome.status);
+        runs.push({ name: definition.name, action: 'skipped', status: outcome.status, exitCode: 0 });
+        continue;
+      }
+      options.onFinish(outcome.receipt);
+      runs.push({ name: definition.name, action: 'ran', receipt: outcome.receipt, exitCode: outcome.exitCode });
+      if (exitCode === 0) exitCode = outcome.exitCode;
+      if (outcome.interrupted) break;
+    }
+    return { runs, exitCode, notices: session.notices };
+  });
+}

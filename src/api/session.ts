@@ -1,0 +1,29 @@
+import type Database from 'better-sqlite3';
+import type { MemoryStatCache } from '../core/statCache.js';
+import { envKey, openStore, type Store } from '../store/openStore.js';
+import { loadStatCache } from '../store/statCacheTable.js';
+import type { Project } from './project.js';
+
+/** The store and stat cache one command works with, opened once and closed at the end. */
+export interface Session {
+  db: Database.Database;
+  statCache: MemoryStatCache;
+  envKey: string;
+  notices: string[];
+}
+
+export function withSession<T>(project: Project, use: (session: Session) => Promise<T>): Promise<T>;
+export async function withSession<T>(project: Project, use: (session: Session) => Promise<T>): Promise<T> {
+  const store: Store = openStore(project.stateDir);
+  try {
+    const session: Session = {
+      db: store.db,
+      statCache: loadStatCache(store.db),
+      envKey: envKey(store.db),
+      notices: store.notices,
+    };
+    return await use(session);
+  } finally {
+    store.close();
+  }
+}

@@ -1,0 +1,99 @@
+import { explain } from '../../api/explain.js';
+import { loadProject } from '../../api/project.js';
+import type { InputChange } from '../../core/diff.js';
+import { VouchError } from '../../core/errors.js';
+import { formatAge, statusJson, writeNotices } from '../format.js';
+import { writeJson, type CliIo } from '../io.js';
+import { parseCommand } from '../options.js';
+
+export const help = `Usage: vouch explain CHECK [--json]
+
+Says what changed since CHECK's latest receipt: inputs added, removed or
+modified (with old and new digests), mode and installed-file identity changes,
+context changes (environment variables by name only), definition changes, and
+every reason when the answer is UNVERIFIED.
+
+Examples:
+  vouch explain typecheck
+  vouch explain test --json
+`;
+
+export async function run(argv: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseCommand('explain', argv, {});
+  if (positionals.length !== 1) throw new VouchError('usage', 'explain takes exactly one check name, e.g. "vouch explain typecheck"');
+  const project = await loadProject({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'] });
+  const result = await explain(project, positionals[0] ?? '', io.env);
+  writeNotices(io.stderr, result.notices);
+  if (values.json) {
+    writeJson(io, {
+      schema: 1,
+      check: statusJson(result.status),
+      definition_changes: result.definitionChanges,
+      context_changes: result.contextChanges,
+      input_changes: result.inputChanges.map(inputChangeJson),
+    });
+    return 0;
+  }
+  const { status } = result;
+  const out: string[] = [];
+  const receipt = status.receipt;
+  out.push(`${status.name}: ${status.freshness}, result ${status.result ?? '-'}${receipt ? `, receipt ${receipt.runId} from ${formatAge(receipt.finishedAt)}` : ''}`);
+  for (const r of status.reasons) out.push(`  ${r.code}: ${r.message}`);
+  if (result.definitionChanges.length > 0) {
+    out.push('definition:');
+    for (const c of result.definitionChanges) out.push(`  ${c.field}: ${JSON.stringify(c.old)} -> ${JSON.stringify(c.new)}`);
+  }
+  if (result.contextChanges.length > 0) {
+    out.push('context:');
+    for (const c of result.contextChanges) out.push(`  ${c.field}: ${JSON.stringify(c.old)} -> ${JSON.stringify(c.new)}`);
+  }
+  if (result.inputChanges.length > 0) {
+    out.push('inputs:');
+    for (const c of result.inputChanges) out.push(`  ${describe(c)}`);
+  }
+  if (status.freshness === 'CURRENT' && result.inputChanges.length === 0) out.push('nothing changed since the receipt');
+  io.stdout.write(out.join('\n') + '\n');
+  return 0;
+}
+
+const short = (digest: string | undefined) => (digest ? digest.slice(0, 12) : '-');
+
+function describe(change: InputChange): string {
+  switch (change.change) {
+    case 'added':
+      return `added     ${change.path}`;
+    case 'removed':
+      return `removed   ${change.path}`;
+    case 'modified':
+      return change.old.type === 'symlink'
+        ? `modified  ${change.path} (link ${change.old.target} -> ${change.new.target})`
+        : `modified  ${change.path} (${short(change.old.digest)} -> ${short(change.new.digest)})`;
+    case 'mode':
+      return `mode      ${change.path} (executable ${change.old.executable} -> ${change.new.executable})`;
+    case 'identity':
+      return `identity  ${change.path} (installed; ${change.fields.join(', ')} changed)`;
+    case 'type':
+      return `type      ${change.path} (${change.old.type} -> ${change.new.type})`;
+  }
+}
+
+function inputChangeJson(change: InputChange) {
+  const side = (entry: { type: string; digest?: string; executable?: boolean; identity?: string; target?: string } | undefined) =>
+    entry === undefined
+      ? null
+      : {
+          type: entry.type,
+          digest: entry.digest ?? null,
+          executable: entry.executable ?? null,
+          identity: entry.identity ?? null,
+          target: entry.target ?? null,
+        };
+  return {
+    change: change.change,
+    path: change.path,
+    origin: change.origin,
+    old: side('old' in change ? change.old : undefined),
+    new: side('new' in change ? change.new : undefined),
+    identity_fields: change.change === 'identity' ? change.fields : [],
+  };
+}

@@ -1,0 +1,53 @@
+import { log } from '../../api/log.js';
+import { loadProject } from '../../api/project.js';
+import { VouchError } from '../../core/errors.js';
+import { formatAge, formatDuration, receiptJson, table, writeNotices } from '../format.js';
+import { writeJson, type CliIo } from '../io.js';
+import { parseCommand } from '../options.js';
+
+export const help = `Usage: vouch log [CHECK] [--limit N] [--json]
+
+Lists receipts, newest first, failures included.
+
+Options:
+  --limit N          at most N receipts (default 20)
+  --json             machine-readable (docs/json.md)
+  --config FILE      use this config
+  --state-dir DIR    where receipts are kept
+
+Examples:
+  vouch log
+  vouch log test --limit 5 --json
+`;
+
+export async function run(argv: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseCommand('log', argv, { limit: { type: 'string', default: '20' } });
+  if (positionals.length > 1) throw new VouchError('usage', 'log takes at most one check name; see "vouch log --help"');
+  const limit = Number(values.limit);
+  if (!Number.isInteger(limit) || limit < 1) throw new VouchError('usage', `--limit needs a whole number of at least 1, not "${values.limit}"`);
+  const project = await loadProject({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'] });
+  const { receipts, notices } = await log(project, positionals[0] ?? null, limit);
+  writeNotices(io.stderr, notices);
+  if (values.json) {
+    writeJson(io, { schema: 1, receipts: receipts.map((receipt) => receiptJson(receipt, project.stateDir)) });
+    return 0;
+  }
+  if (receipts.length === 0) {
+    io.stdout.write('no receipts yet; "vouch run" records one\n');
+    return 0;
+  }
+  const rows = [['RUN', 'CHECK', 'RESULT', 'FINISHED', 'TOOK', 'EXIT', 'REUSABLE']];
+  for (const receipt of receipts) {
+    rows.push([
+      receipt.runId,
+      receipt.check,
+      receipt.result,
+      formatAge(receipt.finishedAt),
+      formatDuration(receipt.durationMs),
+      receipt.signal ?? String(receipt.exitCode),
+      receipt.reuseEligible ? 'yes' : `no: ${receipt.reasons.map((r) => r.code).join(', ') || 'failed'}`,
+    ]);
+  }
+  io.stdout.write(table(rows));
+  return 0;
+}

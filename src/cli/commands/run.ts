@@ -1,0 +1,67 @@
+import { loadProject } from '../../api/project.js';
+import { run as runChecks } from '../../api/run.js';
+import { formatAge, formatDuration, receiptJson, statusJson, writeNotices } from '../format.js';
+import { writeJson, type CliIo } from '../io.js';
+import { parseCommand } from '../options.js';
+
+export const help = `Usage: vouch run [CHECK...] [--if-due] [--json]
+
+Runs checks (all of them, in config order, when none is named) and records a
+receipt of each: what it read, how it ran, and how it ended. Output streams
+live and is kept in .vouch/logs/RUN_ID.log.
+
+Options:
+  --if-due           skip a check whose receipt is CURRENT, PASS and reusable
+  --json             machine-readable report on stdout; the checks' own output goes to stderr
+  --config FILE      use this config
+  --state-dir DIR    where receipts are kept
+
+Examples:
+  vouch run
+  vouch run typecheck test --if-due
+
+Exit code: the first failing check's own code (128+N when killed by signal N),
+0 when every check passed or was skipped; 2 is a usage or config error.
+`;
+
+export async function run(argv: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseCommand('run', argv, { 'if-due': { type: 'boolean', default: false } });
+  const project = await loadProject({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'] });
+  const say = (line: string) => io.stderr.write(`vouch: ${line}\n`);
+  const report = await runChecks(project, {
+    names: positionals,
+    ifDue: values['if-due'] === true,
+    env: io.env,
+    // With --json, stdout carries only the report.
+    stdout: values.json ? io.stderr : io.stdout,
+    stderr: io.stderr,
+    onWait: (holder) =>
+      say(`waiting for ${holder.check}: run ${holder.runId} (pid ${holder.pid}) has held its lock since ${formatAge(holder.startedAt)}`),
+    onStart: (check, runId, argv) => say(`running ${check}: ${argv.join(' ')} (run ${runId})`),
+    onSkip: (status) => {
+      const receipt = status.receipt;
+      if (!receipt) return;
+      const line = `skipped ${status.name}: CURRENT PASS, receipt ${receipt.runId} from ${formatAge(receipt.finishedAt)}, saved ${formatDuration(receipt.durationMs)}`;
+      if (values.json) say(line);
+      else io.stdout.write(`vouch: ${line}\n`);
+    },
+    onFinish: (receipt) => {
+      const how = receipt.signal ? `killed by ${receipt.signal}` : `exit ${receipt.exitCode}`;
+      const reuse = receipt.reuseEligible ? '' : ` (not reusable: ${receipt.reasons.map((r) => r.message).join('; ')})`;
+      say(`${receipt.check} ${receipt.result} (${how}) in ${formatDuration(receipt.durationMs)}, receipt ${receipt.runId}${reuse}`);
+    },
+  });
+  writeNotices(io.stderr, report.notices);
+  if (values.json) {
+    writeJson(io, {
+      schema: 1,
+      exit_code: report.exitCode,
+      runs: report.runs.map((entry) =>
+        entry.action === 'skipped'
+          ? { name: entry.name, action: 'skipped', exit_code: 0, status: statusJson(entry.status), receipt: null }
+          : { name: entry.name, action: 'ran', exit_code: entry.exitCode, status: null, receipt: receiptJson(entry.receipt, project.stateDir) },
+      ),
+    });
+  }
+  return report.exitCode;
+}

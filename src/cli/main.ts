@@ -1,0 +1,96 @@
+#!/usr/bin/env node
+import { isVouchError } from '../core/errors.js';
+import type { CliIo } from './io.js';
+import { VERSION } from './version.js';
+
+interface Command {
+  help: string;
+  run(argv: string[], io: CliIo): Promise<number>;
+}
+
+/** Each command's module is loaded only when it is the one asked for. */
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  init: () => import('./commands/init.js'),
+  run: () => import('./commands/run.js'),
+  status: () => import('./commands/status.js'),
+  explain: () => import('./commands/explain.js'),
+  log: () => import('./commands/log.js'),
+};
+
+const USAGE = `vouch ${VERSION}: receipts for a project's checks
+
+Usage: vouch COMMAND [OPTIONS]
+
+Commands:
+  init      propose checks for this project and write vouch.config.json
+  run       run checks and record receipts (--if-due skips a current pass)
+  status    say whether each check's latest receipt still applies
+  explain   say what changed since a check's latest receipt
+  log       list receipts, newest first
+
+Options for every command:
+  --config FILE      use this config (default: vouch.config.json, searched upward)
+  --state-dir DIR    keep receipts here (default: .vouch/ at the root)
+  --json             machine-readable output (docs/json.md)
+  -h, --help         help for a command
+
+Examples:
+  vouch init
+  vouch run --if-due
+  vouch status
+  vouch explain typecheck
+
+Exit codes: 0 answered or passed; 2 usage or config error; "run" passes the check's own code through.
+`;
+
+export async function main(argv: string[], io: CliIo): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    io.stdout.write(USAGE);
+    return name === undefined ? 2 : 0;
+  }
+  if (name === '--version' || name === '-v') {
+    io.stdout.write(`${VERSION}\n`);
+    return 0;
+  }
+  const load = COMMANDS[name];
+  if (!load) {
+    io.stderr.write(`vouch: unknown command "${name}". Commands: ${Object.keys(COMMANDS).join(', ')}. See "vouch --help".\n`);
+    return 2;
+  }
+  const command = await load();
+  if (rest.includes('--help') || rest.includes('-h')) {
+    io.stdout.write(command.help);
+    return 0;
+  }
+  try {
+    return await command.run(rest, io);
+  } catch (error) {
+    if (isVouchError(error)) {
+      if (rest.includes('--json')) {
+        io.stdout.write(JSON.stringify({ schema: 1, error: { code: error.code, message: error.message } }, null, 2) + '\n');
+      }
+      io.stderr.write(`vouch: ${error.message}\n`);
+      return error.exitCode;
+    }
+    io.stderr.write(`vouch: internal error: ${(error as Error).stack ?? String(error)}\n`);
+    return 70;
+  }
+}
+
+const io: CliIo = {
+  cwd: process.cwd(),
+  env: process.env,
+  stdout: process.stdout,
+  stderr: process.stderr,
+  isTty: process.stdout.isTTY === true,
+};
+main(process.argv.slice(2), io).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`vouch: internal error: ${String(error)}\n`);
+    process.exitCode = 70;
+  },
+);

@@ -1,0 +1,32 @@
+/**
+ * Config types and defaults, free of the validator: zod costs about 100 ms to
+ * load, so hot paths that read an already-validated config never import it.
+ * configSchema.ts holds the validator and is loaded only when the config text changed.
+ */
+export const CHECK_KINDS = ['typecheck', 'lint', 'test', 'build', 'custom'] as const;
+export const PACKAGE_MANAGERS = ['npm', 'pnpm', 'yarn', 'bun'] as const;
+
+export type CheckKind = (typeof CHECK_KINDS)[number];
+export type PackageManagerName = (typeof PACKAGE_MANAGERS)[number];
+
+export interface CheckConfig {
+  name: string;
+  kind: CheckKind;
+  script?: string;
+  command?: string[];
+  inputs?: string[];
+  installed?: string[];
+  env?: string[];
+}
+
+export interface Config {
+  $schema?: string;
+  schema: 1;
+  root?: string;
+  packageManager?: PackageManagerName;
+  checks: CheckConfig[];
+}
+
+export const DEFAULT_INPUTS = ['**'];
+export const DEFAULT_INSTALLED = ['node_modules/**'];
+export const CONFIG_FILE = 'vouch.config.json';

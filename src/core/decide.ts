@@ -1,0 +1,66 @@
+import { contextDigest } from './context.js';
+import { definitionDigest, type CheckDefinition } from './definition.js';
+import type { ObservedContext, Observation } from './observation.js';
+import { reason, type Reason } from './reason.js';
+import type { CheckResult, Receipt } from './receipt.js';
+
+export type Freshness = 'CURRENT' | 'STALE' | 'UNVERIFIED';
+
+export interface CheckStatus {
+  name: string;
+  kind: CheckDefinition['kind'];
+  freshness: Freshness;
+  result: CheckResult | null;
+  reuseEligible: boolean;
+  reasons: Reason[];
+  receipt: Receipt | null;
+}
+
+/**
+ * The one freshness decision. CURRENT only when a complete, healthy
+ * observation equals the latest receipt on definition, context and inputs;
+ * any doubt is UNVERIFIED. Result stays separate: a CURRENT FAIL is a failure.
+ */
+export function decide(
+  definition: CheckDefinition,
+  observed: ObservedContext,
+  observation: Observation,
+  latest: Receipt | null,
+): CheckStatus {
+  const base = { name: definition.name, kind: definition.kind, result: latest?.result ?? null, receipt: latest };
+  const doubts = [...observation.problems, ...observed.problems];
+  if (!observation.healthy) {
+    doubts.unshift(reason('observation-unhealthy', 'the input observation is incomplete; run "vouch status" again'));
+  }
+  if (latest === null) {
+    doubts.push(reason('never-run', `no receipt yet; run "vouch run ${definition.name}"`));
+  }
+  if (doubts.length > 0 || latest === null) {
+    return { ...base, freshness: 'UNVERIFIED', reuseEligible: false, reasons: doubts };
+  }
+
+  const changes: Reason[] = [];
+  if (definitionDigest(definition) !== latest.definitionDigest) {
+    changes.push(reason('definition-changed', `the check's configuration changed since run ${latest.runId}`));
+  }
+  if (contextDigest(observed.context) !== latest.contextDigest) {
+    changes.push(reason('context-changed', `the command, tools or environment changed since run ${latest.runId}`));
+  }
+  if (observation.manifest.digest !== latest.manifestDigest) {
+    changes.push(reason('inputs-changed', `inputs changed since run ${latest.runId}`));
+  }
+  if (changes.length > 0) {
+    return { ...base, freshness: 'STALE', reuseEligible: false, reasons: changes };
+  }
+
+  const reasons = [...latest.reasons];
+  if (latest.result === 'FAIL' && !reasons.some((r) => r.code === 'failed')) {
+    reasons.push(reason('failed', `run ${latest.runId} failed`));
+  }
+  return {
+    ...base,
+    freshness: 'CURRENT',
+    reuseEligible: latest.result === 'PASS' && latest.reuseEligible,
+    reasons,
+  };
+}

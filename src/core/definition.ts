@@ -1,0 +1,33 @@
+import { canonicalJson } from './canonicalJson.js';
+import { DEFAULT_INPUTS, DEFAULT_INSTALLED, type CheckConfig, type PackageManagerName } from './config.js';
+import { sha256 } from './digest.js';
+
+/** A check's configuration with every default filled in: what a receipt is bound to. */
+export interface CheckDefinition {
+  name: string;
+  kind: CheckConfig['kind'];
+  script: string | null;
+  command: string[] | null;
+  inputs: string[];
+  installed: string[];
+  env: string[];
+  packageManager: PackageManagerName | null;
+}
+
+export function definitionOf(check: CheckConfig, packageManager: PackageManagerName | null): CheckDefinition {
+  return {
+    name: check.name,
+    kind: check.kind,
+    script: check.script ?? null,
+    command: check.command ?? null,
+    inputs: check.inputs ?? DEFAULT_INPUTS,
+    installed: check.installed ?? DEFAULT_INSTALLED,
+    env: [...(check.env ?? [])].sort(),
+    // Only a script check runs through the package manager.
+    packageManager: check.script === undefined ? null : packageManager,
+  };
+}
+
+export function definitionDigest(definition: CheckDefinition): string {
+  return sha256(canonicalJson(definition));
+}

@@ -1,0 +1,48 @@
+import type { BigIntStats } from 'node:fs';
+
+/**
+ * A file's identity: what changes whenever the file may have changed without
+ * reading it. mtime alone is not enough (npm stamps every extracted file with
+ * one fixed mtime), so inode and ctime are part of it; ctime cannot be set back.
+ */
+export function identityOf(stats: BigIntStats): string {
+  return [
+    stats.dev,
+    stats.ino,
+    stats.size,
+    (stats.mode & 0o7777n).toString(8),
+    stats.nlink,
+    stats.mtimeNs,
+    stats.ctimeNs,
+  ].join(':');
+}
+
+export const IDENTITY_FIELDS = ['dev', 'ino', 'size', 'mode', 'nlink', 'mtime_ns', 'ctime_ns'] as const;
+
+export function identityFields(identity: string): Record<(typeof IDENTITY_FIELDS)[number], string> {
+  const parts = identity.split(':');
+  return Object.fromEntries(IDENTITY_FIELDS.map((field, index) => [field, parts[index] ?? ''])) as Record<
+    (typeof IDENTITY_FIELDS)[number],
+    string
+  >;
+}
+
+/**
+ * Timestamps are written in ticks of the file system's clock. A file whose
+ * ctime falls within a tick of the moment we looked could still be rewritten
+ * with the same size and timestamps, so its identity proves nothing yet.
+ * Whole-second timestamps mean a coarse file system (ext3, HFS+, FAT): assume
+ * two seconds there; otherwise a generous bound on the kernel's coarse clock.
+ */
+export function racyWindowNs(ctimeNs: bigint): bigint {
+  return ctimeNs % 1_000_000_000n === 0n ? 2_000_000_000n : 50_000_000n;
+}
+
+/** ctime, not mtime: the kernel sets ctime to "now" on every change, and nobody can set it back or ahead. */
+export function isRacy(stats: BigIntStats, observedAtNs: bigint): boolean {
+  return stats.ctimeNs + racyWindowNs(stats.ctimeNs) > observedAtNs;
+}
+
+export function nowNs(): bigint {
+  return BigInt(Date.now()) * 1_000_000n;
+}

@@ -1,0 +1,17 @@
+import type { CheckContext } from './context.js';
+import type { Manifest } from './manifest.js';
+import type { Reason } from './reason.js';
+
+/** A fresh look at a check's inputs. Problems are inputs that could not be observed. */
+export interface Observation {
+  manifest: Manifest;
+  problems: Reason[];
+  healthy: boolean;
+  source: 'scan' | 'observer';
+}
+
+/** The context as observed now, with anything that could not be established. */
+export interface ObservedContext {
+  context: CheckContext;
+  problems: Reason[];
+}

@@ -1,0 +1,84 @@
+import { arch, platform } from 'node:process';
+import { envNames, envPatterns, type CheckContext, type ExecutableIdentity } from '../core/context.js';
+import type { CheckDefinition } from '../core/definition.js';
+import { keyedDigest } from '../core/digest.js';
+import type { ObservedContext } from '../core/observation.js';
+import { reason, type Reason } from '../core/reason.js';
+import { packageManagerVersion, QUIET_PACKAGE_MANAGER_ENV, scriptArgv } from './packageManagerCommand.js';
+import { checkPath, executableIdentity, resolveExecutable } from './resolveExecutable.js';
+
+/** How a check will be spawned, and the context that binds its receipt. */
+export interface CheckPlan {
+  argv: string[];
+  executable: string | null;
+  env: NodeJS.ProcessEnv;
+  observed: ObservedContext;
+}
+
+export interface PlanInput {
+  root: string;
+  definition: CheckDefinition;
+  scripts: Record<string, string> | null;
+  env: NodeJS.ProcessEnv;
+  envKey: string;
+}
+
+export function planCheck({ root, definition, scripts, env, envKey }: PlanInput): CheckPlan {
+  const problems: Reason[] = [];
+  const childEnv: NodeJS.ProcessEnv = { ...env, ...QUIET_PACKAGE_MANAGER_ENV };
+  childEnv.PATH = checkPath(root, env);
+  const path = childEnv.PATH;
+
+  let argv: string[];
+  let commandLine: string;
+  if (definition.script !== null) {
+    const packageManager = definition.packageManager ?? 'npm';
+    argv = scriptArgv(packageManager, definition.script);
+    const body = scripts?.[definition.script];
+    if (body === undefined) {
+      problems.push(reason('script-not-found', `package.json has no script "${definition.script}"; add it, or change the check's "script"`));
+    }
+    commandLine = body ?? '';
+  } else {
+    argv = definition.command ?? [];
+    commandLine = argv.join(' ');
+  }
+
+  const found = argv[0] === undefined ? null : resolveExecutable(argv[0], root, path);
+  if (found === null) {
+    problems.push(reason('executable-not-found', `"${argv[0]}" is not on PATH or in node_modules/.bin; install it, or fix the check's command`));
+  }
+  const executable = found === null ? null : safeIdentity(found);
+  const nodePath = resolveExecutable('node', root, path);
+
+  let packageManager: CheckContext['packageManager'] = null;
+  if (definition.script !== null) {
+    const name = definition.packageManager ?? 'npm';
+    packageManager = { name, version: executable ? packageManagerVersion(name, executable.path) : null, executable };
+  }
+
+  const recorded: Record<string, string | null> = {};
+  for (const name of envNames(envPatterns(definition.env, commandLine), env)) {
+    const value = env[name];
+    recorded[name] = value === undefined ? null : keyedDigest(envKey, value);
+  }
+
+  const context: CheckContext = {
+    argv,
+    executable,
+    node: { version: process.version, executable: nodePath ? safeIdentity(nodePath) : null },
+    platform,
+    arch,
+    packageManager,
+    env: recorded,
+  };
+  return { argv, executable: found, env: childEnv, observed: { context, problems } };
+}
+
+function safeIdentity(path: string): ExecutableIdentity | null {
+  try {
+    return executableIdentity(path);
+  } catch {
+    return null;
+  }
+}

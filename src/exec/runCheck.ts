@@ -1,0 +1,128 @@
+import { constants } from 'node:os';
+import { join, relative } from 'node:path';
+import type Database from 'better-sqlite3';
+import { contextDigest } from '../core/context.js';
+import { decide, type CheckStatus } from '../core/decide.js';
+import { definitionDigest, type CheckDefinition } from '../core/definition.js';
+import { diffManifest } from '../core/diff.js';
+import { reason, type Reason } from '../core/reason.js';
+import type { Receipt } from '../core/receipt.js';
+import type { MemoryStatCache } from '../core/statCache.js';
+import { InputScanner } from '../fs/inputScanner.js';
+import { insertReceipt, latestReceipt } from '../store/receipts.js';
+import { saveStatCache } from '../store/statCacheTable.js';
+import { planCheck } from './checkPlan.js';
+import { acquireRunLock, type LockHolder } from './runLock.js';
+import { newRunId } from './runId.js';
+import { spawnCheck } from './spawnCheck.js';
+
+export interface RunRequest {
+  root: string;
+  stateDir: string;
+  excluded: string[];
+  definition: CheckDefinition;
+  scripts: Record<string, string> | null;
+  env: NodeJS.ProcessEnv;
+  envKey: string;
+  db: Database.Database;
+  statCache: MemoryStatCache;
+  ifDue: boolean;
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  onWait(holder: LockHolder): void;
+  onStart(runId: string, argv: string[]): void;
+}
+
+export type RunOutcome =
+  | { action: 'skipped'; status: CheckStatus; exitCode: 0 }
+  | { action: 'ran'; receipt: Receipt; exitCode: number; interrupted: boolean };
+
+const MAX_LISTED_PATHS = 5;
+
+/**
+ * Runs one check and records its receipt: lock, snapshot, spawn, snapshot
+ * again, and one transaction. A receipt is reusable only if nothing it is
+ * bound to moved while the check ran.
+ */
+export async function runCheck(request: RunRequest): Promise<RunOutcome> {
+  const { definition, db } = request;
+  const runId = newRunId();
+  const release = await acquireRunLock(
+    request.stateDir,
+    { runId, check: definition.name, startedAt: Date.now() },
+    request.onWait,
+  );
+  try {
+    const plan = () =>
+      planCheck({ root: request.root, definition, scripts: request.scripts, env: request.env, envKey: request.envKey });
+    const observe = () => new InputScanner(request.root, request.excluded, request.statCache).observe(definition);
+
+    const before = plan();
+    const inputsBefore = observe();
+    if (request.ifDue) {
+      // Decided under the lock: a run that just finished may have made this one unnecessary.
+      const status = decide(definition, before.observed, inputsBefore, latestReceipt(db, definition.name));
+      if (status.reuseEligible) {
+        saveStatCache(db, request.statCache);
+        return { action: 'skipped', status, exitCode: 0 };
+      }
+    }
+
+    const logPath = join(request.stateDir, 'logs', `${runId}.log`);
+    request.onStart(runId, before.argv);
+    const startedAt = Date.now();
+    const outcome = before.executable
+      ? await spawnCheck({
+          executable: before.executable,
+          argv: before.argv,
+          cwd: request.root,
+          env: before.env,
+          logPath,
+          stdout: request.stdout,
+          stderr: request.stderr,
+        })
+      : { exitCode: 127, signal: null, interruptedBy: null, spawnError: `"${before.argv[0]}" was not found` };
+    const finishedAt = Date.now();
+
+    const after = plan();
+    const inputsAfter = observe();
+    const reasons: Reason[] = [...inputsAfter.problems, ...after.observed.problems];
+    if (inputsBefore.manifest.digest !== inputsAfter.manifest.digest) {
+      const changed = diffManifest(inputsBefore.manifest.entries, inputsAfter.manifest.entries).map((change) => change.path);
+      const listed = changed.slice(0, MAX_LISTED_PATHS).join(', ');
+      const more = changed.length > MAX_LISTED_PATHS ? ` and ${changed.length - MAX_LISTED_PATHS} more` : '';
+      reasons.push(reason('inputs-changed-during-run', `inputs changed while the check ran: ${listed}${more}`));
+    }
+    if (contextDigest(before.observed.context) !== contextDigest(after.observed.context)) {
+      reasons.push(reason('inputs-changed-during-run', 'the tools or environment changed while the check ran'));
+    }
+    if (outcome.interruptedBy) reasons.push(reason('interrupted', `interrupted by ${outcome.interruptedBy}`));
+
+    const exitCode = outcome.signal ? 128 + (constants.signals[outcome.signal] ?? 0) : (outcome.exitCode ?? 1);
+    const result = exitCode === 0 ? 'PASS' : 'FAIL';
+    const receipt: Receipt = {
+      runId,
+      check: definition.name,
+      definition,
+      definitionDigest: definitionDigest(definition),
+      context: after.observed.context,
+      contextDigest: contextDigest(after.observed.context),
+      manifestDigest: inputsAfter.manifest.digest,
+      inputCount: inputsAfter.manifest.entries.length,
+      result,
+      exitCode: outcome.signal ? null : exitCode,
+      signal: outcome.signal,
+      startedAt,
+      finishedAt,
+      durationMs: finishedAt - startedAt,
+      logPath: relative(request.stateDir, logPath),
+      reuseEligible: result === 'PASS' && reasons.length === 0,
+      reasons,
+    };
+    insertReceipt(db, receipt, inputsAfter.manifest.entries);
+    saveStatCache(db, request.statCache);
+    return { action: 'ran', receipt, exitCode, interrupted: outcome.interruptedBy !== null };
+  } finally {
+    release();
+  }
+}

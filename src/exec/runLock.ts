@@ -1,0 +1,127 @@
+import { mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+
+export interface LockHolder {
+  pid: number;
+  runId: string;
+  check: string;
+  startedAt: number;
+  /** The kernel's start time of the process, so a reused pid is not mistaken for the holder. */
+  processStart: string | null;
+}
+
+const POLL_MS = 100;
+const HALF_WRITTEN_GRACE_MS = 2_000;
+
+/**
+ * A per-check run lock: an exclusively created file naming its holder. A lock
+ * whose holder is gone is recovered; stealing it takes a second lock file, so
+ * two waiters can never both remove it and then both run.
+ */
+export async function acquireRunLock(
+  stateDir: string,
+  holder: Omit<LockHolder, 'pid' | 'processStart'>,
+  onWait: (current: LockHolder) => void,
+): Promise<() => void> {
+  const dir = join(stateDir, 'locks');
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, `${holder.check}.lock`);
+  const mine: LockHolder = { ...holder, pid: process.pid, processStart: processStart(process.pid) };
+  const text = JSON.stringify(mine);
+  let announced = false;
+  for (;;) {
+    try {
+      writeFileSync(path, text, { flag: 'wx' });
+      return () => releaseIfMine(path, text);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const current = readHolder(path);
+    if (current === 'gone') continue;
+    if (current === 'unreadable' ? halfWrittenLongAgo(path) : !alive(current)) {
+      stealFrom(path, current);
+      await delay(10);
+      continue;
+    }
+    if (current !== 'unreadable' && !announced) {
+      onWait(current);
+      announced = true;
+    }
+    await delay(POLL_MS);
+  }
+}
+
+function releaseIfMine(path: string, text: string) {
+  try {
+    if (readFileSync(path, 'utf8') === text) unlinkSync(path);
+  } catch {
+    // already gone
+  }
+}
+
+function readHolder(path: string): LockHolder | 'gone' | 'unreadable' {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    return 'gone';
+  }
+  try {
+    return JSON.parse(text) as LockHolder;
+  } catch {
+    return 'unreadable';
+  }
+}
+
+function halfWrittenLongAgo(path: string): boolean {
+  try {
+    return Date.now() - statSync(path).mtimeMs > HALF_WRITTEN_GRACE_MS;
+  } catch {
+    return false;
+  }
+}
+
+function alive(holder: LockHolder): boolean {
+  try {
+    process.kill(holder.pid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  const start = processStart(holder.pid);
+  return holder.processStart === null || start === null || start === holder.processStart;
+}
+
+function stealFrom(path: string, seen: LockHolder | 'unreadable') {
+  const steal = `${path}.steal`;
+  try {
+    writeFileSync(steal, String(process.pid), { flag: 'wx' });
+  } catch {
+    // Someone else is recovering it; a stealer that died leaves a file we clear after a while.
+    if (halfWrittenLongAgo(steal)) {
+      try {
+        unlinkSync(steal);
+      } catch {
+        // raced with another clearer
+      }
+    }
+    return;
+  }
+  try {
+    const again = readHolder(path);
+    const same = again === 'unreadable' || seen === 'unreadable' ? again === seen : again !== 'gone' && JSON.stringify(again) === JSON.stringify(seen);
+    if (same) unlinkSync(path);
+  } finally {
+    unlinkSync(steal);
+  }
+}
+
+function processStart(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Field 22; the command name (field 2) may hold spaces, so count from its closing parenthesis.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    return null;
+  }
+}

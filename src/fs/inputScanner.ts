@@ -1,0 +1,234 @@
+import { lstatSync, readlinkSync, realpathSync, type BigIntStats } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import picomatch from 'picomatch';
+import type { CheckDefinition } from '../core/definition.js';
+import { identityOf, isRacy, nowNs, racyWindowNs } from '../core/identity.js';
+import { comparePaths, manifestOf, type InputEntry } from '../core/manifest.js';
+import type { Observation } from '../core/observation.js';
+import { reason, type Reason } from '../core/reason.js';
+import { hashFile } from './hashFile.js';
+import { listInstalledFiles, type InstalledListing } from './installedFiles.js';
+import { listSourceFiles, type SourceListing } from './sourceFiles.js';
+import type { StatCache } from '../core/statCache.js';
+
+type Looked = InputEntry | Reason | null;
+
+const SETTLE_ATTEMPTS = 5;
+
+/**
+ * Observes checks' inputs directly from the file system. One scanner serves
+ * one question: files shared by several checks are listed, stat'ed and hashed
+ * once. Construct a new scanner for each fresh observation.
+ */
+export class InputScanner {
+  private readonly realRoot: string;
+  private sources: SourceListing | undefined;
+  private readonly installed = new Map<string, InstalledListing>();
+  private readonly looked = new Map<string, Looked>();
+  private readonly observedAtNs = nowNs();
+
+  constructor(
+    private readonly root: string,
+    private readonly excludedDirs: readonly string[],
+    private readonly statCache: StatCache,
+  ) {
+    this.realRoot = realpathSync.native(root);
+  }
+
+  observe(definition: CheckDefinition): Observation {
+    this.sources ??= listSourceFiles(this.root, this.excludedDirs);
+    const problems: Reason[] = [...this.sources.problems];
+    const selected = selectPaths(this.sources.paths, definition.inputs);
+    const key = JSON.stringify(definition.installed);
+    let installed = this.installed.get(key);
+    if (!installed) {
+      installed = listInstalledFiles(this.root, definition.installed);
+      this.installed.set(key, installed);
+    }
+    problems.push(...installed.problems);
+
+    const entries: InputEntry[] = [];
+    const take = (looked: Looked) => {
+      if (looked === null) return;
+      if ('code' in looked) problems.push(looked);
+      else entries.push(looked);
+    };
+    const sourceSet = new Set(selected);
+    for (const path of selected) take(this.look(path, 'source'));
+    const racy: string[] = [];
+    for (const path of installed.paths) {
+      if (sourceSet.has(path)) continue;
+      const looked = this.look(path, 'installed');
+      take(looked);
+      if (looked && 'identity' in looked && this.racyInstalled.has(path)) racy.push(path);
+    }
+    if (racy.length > 0) this.settle(racy, entries, problems);
+    entries.sort((a, b) => comparePaths(a.path, b.path));
+    return { manifest: manifestOf(entries), problems: dedupe(problems), healthy: true, source: 'scan' };
+  }
+
+  private readonly racyInstalled = new Set<string>();
+
+  /**
+   * An installed file changed within a timestamp tick of this observation could
+   * change again without changing its identity. Wait the tick out and look
+   * again, so the recorded identity is one that any later write must change.
+   */
+  private settle(racy: string[], entries: InputEntry[], problems: Reason[]) {
+    for (let attempt = 0; attempt < SETTLE_ATTEMPTS && racy.length > 0; attempt++) {
+      let until = 0n;
+      for (const path of racy) {
+        const stats = lstatSync(join(this.root, path), { bigint: true, throwIfNoEntry: false });
+        if (stats) {
+          const end = stats.ctimeNs + racyWindowNs(stats.ctimeNs);
+          if (end > until) until = end;
+        }
+      }
+      const waitMs = Number((until - nowNs()) / 1_000_000n) + 1;
+      if (waitMs > 0) sleep(waitMs);
+      const now = nowNs();
+      const still: string[] = [];
+      for (const path of racy) {
+        this.racyInstalled.delete(path);
+        const looked = this.lookInstalled(path, now);
+        this.looked.set(`installed\0${path}`, looked);
+        const index = entries.findIndex((entry) => entry.path === path);
+        if (index !== -1) entries.splice(index, 1);
+        if (looked === null) continue;
+        if ('code' in looked) problems.push(looked);
+        else entries.push(looked);
+        if (this.racyInstalled.has(path)) still.push(path);
+      }
+      racy = still;
+    }
+    for (const path of racy) {
+      problems.push(reason('input-changing', `${path} keeps changing while vouch looks at it; wait for the install or build that writes it to finish`));
+    }
+  }
+
+  private look(path: string, origin: 'source' | 'installed'): Looked {
+    const memoKey = `${origin}\0${path}`;
+    if (this.looked.has(memoKey)) return this.looked.get(memoKey) ?? null;
+    const looked = origin === 'source' ? this.lookSource(path) : this.lookInstalled(path, this.observedAtNs);
+    this.looked.set(memoKey, looked);
+    return looked;
+  }
+
+  private lstat(path: string): BigIntStats | Reason | null {
+    try {
+      return lstatSync(join(this.root, path), { bigint: true, throwIfNoEntry: false }) ?? null;
+    } catch (error) {
+      return unreadable(path, error);
+    }
+  }
+
+  private lookSource(path: string): Looked {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const stats = this.lstat(path);
+      if (stats === null || 'code' in stats) return stats;
+      if (stats.isSymbolicLink()) return this.link(path, 'source');
+      if (!stats.isFile()) return unsupported(path, stats);
+      const identity = identityOf(stats);
+      const cached = this.statCache.get(path);
+      let digest: string;
+      if (cached?.identity === identity) {
+        digest = cached.digest;
+      } else {
+        try {
+          digest = hashFile(join(this.root, path), Number(stats.size));
+        } catch (error) {
+          return unreadable(path, error);
+        }
+        // A write while hashing would bind the digest to bytes that never existed whole.
+        const after = this.lstat(path);
+        if (after === null || 'code' in after || identityOf(after) !== identity) continue;
+        if (isRacy(stats, this.observedAtNs)) this.statCache.delete(path);
+        else this.statCache.set(path, identity, digest);
+      }
+      return { path, origin: 'source', type: 'file', digest, executable: (stats.mode & 0o111n) !== 0n };
+    }
+    return reason('input-changing', `${path} kept changing while vouch read it; run again once writes have finished`);
+  }
+
+  private lookInstalled(path: string, observedAtNs: bigint): Looked {
+    const stats = this.lstat(path);
+    if (stats === null || 'code' in stats) return stats;
+    if (stats.isSymbolicLink()) return this.link(path, 'installed');
+    if (!stats.isFile()) return unsupported(path, stats);
+    const identity = identityOf(stats);
+    if (isRacy(stats, observedAtNs)) this.racyInstalled.add(path);
+    if (stats.nlink === 1n) return { path, origin: 'installed', type: 'file', identity };
+    // A hard-linked file (a pnpm store) is bound by content as well as identity.
+    const cached = this.statCache.get(path);
+    let digest = cached?.identity === identity ? cached.digest : undefined;
+    if (digest === undefined) {
+      try {
+        digest = hashFile(join(this.root, path), Number(stats.size));
+      } catch (error) {
+        return unreadable(path, error);
+      }
+      if (!isRacy(stats, observedAtNs)) this.statCache.set(path, identity, digest);
+    }
+    return { path, origin: 'installed', type: 'file', identity, digest };
+  }
+
+  private link(path: string, origin: 'source' | 'installed'): Looked {
+    const abs = join(this.root, path);
+    let target: string;
+    try {
+      target = readlinkSync(abs);
+    } catch (error) {
+      return unreadable(path, error);
+    }
+    const lexical = resolve(dirname(abs), target);
+    if (!inside(this.root, lexical) && !inside(this.realRoot, lexical)) return outside(path, target);
+    try {
+      if (!inside(this.realRoot, realpathSync.native(abs))) return outside(path, target);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ELOOP') {
+        return reason('input-symlink-loop', `${path} is a link that loops back on itself (${target}); a tool that reads it fails. Fix or remove the link, or exclude it with "!${path}"`);
+      }
+      // A dangling link inside the root is recorded as a link: that is all a tool can see of it.
+    }
+    return { path, origin, type: 'symlink', target };
+  }
+}
+
+function selectPaths(paths: readonly string[], globs: readonly string[]): string[] {
+  const positive = globs.filter((glob) => !glob.startsWith('!'));
+  const negative = globs.filter((glob) => glob.startsWith('!')).map((glob) => glob.slice(1));
+  if (positive.length === 1 && positive[0] === '**' && negative.length === 0) return [...paths];
+  const selects = picomatch(positive, { dot: true });
+  const excludes = negative.length > 0 ? picomatch(negative, { dot: true }) : () => false;
+  return paths.filter((path) => selects(path) && !excludes(path));
+}
+
+function inside(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel === '' || (!rel.startsWith('..' + sep) && rel !== '..' && !isAbsolute(rel));
+}
+
+function outside(path: string, target: string): Reason {
+  return reason('input-outside-root', `${path} is a link to ${target}, outside the project root; vouch cannot observe what a check reads there. Point it inside the root, or exclude it with "!${path}"`);
+}
+
+function unreadable(path: string, error: unknown): Reason {
+  const code = (error as NodeJS.ErrnoException).code ?? 'error';
+  return reason('input-unreadable', `cannot read ${path} (${code}); fix its permissions, or exclude it with "!${path}" in the check's inputs`);
+}
+
+function unsupported(path: string, stats: BigIntStats): Reason {
+  const what = stats.isDirectory() ? 'a directory (a git submodule?)' : stats.isFIFO() ? 'a named pipe' : stats.isSocket() ? 'a socket' : 'a device';
+  return reason('input-unsupported-type', `${path} is ${what}, which vouch cannot record; exclude it with "!${path}" in the check's inputs`);
+}
+
+function dedupe(reasons: Reason[]): Reason[] {
+  const seen = new Set<string>();
+  return reasons.filter((r) => (seen.has(r.message) ? false : (seen.add(r.message), true)));
+}
+
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+function sleep(ms: number) {
+  Atomics.wait(sleeper, 0, 0, Math.min(ms, 5_000));
+}

@@ -1,0 +1,46 @@
+/**
+ * Schema versions, in order; PRAGMA user_version holds how many have been
+ * applied. Append only: a released migration is never edited.
+ */
+export const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE receipts (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL UNIQUE,
+    check_name TEXT NOT NULL,
+    definition TEXT NOT NULL,
+    definition_digest TEXT NOT NULL,
+    context TEXT NOT NULL,
+    context_digest TEXT NOT NULL,
+    manifest_digest TEXT NOT NULL,
+    input_count INTEGER NOT NULL,
+    result TEXT NOT NULL CHECK (result IN ('PASS', 'FAIL')),
+    exit_code INTEGER,
+    signal TEXT,
+    started_at INTEGER NOT NULL,
+    finished_at INTEGER NOT NULL,
+    duration_ms INTEGER NOT NULL,
+    log_path TEXT NOT NULL,
+    reuse_eligible INTEGER NOT NULL CHECK (reuse_eligible IN (0, 1)),
+    reasons TEXT NOT NULL
+  );
+  CREATE INDEX receipts_by_check ON receipts (check_name, seq);
+  CREATE TRIGGER receipts_are_immutable BEFORE UPDATE ON receipts
+    BEGIN SELECT RAISE(ABORT, 'receipts are immutable'); END;
+  CREATE TRIGGER receipts_are_kept BEFORE DELETE ON receipts
+    BEGIN SELECT RAISE(ABORT, 'receipts are kept'); END;
+  CREATE TABLE manifests (
+    digest TEXT PRIMARY KEY,
+    entries BLOB NOT NULL
+  ) WITHOUT ROWID;
+  CREATE TABLE stat_cache (
+    path TEXT PRIMARY KEY,
+    identity TEXT NOT NULL,
+    digest TEXT NOT NULL
+  ) WITHOUT ROWID;
+  CREATE TABLE meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  ) WITHOUT ROWID;
+  `,
+];

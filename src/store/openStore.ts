@@ -1,0 +1,118 @@
+import Database from 'better-sqlite3';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { VouchError } from '../core/errors.js';
+import { MIGRATIONS } from './migrations.js';
+
+export interface Store {
+  db: Database.Database;
+  stateDir: string;
+  /** Things the user must hear about, such as a database kept aside. */
+  notices: string[];
+  close(): void;
+}
+
+export const STATE_DB = 'state.db';
+
+/** Creates the state dir with its own .gitignore, so the user's is left alone. */
+export function ensureStateDir(stateDir: string): void {
+  try {
+    mkdirSync(join(stateDir, 'logs'), { recursive: true });
+    const gitignore = join(stateDir, '.gitignore');
+    if (!existsSync(gitignore)) writeFileSync(gitignore, '*\n');
+  } catch (error) {
+    throw notWritable(stateDir, error);
+  }
+}
+
+function notWritable(stateDir: string, error: unknown): VouchError {
+  const code = (error as NodeJS.ErrnoException).code ?? String(error);
+  return new VouchError(
+    'state-dir-not-writable',
+    `the state dir ${stateDir} is not writable (${code}); fix its permissions, or keep state elsewhere with --state-dir DIR`,
+  );
+}
+
+/**
+ * Opens (creating or migrating) the receipts database. One that is corrupt, or
+ * from a newer vouch, is renamed aside and reported, never dropped.
+ */
+export function openStore(stateDir: string): Store {
+  ensureStateDir(stateDir);
+  const notices: string[] = [];
+  const path = join(stateDir, STATE_DB);
+  let db: Database.Database;
+  try {
+    db = openAndMigrate(path);
+  } catch (error) {
+    const newer = error instanceof VouchError && error.code === 'state-newer';
+    if (!newer && !isCorruption(error)) throw error;
+    const why = error instanceof VouchError ? error.message : `it is not a readable SQLite database (${(error as Error).message})`;
+    const kept = keepAside(path, error instanceof VouchError ? 'newer' : 'corrupt');
+    notices.push(`${path}: ${why}. It was kept as ${kept} and a new one was started; receipts in it are not used. To go back, stop vouch and rename it to ${STATE_DB}.`);
+    try {
+      db = openAndMigrate(path);
+    } catch (second) {
+      throw notWritable(stateDir, second);
+    }
+  }
+  return { db, stateDir, notices, close: () => db.close() };
+}
+
+function openAndMigrate(path: string): Database.Database {
+  let db: Database.Database;
+  try {
+    db = new Database(path);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'SQLITE_CANTOPEN' || code === 'SQLITE_READONLY') throw notWritable(path, error);
+    throw error;
+  }
+  try {
+    db.pragma('busy_timeout = 10000');
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    const version = db.pragma('user_version', { simple: true }) as number;
+    if (version > MIGRATIONS.length) {
+      throw new VouchError('state-newer', `it was written by a newer vouch (schema ${version}; this vouch knows up to ${MIGRATIONS.length})`);
+    }
+    if (version < MIGRATIONS.length) {
+      db.transaction(() => {
+        // Re-read inside the write lock: another process may have migrated meanwhile.
+        const current = db.pragma('user_version', { simple: true }) as number;
+        for (let index = current; index < MIGRATIONS.length; index++) db.exec(MIGRATIONS[index] ?? '');
+        db.pragma(`user_version = ${MIGRATIONS.length}`);
+      }).immediate();
+    }
+    db.prepare('SELECT count(*) FROM receipts').get();
+    return db;
+  } catch (error) {
+    db.close();
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'SQLITE_READONLY' || code === 'SQLITE_CANTOPEN') throw notWritable(path, error);
+    throw error;
+  }
+}
+
+function keepAside(path: string, why: 'newer' | 'corrupt'): string {
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const kept = `${path}.${why}-${stamp}`;
+  for (const suffix of ['', '-wal', '-shm']) {
+    if (existsSync(path + suffix)) renameSync(path + suffix, kept + suffix);
+  }
+  return kept;
+}
+
+/** The key that environment values are digested with; made once per state dir. */
+export function envKey(db: Database.Database): string {
+  const row = db.prepare("SELECT value FROM meta WHERE key = 'env_key'").get() as { value: string } | undefined;
+  if (row) return row.value;
+  db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('env_key', ?)").run(randomBytes(32).toString('hex'));
+  return (db.prepare("SELECT value FROM meta WHERE key = 'env_key'").get() as { value: string }).value;
+}
+
+export function isCorruption(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'SQLITE_CORRUPT' || code === 'SQLITE_NOTADB';
+}

@@ -1,0 +1,104 @@
+import type Database from 'better-sqlite3';
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import type { InputEntry } from '../core/manifest.js';
+import type { Receipt } from '../core/receipt.js';
+
+interface ReceiptRow {
+  seq: number;
+  run_id: string;
+  check_name: string;
+  definition: string;
+  definition_digest: string;
+  context: string;
+  context_digest: string;
+  manifest_digest: string;
+  input_count: number;
+  result: 'PASS' | 'FAIL';
+  exit_code: number | null;
+  signal: string | null;
+  started_at: number;
+  finished_at: number;
+  duration_ms: number;
+  log_path: string;
+  reuse_eligible: number;
+  reasons: string;
+}
+
+function fromRow(row: ReceiptRow): Receipt {
+  return {
+    runId: row.run_id,
+    check: row.check_name,
+    definition: JSON.parse(row.definition),
+    definitionDigest: row.definition_digest,
+    context: JSON.parse(row.context),
+    contextDigest: row.context_digest,
+    manifestDigest: row.manifest_digest,
+    inputCount: row.input_count,
+    result: row.result,
+    exitCode: row.exit_code,
+    signal: row.signal,
+    startedAt: row.started_at,
+    finishedAt: row.finished_at,
+    durationMs: row.duration_ms,
+    logPath: row.log_path,
+    reuseEligible: row.reuse_eligible === 1,
+    reasons: JSON.parse(row.reasons),
+  };
+}
+
+/**
+ * Records a receipt and its manifest in one transaction: a crash leaves either
+ * both or neither. Manifests are stored once per digest, compressed.
+ */
+export function insertReceipt(db: Database.Database, receipt: Receipt, entries: readonly InputEntry[]): void {
+  const insertManifest = db.prepare('INSERT OR IGNORE INTO manifests (digest, entries) VALUES (?, ?)');
+  const insert = db.prepare(`INSERT INTO receipts (
+      run_id, check_name, definition, definition_digest, context, context_digest, manifest_digest, input_count,
+      result, exit_code, signal, started_at, finished_at, duration_ms, log_path, reuse_eligible, reasons
+    ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  const blob = deflateRawSync(Buffer.from(JSON.stringify(entries)), { level: 1 });
+  db.transaction(() => {
+    insertManifest.run(receipt.manifestDigest, blob);
+    insert.run(
+      receipt.runId,
+      receipt.check,
+      JSON.stringify(receipt.definition),
+      receipt.definitionDigest,
+      JSON.stringify(receipt.context),
+      receipt.contextDigest,
+      receipt.manifestDigest,
+      receipt.inputCount,
+      receipt.result,
+      receipt.exitCode,
+      receipt.signal,
+      receipt.startedAt,
+      receipt.finishedAt,
+      receipt.durationMs,
+      receipt.logPath,
+      receipt.reuseEligible ? 1 : 0,
+      JSON.stringify(receipt.reasons),
+    );
+  }).immediate();
+}
+
+/** The latest receipt wins: the one recorded last, whatever its result. */
+export function latestReceipt(db: Database.Database, check: string): Receipt | null {
+  const row = db
+    .prepare('SELECT * FROM receipts WHERE check_name = ? ORDER BY seq DESC LIMIT 1')
+    .get(check) as ReceiptRow | undefined;
+  return row ? fromRow(row) : null;
+}
+
+export function listReceipts(db: Database.Database, check: string | null, limit: number): Receipt[] {
+  const rows = (
+    check === null
+      ? db.prepare('SELECT * FROM receipts ORDER BY seq DESC LIMIT ?').all(limit)
+      : db.prepare('SELECT * FROM receipts WHERE check_name = ? ORDER BY seq DESC LIMIT ?').all(check, limit)
+  ) as ReceiptRow[];
+  return rows.map(fromRow);
+}
+
+export function loadManifest(db: Database.Database, digest: string): InputEntry[] | null {
+  const row = db.prepare('SELECT entries FROM manifests WHERE digest = ?').get(digest) as { entries: Buffer } | undefined;
+  return row ? (JSON.parse(inflateRawSync(row.entries).toString()) as InputEntry[]) : null;
+}
