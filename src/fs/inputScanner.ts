@@ -47,24 +47,23 @@ export class InputScanner {
     }
     problems.push(...installed.problems);
 
-    const entries: InputEntry[] = [];
+    const entries = new Map<string, InputEntry>();
     const take = (looked: Looked) => {
       if (looked === null) return;
       if ('code' in looked) problems.push(looked);
-      else entries.push(looked);
+      else entries.set(looked.path, looked);
     };
-    const sourceSet = new Set(selected);
     for (const path of selected) take(this.look(path, 'source'));
     const racy: string[] = [];
     for (const path of installed.paths) {
-      if (sourceSet.has(path)) continue;
-      const looked = this.look(path, 'installed');
-      take(looked);
-      if (looked && 'identity' in looked && this.racyInstalled.has(path)) racy.push(path);
+      if (entries.has(path)) continue;
+      take(this.look(path, 'installed'));
+      if (this.racyInstalled.has(path)) racy.push(path);
     }
     if (racy.length > 0) this.settle(racy, entries, problems);
-    entries.sort((a, b) => comparePaths(a.path, b.path));
-    return { manifest: manifestOf(entries), problems: dedupe(problems), healthy: true, source: 'scan' };
+    const sorted = [...entries.values()];
+    sorted.sort((a, b) => comparePaths(a.path, b.path));
+    return { manifest: manifestOf(sorted), problems: dedupe(problems), healthy: true, source: 'scan' };
   }
 
   private readonly racyInstalled = new Set<string>();
@@ -74,7 +73,7 @@ export class InputScanner {
    * change again without changing its identity. Wait the tick out and look
    * again, so the recorded identity is one that any later write must change.
    */
-  private settle(racy: string[], entries: InputEntry[], problems: Reason[]) {
+  private settle(racy: string[], entries: Map<string, InputEntry>, problems: Reason[]) {
     for (let attempt = 0; attempt < SETTLE_ATTEMPTS && racy.length > 0; attempt++) {
       let until = 0n;
       for (const path of racy) {
@@ -92,11 +91,10 @@ export class InputScanner {
         this.racyInstalled.delete(path);
         const looked = this.lookInstalled(path, now);
         this.looked.set(`installed\0${path}`, looked);
-        const index = entries.findIndex((entry) => entry.path === path);
-        if (index !== -1) entries.splice(index, 1);
+        entries.delete(path);
         if (looked === null) continue;
         if ('code' in looked) problems.push(looked);
-        else entries.push(looked);
+        else entries.set(path, looked);
         if (this.racyInstalled.has(path)) still.push(path);
       }
       racy = still;
