@@ -1,10 +1,19 @@
 import { accessSync, constants, realpathSync, statSync } from 'node:fs';
-import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { ExecutableIdentity } from '../core/context.js';
 
-/** The PATH a check runs with: the project's own tools first, as npm scripts have them. */
+/**
+ * The PATH a check runs with: node_modules/.bin of the root and of every
+ * directory above it, then the caller's PATH, as npm gives its scripts. So a
+ * "command" check finds the same tools a "script" check would.
+ */
 export function checkPath(root: string, env: NodeJS.ProcessEnv): string {
-  return [join(root, 'node_modules', '.bin'), env.PATH ?? ''].filter(Boolean).join(delimiter);
+  const bins: string[] = [];
+  for (let dir = root; ; dir = dirname(dir)) {
+    bins.push(join(dir, 'node_modules', '.bin'));
+    if (dirname(dir) === dir) break;
+  }
+  return [...bins, env.PATH ?? ''].filter(Boolean).join(delimiter);
 }
 
 /** Finds a program the way the child's exec will, and returns the real file's path. */

@@ -31,7 +31,8 @@ export function spawnCheck(request: SpawnRequest): Promise<SpawnOutcome> {
     const child = spawn(request.executable, request.argv.slice(1), {
       cwd: request.cwd,
       env: request.env,
-      stdio: ['inherit', 'pipe', 'pipe'],
+      // No terminal on stdin: a runner that would otherwise start in watch mode (vitest) runs once.
+      stdio: ['ignore', 'pipe', 'pipe'],
       argv0: request.argv[0],
     });
     const forward = (signal: NodeJS.Signals) => {
