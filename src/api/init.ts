@@ -1,0 +1,182 @@
+import { existsSync, mkdirSync, readdirSync, writeFileSync, type Dirent } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, relative, resolve } from 'node:path';
+import picomatch from 'picomatch';
+import { CONFIG_FILE } from '../core/config.js';
+import { VouchError } from '../core/errors.js';
+import { proposeConfig, type Proposal } from '../core/initProposal.js';
+import {
+  detectPackageManager,
+  readPackageJson,
+  workspaceGlobs,
+  type DetectedPackageManager,
+} from '../exec/detectPackageManager.js';
+
+export interface InitOptions {
+  cwd: string;
+  /** Where to write the config (relative to cwd); default vouch.config.json at the root. */
+  config?: string;
+  /** The state dir (relative to cwd); default .vouch/ at the root. */
+  stateDir?: string;
+  /** Propose only: write nothing. */
+  dryRun?: boolean;
+}
+
+export interface InitResult {
+  root: string;
+  configPath: string;
+  stateDir: string;
+  /** The config was written by this call. */
+  written: boolean;
+  /** A file already sat at configPath, so nothing was written. */
+  existing: boolean;
+  dryRun: boolean;
+  packageManager: DetectedPackageManager;
+  proposal: Proposal;
+  /** The proposed config file's exact text. */
+  configText: string;
+}
+
+export const STATE_DIR = '.vouch';
+
+/**
+ * Proposes a config from the project's package.json, package manager and
+ * tsconfig, and writes it unless a config is already there. It never
+ * overwrites: the write itself fails if the file appeared meanwhile.
+ */
+export async function init(options: InitOptions): Promise<InitResult> {
+  const cwd = resolve(options.cwd);
+  const explicitConfig = options.config === undefined ? null : resolve(cwd, options.config);
+  const searchFrom = explicitConfig === null ? cwd : dirname(explicitConfig);
+  const root = findPackageRoot(searchFrom);
+  const configPath = explicitConfig ?? join(root, CONFIG_FILE);
+  const stateDir = options.stateDir === undefined ? join(root, STATE_DIR) : resolve(cwd, options.stateDir);
+  const dryRun = options.dryRun === true;
+
+  const packageManager = detectPackageManager(root);
+  const packageJson = readPackageJson(root) ?? {};
+  const rootField = relative(dirname(configPath), root).split('\\').join('/');
+  const proposal = proposeConfig({
+    packageJson,
+    packageManager,
+    hasTsconfig: existsSync(join(root, 'tsconfig.json')),
+    tsc: findTsc(root),
+    workspaceInstallDirs: workspaceInstallDirs(root),
+    rootField: rootField === '' ? undefined : rootField,
+  });
+  if (packageManager.name === 'yarn' && existsSync(join(root, '.pnp.cjs'))) {
+    proposal.notes.push(
+      "Yarn Plug'n'Play keeps packages in .yarn/ and its cache, not node_modules/, and vouch records installed packages only " +
+        'under the "installed" globs. A dependency change still shows through yarn.lock, which the proposed checks read; ' +
+        'keep it committed, or set "nodeLinker: node-modules" in .yarnrc.yml.',
+    );
+  }
+  if (proposal.checks.length === 0) throw nothingToCheck(root, proposal);
+
+  const configText = JSON.stringify(proposal.config, null, 2) + '\n';
+  // The same validator every command loads with: a proposal it rejects is never written.
+  const { parseConfig } = await import('../core/configSchema.js');
+  parseConfig(configText, configPath);
+
+  let existing = existsSync(configPath);
+  let written = false;
+  if (!dryRun && !existing) {
+    mkdirSync(dirname(configPath), { recursive: true });
+    try {
+      writeFileSync(configPath, configText, { flag: 'wx' });
+      written = true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      existing = true;
+    }
+  }
+  if (written) createStateDir(stateDir);
+  return { root, configPath, stateDir, written, existing, dryRun, packageManager, proposal, configText };
+}
+
+/** The nearest directory at or above `start` with a package.json. */
+function findPackageRoot(start: string): string {
+  for (let dir = start; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) return dir;
+    if (dirname(dir) === dir) break;
+  }
+  throw new VouchError(
+    'no-package-json',
+    `no package.json in ${start} or any directory above it, and vouch init proposes checks from package.json scripts. ` +
+      `Run "npm init" there to create one, or write ${CONFIG_FILE} by hand (see docs/config.md).`,
+  );
+}
+
+/**
+ * The project's own tsc: "tsc", which a check finds in the nearest
+ * node_modules/.bin at or above the root (a workspace root that hoists
+ * TypeScript has it). Null when TypeScript does not resolve from the root,
+ * so a tsc elsewhere on PATH is never proposed.
+ */
+function findTsc(root: string): string | null {
+  try {
+    createRequire(join(root, 'package.json')).resolve('typescript');
+  } catch {
+    return null;
+  }
+  for (let dir = root; ; dir = dirname(dir)) {
+    const bin = join(dir, 'node_modules', '.bin', 'tsc');
+    if (existsSync(bin)) return 'tsc';
+    if (dirname(dir) === dir) return null;
+  }
+}
+
+/** The state dir carries its own .gitignore, so the user's .gitignore is never edited. */
+function createStateDir(stateDir: string): void {
+  mkdirSync(stateDir, { recursive: true });
+  try {
+    writeFileSync(join(stateDir, '.gitignore'), '*\n', { flag: 'wx' });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+}
+
+const WALK_SKIP = new Set(['node_modules', '.git', STATE_DIR]);
+const DEEPEST_WORKSPACE = 8;
+
+/**
+ * Workspace directories (from the root's workspace globs) that have their own
+ * node_modules: packages installed there are inputs just like the root's.
+ */
+function workspaceInstallDirs(root: string): string[] {
+  const globs = workspaceGlobs(root).map((glob) => glob.replace(/^(!?)\.\//, '$1').replace(/\/+$/, ''));
+  const positive = globs.filter((glob) => !glob.startsWith('!'));
+  if (positive.length === 0) return [];
+  const negative = globs.filter((glob) => glob.startsWith('!')).map((glob) => glob.slice(1));
+  const isMember = picomatch(positive, { dot: true, ignore: negative });
+  const found = new Set<string>();
+  const visit = (rel: string, depth: number) => {
+    if (rel !== '' && isMember(rel) && existsSync(join(root, rel, 'node_modules'))) found.add(rel);
+    if (depth >= DEEPEST_WORKSPACE) return;
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(rel === '' ? root : join(root, rel), { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      if (entry.isDirectory() && !WALK_SKIP.has(entry.name)) visit(rel === '' ? entry.name : `${rel}/${entry.name}`, depth + 1);
+    }
+  };
+  for (const base of new Set(positive.map((glob) => picomatch.scan(glob).base))) {
+    if (base === '' || existsSync(join(root, base))) visit(base, base === '' ? 0 : base.split('/').length);
+  }
+  return [...found].sort();
+}
+
+function nothingToCheck(root: string, proposal: Proposal): VouchError {
+  const skipped = proposal.skipped.map((s) => `\n  "${s.script}" not proposed: ${s.reason}`).join('');
+  const notes = proposal.notes.map((note) => `\n  ${note}`).join('');
+  return new VouchError(
+    'init-nothing-to-check',
+    `found nothing to check in ${join(root, 'package.json')}: no script is named typecheck, lint, test, build or check, ` +
+      `none runs a tool vouch knows (tsc, eslint, oxlint, biome, prettier --check, vitest, jest, mocha, node --test, ava), ` +
+      `and there is no tsconfig.json with TypeScript installed.${skipped}${notes}\n` +
+      `Add such a script to package.json and run vouch init again, or write ${CONFIG_FILE} by hand (see docs/config.md).`,
+  );
+}
