@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import picomatch from 'picomatch';
 import { CONFIG_FILE } from '../core/config.js';
+import { ensureStateDir } from '../store/stateDir.js';
 import { VouchError } from '../core/errors.js';
 import { proposeConfig, type Proposal } from '../core/initProposal.js';
 import {
@@ -90,7 +91,7 @@ export async function init(options: InitOptions): Promise<InitResult> {
       existing = true;
     }
   }
-  if (written) createStateDir(stateDir);
+  if (written) ensureStateDir(stateDir);
   return { root, configPath, stateDir, written, existing, dryRun, packageManager, proposal, configText };
 }
 
@@ -123,16 +124,6 @@ function findTsc(root: string): string | null {
     const bin = join(dir, 'node_modules', '.bin', 'tsc');
     if (existsSync(bin)) return 'tsc';
     if (dirname(dir) === dir) return null;
-  }
-}
-
-/** The state dir carries its own .gitignore, so the user's .gitignore is never edited. */
-function createStateDir(stateDir: string): void {
-  mkdirSync(stateDir, { recursive: true });
-  try {
-    writeFileSync(join(stateDir, '.gitignore'), '*\n', { flag: 'wx' });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
 }
 

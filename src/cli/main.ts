@@ -53,9 +53,12 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     io.stdout.write(`${VERSION}\n`);
     return 0;
   }
+  const json = rest.includes('--json');
   const load = COMMANDS[name];
   if (!load) {
-    io.stderr.write(`vouch: unknown command "${name}". Commands: ${Object.keys(COMMANDS).join(', ')}. See "vouch --help".\n`);
+    const message = `unknown command "${name}". Commands: ${Object.keys(COMMANDS).join(', ')}. See "vouch --help".`;
+    if (json) writeError(io, 'unknown-command', message);
+    io.stderr.write(`vouch: ${message}\n`);
     return 2;
   }
   const command = await load();
@@ -67,15 +70,18 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     return await command.run(rest, io);
   } catch (error) {
     if (isVouchError(error)) {
-      if (rest.includes('--json')) {
-        io.stdout.write(JSON.stringify({ schema: 1, error: { code: error.code, message: error.message } }, null, 2) + '\n');
-      }
+      if (json) writeError(io, error.code, error.message);
       io.stderr.write(`vouch: ${error.message}\n`);
       return error.exitCode;
     }
+    if (json) writeError(io, 'internal', `internal error: ${(error as Error).message}`);
     io.stderr.write(`vouch: internal error: ${(error as Error).stack ?? String(error)}\n`);
     return 70;
   }
+}
+
+function writeError(io: CliIo, code: string, message: string) {
+  io.stdout.write(JSON.stringify({ schema: 1, error: { code, message } }, null, 2) + '\n');
 }
 
 const io: CliIo = {

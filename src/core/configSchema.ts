@@ -119,5 +119,13 @@ function describeIssue(issue: z.core.$ZodIssue): string {
 }
 
 export function configJsonSchema(): object {
-  return z.toJSONSchema(configSchema, { target: 'draft-2020-12' });
+  const schema = z.toJSONSchema(configSchema, { target: 'draft-2020-12' }) as unknown as {
+    properties: { checks: { items: Record<string, unknown> } };
+  };
+  // The refinement "exactly one of script or command" has no JSON Schema form of its own in zod's output.
+  schema.properties.checks.items.oneOf = [
+    { properties: { script: true }, required: ['script'] },
+    { properties: { command: true }, required: ['command'] },
+  ];
+  return schema;
 }

@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { constants } from 'node:os';
 import { join, relative } from 'node:path';
 import type Database from 'better-sqlite3';
@@ -81,7 +82,7 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
           stdout: request.stdout,
           stderr: request.stderr,
         })
-      : { exitCode: 127, signal: null, interruptedBy: null, spawnError: `"${before.argv[0]}" was not found` };
+      : missingExecutable(logPath, before.argv[0] ?? '');
     const finishedAt = Date.now();
 
     const after = plan();
@@ -100,6 +101,9 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
 
     const exitCode = outcome.signal ? 128 + (constants.signals[outcome.signal] ?? 0) : (outcome.exitCode ?? 1);
     const result = exitCode === 0 ? 'PASS' : 'FAIL';
+    if (result === 'FAIL') {
+      reasons.unshift(reason('failed', outcome.signal ? `killed by ${outcome.signal}` : `exited with code ${exitCode}`));
+    }
     const receipt: Receipt = {
       runId,
       check: definition.name,
@@ -116,7 +120,7 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
       finishedAt,
       durationMs: finishedAt - startedAt,
       logPath: relative(request.stateDir, logPath),
-      reuseEligible: result === 'PASS' && reasons.length === 0,
+      reuseEligible: reasons.length === 0,
       reasons,
     };
     insertReceipt(db, receipt, inputsAfter.manifest.entries);
@@ -125,4 +129,10 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
   } finally {
     release();
   }
+}
+
+function missingExecutable(logPath: string, name: string) {
+  const message = `"${name}" is not on PATH or in node_modules/.bin; install it, or fix the check's command`;
+  writeFileSync(logPath, `vouch: ${message}\n`);
+  return { exitCode: 127, signal: null, interruptedBy: null, spawnError: message };
 }

@@ -1,9 +1,10 @@
 import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { VouchError } from '../core/errors.js';
 import { MIGRATIONS } from './migrations.js';
+import { ensureStateDir, notWritable } from './stateDir.js';
 
 export interface Store {
   db: Database.Database;
@@ -14,25 +15,6 @@ export interface Store {
 }
 
 export const STATE_DB = 'state.db';
-
-/** Creates the state dir with its own .gitignore, so the user's is left alone. */
-export function ensureStateDir(stateDir: string): void {
-  try {
-    mkdirSync(join(stateDir, 'logs'), { recursive: true });
-    const gitignore = join(stateDir, '.gitignore');
-    if (!existsSync(gitignore)) writeFileSync(gitignore, '*\n');
-  } catch (error) {
-    throw notWritable(stateDir, error);
-  }
-}
-
-function notWritable(stateDir: string, error: unknown): VouchError {
-  const code = (error as NodeJS.ErrnoException).code ?? String(error);
-  return new VouchError(
-    'state-dir-not-writable',
-    `the state dir ${stateDir} is not writable (${code}); fix its permissions, or keep state elsewhere with --state-dir DIR`,
-  );
-}
 
 /**
  * Opens (creating or migrating) the receipts database. One that is corrupt, or

@@ -34,7 +34,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     writeJson(io, {
       schema: 1,
       root: project.root,
-      config: project.configPath,
+      config_path: project.configPath,
       observation: {
         healthy: report.observation.healthy,
         source: report.observation.source,
