@@ -99,10 +99,12 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
     }
     if (outcome.interruptedBy) reasons.push(reason('interrupted', `interrupted by ${outcome.interruptedBy}`));
 
-    const exitCode = outcome.signal ? 128 + (constants.signals[outcome.signal] ?? 0) : (outcome.exitCode ?? 1);
+    // An interrupted run never passes, even when the check caught the signal and exited 0.
+    const signal = outcome.signal ?? outcome.interruptedBy;
+    const exitCode = signal ? 128 + (constants.signals[signal] ?? 0) : (outcome.exitCode ?? 1);
     const result = exitCode === 0 ? 'PASS' : 'FAIL';
     if (result === 'FAIL') {
-      reasons.unshift(reason('failed', outcome.signal ? `killed by ${outcome.signal}` : `exited with code ${exitCode}`));
+      reasons.unshift(reason('failed', signal ? `stopped by ${signal}` : `exited with code ${exitCode}`));
     }
     const receipt: Receipt = {
       runId,
@@ -114,7 +116,7 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
       manifestDigest: inputsAfter.manifest.digest,
       inputCount: inputsAfter.manifest.entries.length,
       result,
-      exitCode: outcome.signal ? null : exitCode,
+      exitCode: outcome.signal ? null : (outcome.exitCode ?? exitCode),
       signal: outcome.signal,
       startedAt,
       finishedAt,

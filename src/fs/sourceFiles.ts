@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, type Dirent } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 import { VouchError } from '../core/errors.js';
 import { reason, type Reason } from '../core/reason.js';
@@ -21,7 +21,8 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * config) left out entirely.
  */
 export function listSourceFiles(root: string, excluded: readonly string[]): SourceListing {
-  const listing = insideGitRepo(root) ? listWithGit(root) : walkWithIgnoreRules(root);
+  const top = enclosingRepo(root);
+  const listing = top !== null && !ignoredBy(top, root) ? listWithGit(root) : walkWithIgnoreRules(root);
   if (excluded.length > 0) {
     const names = excluded.map((item) => item.replace(/\/+$/, ''));
     listing.paths = listing.paths.filter((path) => !names.some((name) => path === name || path.startsWith(name + '/')));
@@ -29,11 +30,22 @@ export function listSourceFiles(root: string, excluded: readonly string[]): Sour
   return listing;
 }
 
-function insideGitRepo(root: string): boolean {
+function enclosingRepo(root: string): string | null {
   for (let dir = root; ; dir = dirname(dir)) {
-    if (existsSync(join(dir, '.git'))) return true;
-    if (dirname(dir) === dir) return false;
+    if (existsSync(join(dir, '.git'))) return dir;
+    if (dirname(dir) === dir) return null;
   }
+}
+
+/**
+ * A project inside a repository that ignores it (a scratch copy under an
+ * ignored folder) would get no files at all from git; it is walked instead.
+ */
+function ignoredBy(top: string, root: string): boolean {
+  if (top === root) return false;
+  const rel = relative(top, root).split(sep).join('/');
+  const check = spawnSync('git', ['check-ignore', '-q', '--', `${rel}/`], { cwd: top, env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' } });
+  return check.status === 0;
 }
 
 function listWithGit(root: string): SourceListing {

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import { existsSync, renameSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { VouchError } from '../core/errors.js';
 import { MIGRATIONS } from './migrations.js';
 import { ensureStateDir, notWritable } from './stateDir.js';
@@ -43,22 +43,23 @@ export function openStore(stateDir: string): Store {
 }
 
 function openAndMigrate(path: string): Database.Database {
+  const stateDir = dirname(path);
   let db: Database.Database;
   try {
     db = new Database(path);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'SQLITE_CANTOPEN' || code === 'SQLITE_READONLY') throw notWritable(path, error);
+    if (cannotWrite(error)) throw notWritable(stateDir, error);
     throw error;
   }
   try {
     db.pragma('busy_timeout = 10000');
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = NORMAL');
+    // Before anything that writes: a newer vouch's database is kept aside exactly as it was.
     const version = db.pragma('user_version', { simple: true }) as number;
     if (version > MIGRATIONS.length) {
       throw new VouchError('state-newer', `it was written by a newer vouch (schema ${version}; this vouch knows up to ${MIGRATIONS.length})`);
     }
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
     if (version < MIGRATIONS.length) {
       db.transaction(() => {
         // Re-read inside the write lock: another process may have migrated meanwhile.
@@ -71,8 +72,7 @@ function openAndMigrate(path: string): Database.Database {
     return db;
   } catch (error) {
     db.close();
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'SQLITE_READONLY' || code === 'SQLITE_CANTOPEN') throw notWritable(path, error);
+    if (cannotWrite(error)) throw notWritable(stateDir, error);
     throw error;
   }
 }
@@ -92,6 +92,12 @@ export function envKey(db: Database.Database): string {
   if (row) return row.value;
   db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('env_key', ?)").run(randomBytes(32).toString('hex'));
   return (db.prepare("SELECT value FROM meta WHERE key = 'env_key'").get() as { value: string }).value;
+}
+
+/** better-sqlite3 reports extended codes, such as SQLITE_READONLY_DIRECTORY. */
+function cannotWrite(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code ?? '';
+  return code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_CANTOPEN');
 }
 
 export function isCorruption(error: unknown): boolean {
