@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import { existsSync, renameSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { VouchError } from '../core/errors.js';
 import { MIGRATIONS } from './migrations.js';
@@ -17,11 +18,26 @@ export interface Store {
 export const STATE_DB = 'state.db';
 
 /**
+ * The addon's own path: left to itself, better-sqlite3 finds it through the
+ * "bindings" package, which probes a dozen paths on every start.
+ */
+const NATIVE_BINDING = nativeBinding();
+
+function nativeBinding(): string | undefined {
+  try {
+    return createRequire(import.meta.url).resolve('better-sqlite3/build/Release/better_sqlite3.node');
+  } catch {
+    return undefined; // a Debug or relocated build: let better-sqlite3 search for it
+  }
+}
+
+/**
  * Opens (creating or migrating) the receipts database. One that is corrupt, or
  * from a newer vouch, is renamed aside and reported, never dropped.
  */
 export function openStore(stateDir: string): Store {
-  ensureStateDir(stateDir);
+  // The common case, an existing store, costs no directory work.
+  if (!existsSync(join(stateDir, STATE_DB))) ensureStateDir(stateDir);
   const notices: string[] = [];
   const path = join(stateDir, STATE_DB);
   let db: Database.Database;
@@ -46,7 +62,7 @@ function openAndMigrate(path: string): Database.Database {
   const stateDir = dirname(path);
   let db: Database.Database;
   try {
-    db = new Database(path);
+    db = new Database(path, NATIVE_BINDING ? { nativeBinding: NATIVE_BINDING } : {});
   } catch (error) {
     if (cannotWrite(error)) throw notWritable(stateDir, error);
     throw error;
@@ -68,7 +84,7 @@ function openAndMigrate(path: string): Database.Database {
         db.pragma(`user_version = ${MIGRATIONS.length}`);
       }).immediate();
     }
-    db.prepare('SELECT count(*) FROM receipts').get();
+    db.prepare('SELECT 1 FROM receipts LIMIT 1').get();
     return db;
   } catch (error) {
     db.close();
