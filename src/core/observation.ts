@@ -8,6 +8,12 @@ export interface Observation {
   problems: Reason[];
   healthy: boolean;
   source: 'scan' | 'observer';
+  /**
+   * Stat identities of the source files, outside the digest: content decides
+   * freshness, but a file rewritten and restored while a check ran is only
+   * visible here.
+   */
+  sourceIdentities: Map<string, string>;
 }
 
 /** The context as observed now, with anything that could not be established. */

@@ -88,8 +88,13 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
     const after = plan();
     const inputsAfter = observe();
     const reasons: Reason[] = [...inputsAfter.problems, ...after.observed.problems];
-    if (inputsBefore.manifest.digest !== inputsAfter.manifest.digest) {
-      const changed = diffManifest(inputsBefore.manifest.entries, inputsAfter.manifest.entries).map((change) => change.path);
+    const changed = [
+      ...new Set([
+        ...diffManifest(inputsBefore.manifest.entries, inputsAfter.manifest.entries).map((change) => change.path),
+        ...rewrittenSources(inputsBefore.sourceIdentities, inputsAfter.sourceIdentities),
+      ]),
+    ];
+    if (changed.length > 0) {
       const listed = changed.slice(0, MAX_LISTED_PATHS).join(', ');
       const more = changed.length > MAX_LISTED_PATHS ? ` and ${changed.length - MAX_LISTED_PATHS} more` : '';
       reasons.push(reason('inputs-changed-during-run', `inputs changed while the check ran: ${listed}${more}`));
@@ -137,4 +142,14 @@ function missingExecutable(logPath: string, name: string) {
   const message = `"${name}" is not on PATH or in node_modules/.bin; install it, or fix the check's command`;
   writeFileSync(logPath, `vouch: ${message}\n`);
   return { exitCode: 127, signal: null, interruptedBy: null, spawnError: message };
+}
+
+/** Sources whose bytes match before and after, but that were written in between: the check may have read anything. */
+function rewrittenSources(before: Map<string, string>, after: Map<string, string>): string[] {
+  const paths: string[] = [];
+  for (const [path, identity] of after) {
+    const old = before.get(path);
+    if (old !== undefined && old !== identity) paths.push(path);
+  }
+  return paths;
 }

@@ -6,6 +6,7 @@ import { identityOf, isRacy, nowNs, racyWindowNs } from '../core/identity.js';
 import { comparePaths, manifestOf, type InputEntry } from '../core/manifest.js';
 import type { Observation } from '../core/observation.js';
 import { reason, type Reason } from '../core/reason.js';
+import { TOOL_CACHES } from '../core/toolCaches.js';
 import { hashFile } from './hashFile.js';
 import { listInstalledFiles, type InstalledListing } from './installedFiles.js';
 import { listSourceFiles, type SourceListing } from './sourceFiles.js';
@@ -63,10 +64,16 @@ export class InputScanner {
     if (racy.length > 0) this.settle(racy, entries, problems);
     const sorted = [...entries.values()];
     sorted.sort((a, b) => comparePaths(a.path, b.path));
-    return { manifest: manifestOf(sorted), problems: dedupe(problems), healthy: true, source: 'scan' };
+    const sourceIdentities = new Map<string, string>();
+    for (const path of selected) {
+      const identity = this.sourceIdentity.get(path);
+      if (identity !== undefined) sourceIdentities.set(path, identity);
+    }
+    return { manifest: manifestOf(sorted), problems: dedupe(problems), healthy: true, source: 'scan', sourceIdentities };
   }
 
   private readonly racyInstalled = new Set<string>();
+  private readonly sourceIdentity = new Map<string, string>();
 
   /**
    * An installed file changed within a timestamp tick of this observation could
@@ -127,6 +134,7 @@ export class InputScanner {
       if (stats.isSymbolicLink()) return this.link(path, 'source');
       if (!stats.isFile()) return unsupported(path, stats);
       const identity = identityOf(stats);
+      this.sourceIdentity.set(path, identity);
       const cached = this.statCache.get(path);
       let digest: string;
       if (cached?.identity === identity) {
@@ -193,12 +201,13 @@ export class InputScanner {
   }
 }
 
+/** Tool caches are never inputs, even in a project that does not ignore node_modules. */
 function selectPaths(paths: readonly string[], globs: readonly string[]): string[] {
   const positive = globs.filter((glob) => !glob.startsWith('!'));
-  const negative = globs.filter((glob) => glob.startsWith('!')).map((glob) => glob.slice(1));
-  if (positive.length === 1 && positive[0] === '**' && negative.length === 0) return [...paths];
-  const selects = picomatch(positive, { dot: true });
-  const excludes = negative.length > 0 ? picomatch(negative, { dot: true }) : () => false;
+  const negative = [...globs.filter((glob) => glob.startsWith('!')).map((glob) => glob.slice(1)), ...TOOL_CACHES];
+  const everything = positive.length === 1 && positive[0] === '**';
+  const selects = everything ? () => true : picomatch(positive, { dot: true });
+  const excludes = picomatch(negative, { dot: true });
   return paths.filter((path) => selects(path) && !excludes(path));
 }
 
