@@ -12,6 +12,7 @@ import type { MemoryStatCache } from '../core/statCache.js';
 import { InputScanner } from '../fs/inputScanner.js';
 import { insertReceipt, latestReceipt } from '../store/receipts.js';
 import { saveStatCache } from '../store/statCacheTable.js';
+import { ensureStateDir } from '../store/stateDir.js';
 import { planCheck } from './checkPlan.js';
 import { acquireRunLock, type LockHolder } from './runLock.js';
 import { newRunId } from './runId.js';
@@ -69,6 +70,8 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
       }
     }
 
+    // The store may exist without logs/ (restored from elsewhere, or logs removed by hand).
+    ensureStateDir(request.stateDir);
     const logPath = join(request.stateDir, 'logs', `${runId}.log`);
     request.onStart(runId, before.argv);
     const startedAt = Date.now();
