@@ -5,6 +5,7 @@ import { delimiter, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanEnv, REPO, tempProject, type TempProject } from './helpers/project.js';
+import { configText, expectCurrent, statusOf, type Json } from './helpers/answers.js';
 
 /*
  * The freshness mutation campaign: each mutation of what a check depends on
@@ -23,7 +24,7 @@ function project(name: string, files: Record<string, string>, options: { git?: b
   return created;
 }
 
-const config = (checks: object[]) => JSON.stringify({ schema: 1, checks }, null, 2) + '\n';
+const config = configText;
 
 const CHECK = { name: 'check', kind: 'custom', command: ['node', 'check.js'], env: ['MY_SETTING'] };
 // Its command line mentions vitest, so VITEST_* variables are part of its context.
@@ -48,16 +49,6 @@ const BASE_FILES: Record<string, string> = {
   'node_modules/dep/index.js': DEP_JS,
 };
 
-type Json = any;
-
-function statusOf(p: TempProject, check: string, env?: NodeJS.ProcessEnv): Json {
-  const out = p.json(['status', check], env ? { env } : {});
-  expect(out.schema).toBe(1);
-  const found = out.checks.find((entry: Json) => entry.name === check);
-  expect(found, JSON.stringify(out)).toBeDefined();
-  return found;
-}
-
 function explainOf(p: TempProject, check: string, env?: NodeJS.ProcessEnv): Json {
   const out = p.json(['explain', check], env ? { env } : {});
   expect(out.schema).toBe(1);
@@ -68,14 +59,6 @@ function runCheck(p: TempProject, args: string[], env?: NodeJS.ProcessEnv, expec
   const result = p.vouch(['run', ...args], env ? { env } : {});
   expect(result.code, `vouch run ${args.join(' ')}\n${result.stdout}\n${result.stderr}`).toBe(expectedCode);
   return result;
-}
-
-function expectCurrent(p: TempProject, check: string, env?: NodeJS.ProcessEnv): Json {
-  const status = statusOf(p, check, env);
-  expect(status.freshness, JSON.stringify(status.reasons)).toBe('CURRENT');
-  expect(status.result).toBe('PASS');
-  expect(status.reuse_eligible).toBe(true);
-  return status;
 }
 
 function expectOutOfCurrent(p: TempProject, check: string, env?: NodeJS.ProcessEnv, exactly: 'STALE' | null = null): Json {

@@ -2,6 +2,7 @@ import { readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanEnv, tempProject, type TempProject } from './helpers/project.js';
+import { configText, expectCurrent, statusOf, type Json } from './helpers/answers.js';
 
 /*
  * The negative campaign: changes outside a check's inputs must leave its
@@ -14,7 +15,7 @@ afterEach(() => {
   for (const project of projects.splice(0)) project.remove();
 });
 
-const config = (checks: object[]) => JSON.stringify({ schema: 1, checks }, null, 2) + '\n';
+const config = configText;
 
 const CHECK = { name: 'check', kind: 'custom', command: ['node', 'check.js'], env: ['MY_SETTING'] };
 const TOOL = { name: 'tool', kind: 'test', command: ['node', 'check.js', 'vitest'] };
@@ -31,24 +32,6 @@ const FILES: Record<string, string> = {
   'node_modules/dep/package.json': '{ "name": "dep", "version": "1.0.0" }\n',
   'node_modules/dep/index.js': 'module.exports = 42;\n',
 };
-
-type Json = any;
-
-function statusOf(p: TempProject, check: string, env?: NodeJS.ProcessEnv): Json {
-  const out = p.json(['status', check], env ? { env } : {});
-  expect(out.schema).toBe(1);
-  const found = out.checks.find((entry: Json) => entry.name === check);
-  expect(found, JSON.stringify(out)).toBeDefined();
-  return found;
-}
-
-function expectCurrent(p: TempProject, check: string, env?: NodeJS.ProcessEnv): Json {
-  const status = statusOf(p, check, env);
-  expect(status.freshness, JSON.stringify(status.reasons)).toBe('CURRENT');
-  expect(status.result).toBe('PASS');
-  expect(status.reuse_eligible).toBe(true);
-  return status;
-}
 
 /** Explain must agree: CURRENT, and nothing named as changed. */
 function expectNothingChanged(p: TempProject, check: string, env?: NodeJS.ProcessEnv) {
