@@ -9,7 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = join(REPO, 'dist', 'cli', 'main.js');
+const CLI = join(REPO, 'dist', 'bin', 'main.js');
 const EXAMPLE = join(REPO, 'examples', 'demo-app');
 // Inside the repo, so the demo finds typescript, oxlint and vitest in the repo's node_modules.
 const DEMO = join(REPO, '.demo', 'demo-app');
@@ -233,7 +233,7 @@ async function story() {
 
   say();
   say(bold('Demo passed: every step behaved as the story says.'));
-  say(`The demo project stays in ${DEMO.slice(REPO.length + 1)}; try "node ../../dist/cli/main.js status" there.`);
+  say(`The demo project stays in ${DEMO.slice(REPO.length + 1)}; try "node ../../dist/bin/main.js status" there.`);
 }
 
 try {

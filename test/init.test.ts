@@ -11,14 +11,14 @@ import { proposeConfig, sanitiseName, type ProposalInput } from '../src/core/ini
 import { detectPackageManager } from '../src/exec/detectPackageManager.js';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..');
-const cli = join(repo, 'dist', 'cli', 'main.js');
+const cli = join(repo, 'dist', 'bin', 'main.js');
 const tmpBase = join(repo, '.tmp');
 const repoTsc = join(repo, 'node_modules', '.bin', 'tsc');
 const made: string[] = [];
 
 beforeAll(() => {
-  if (!existsSync(join(repo, 'dist', 'cli', 'commands', 'init.js'))) {
-    throw new Error('dist/ has no init command: build first with "npx tsc -p tsconfig.build.json"');
+  if (!existsSync(cli)) {
+    throw new Error('dist/ has no CLI: build first with "npm run build"');
   }
   mkdirSync(tmpBase, { recursive: true });
 });

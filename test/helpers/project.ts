@@ -4,7 +4,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const CLI = join(REPO, 'dist', 'cli', 'main.js');
+/** The bundled CLI, exactly what the package's bin runs. */
+export const CLI = join(REPO, 'dist', 'bin', 'main.js');
 const TMP = join(REPO, '.tmp');
 
 /**
