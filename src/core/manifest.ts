@@ -16,21 +16,34 @@ export interface Manifest {
   digest: string;
 }
 
+/**
+ * One entry's line in the digest. Paths and link targets may hold any byte
+ * but NUL, newlines included, so each is prefixed with its length: no two
+ * different entries can make the same line.
+ */
 export function entryLine(entry: InputEntry): string {
+  const path = `${entry.path.length}:${entry.path}`;
   switch (entry.type) {
     case 'symlink':
-      return JSON.stringify([entry.path, entry.origin, 'l', entry.target]);
+      return `${path} ${entry.origin} l ${entry.target.length}:${entry.target}\n`;
     default:
       return entry.origin === 'source'
-        ? JSON.stringify([entry.path, 's', entry.digest, entry.executable ? 'x' : '-'])
-        : JSON.stringify([entry.path, 'i', entry.identity, entry.digest ?? '']);
+        ? `${path} s ${entry.digest} ${entry.executable ? 'x' : '-'}\n`
+        : `${path} i ${entry.identity} ${entry.digest ?? '-'}\n`;
   }
 }
+
+const LINES_PER_UPDATE = 512;
 
 /** Entries must already be sorted by path: the digest is order-sensitive by design. */
 export function manifestOf(entries: InputEntry[]): Manifest {
   const hash = createHash('sha256');
-  for (const entry of entries) hash.update(entryLine(entry) + '\n');
+  for (let start = 0; start < entries.length; start += LINES_PER_UPDATE) {
+    let chunk = '';
+    const end = Math.min(entries.length, start + LINES_PER_UPDATE);
+    for (let index = start; index < end; index++) chunk += entryLine(entries[index] as InputEntry);
+    hash.update(chunk);
+  }
   return { entries, digest: hash.digest('hex') };
 }
 

@@ -1,5 +1,5 @@
 import { lstatSync, readlinkSync, realpathSync, type BigIntStats } from 'node:fs';
-import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import picomatch from 'picomatch';
 import type { CheckDefinition } from '../core/definition.js';
 import { identityOf, isRacy, nowNs, racyWindowNs } from '../core/identity.js';
@@ -25,7 +25,8 @@ export class InputScanner {
   private readonly realRoot: string;
   private sources: SourceListing | undefined;
   private readonly installed = new Map<string, InstalledListing>();
-  private readonly looked = new Map<string, Looked>();
+  /** Per origin: a path can be looked at as a source by one check and as installed by another. */
+  private readonly looked = { source: new Map<string, Looked>(), installed: new Map<string, Looked>() };
   private readonly observedAtNs = nowNs();
 
   constructor(
@@ -84,7 +85,7 @@ export class InputScanner {
     for (let attempt = 0; attempt < SETTLE_ATTEMPTS && racy.length > 0; attempt++) {
       let until = 0n;
       for (const path of racy) {
-        const stats = lstatSync(join(this.root, path), { bigint: true, throwIfNoEntry: false });
+        const stats = lstatSync(this.abs(path), { bigint: true, throwIfNoEntry: false });
         if (stats) {
           const end = stats.ctimeNs + racyWindowNs(stats.ctimeNs);
           if (end > until) until = end;
@@ -97,7 +98,7 @@ export class InputScanner {
       for (const path of racy) {
         this.racyInstalled.delete(path);
         const looked = this.lookInstalled(path, now);
-        this.looked.set(`installed\0${path}`, looked);
+        this.looked.installed.set(path, looked);
         entries.delete(path);
         if (looked === null) continue;
         if ('code' in looked) problems.push(looked);
@@ -112,16 +113,22 @@ export class InputScanner {
   }
 
   private look(path: string, origin: 'source' | 'installed'): Looked {
-    const memoKey = `${origin}\0${path}`;
-    if (this.looked.has(memoKey)) return this.looked.get(memoKey) ?? null;
+    const memo = this.looked[origin];
+    const seen = memo.get(path);
+    if (seen !== undefined) return seen;
     const looked = origin === 'source' ? this.lookSource(path) : this.lookInstalled(path, this.observedAtNs);
-    this.looked.set(memoKey, looked);
+    memo.set(path, looked);
     return looked;
+  }
+
+  /** Root-relative paths are "/"-separated and normalised already; path.join would normalise them again. */
+  private abs(path: string): string {
+    return `${this.root}/${path}`;
   }
 
   private lstat(path: string): BigIntStats | Reason | null {
     try {
-      return lstatSync(join(this.root, path), { bigint: true, throwIfNoEntry: false }) ?? null;
+      return lstatSync(this.abs(path), { bigint: true, throwIfNoEntry: false }) ?? null;
     } catch (error) {
       return unreadable(path, error);
     }
@@ -141,7 +148,7 @@ export class InputScanner {
         digest = cached.digest;
       } else {
         try {
-          digest = hashFile(join(this.root, path), Number(stats.size));
+          digest = hashFile(this.abs(path), Number(stats.size));
         } catch (error) {
           return unreadable(path, error);
         }
@@ -169,7 +176,7 @@ export class InputScanner {
     let digest = cached?.identity === identity ? cached.digest : undefined;
     if (digest === undefined) {
       try {
-        digest = hashFile(join(this.root, path), Number(stats.size));
+        digest = hashFile(this.abs(path), Number(stats.size));
       } catch (error) {
         return unreadable(path, error);
       }
@@ -179,7 +186,7 @@ export class InputScanner {
   }
 
   private link(path: string, origin: 'source' | 'installed'): Looked {
-    const abs = join(this.root, path);
+    const abs = this.abs(path);
     let target: string;
     try {
       target = readlinkSync(abs);

@@ -21,8 +21,10 @@ export function listInstalledFiles(root: string, globs: readonly string[]): Inst
   const paths: string[] = [];
   const problems: Reason[] = [];
   if (positive.length === 0) return { paths, problems };
-  const selects = picomatch(positive, { dot: true });
-  const excludes = picomatch(negative, { dot: true });
+  // "dir/**" globs are walked from dir, so every file found is selected; "x/**" exclusions prune whole directories.
+  const selects = positive.every(isWholeTree) ? () => true : picomatch(positive, { dot: true });
+  const fileExcludes = negative.filter((glob) => !glob.endsWith('/**'));
+  const excludes = fileExcludes.length > 0 ? picomatch(fileExcludes, { dot: true }) : () => false;
   const prunedDirs = negative.filter((glob) => glob.endsWith('/**')).map((glob) => picomatch(glob.slice(0, -3), { dot: true }));
 
   const bases = [...new Set(positive.map((glob) => picomatch.scan(glob).base))].sort();
@@ -40,13 +42,18 @@ export function listInstalledFiles(root: string, globs: readonly string[]): Inst
     for (const entry of entries) {
       const path = rel === '' ? entry.name : `${rel}/${entry.name}`;
       if (rel === '' && entry.name === '.git') continue;
+      const pruned = () => prunedDirs.some((matches) => matches(path));
       if (entry.isDirectory()) {
-        if (!prunedDirs.some((matches) => matches(path))) visit(path);
-      } else if (selects(path) && !excludes(path)) {
+        if (!pruned()) visit(path);
+      } else if (selects(path) && !excludes(path) && !(entry.isSymbolicLink() && pruned())) {
         paths.push(path);
       }
     }
   };
   for (const base of walked) visit(base);
   return { paths, problems };
+}
+
+function isWholeTree(glob: string): boolean {
+  return glob.endsWith('/**') && !picomatch.scan(glob.slice(0, -3)).isGlob;
 }
