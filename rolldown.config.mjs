@@ -5,7 +5,7 @@
 export default {
   input: 'dist/cli/main.js',
   platform: 'node',
-  external: ['better-sqlite3', 'zod'],
+  external: ['better-sqlite3', 'zod', '@parcel/watcher'],
   output: {
     dir: 'dist/bin',
     format: 'esm',

@@ -1,9 +1,10 @@
 import { decide, type CheckStatus } from '../core/decide.js';
 import { diffContext, diffDefinition, diffManifest, type InputChange, type ValueChange } from '../core/diff.js';
 import { loadManifest, latestReceipt } from '../store/receipts.js';
+import { askObserver, type ObserverUse } from './observed.js';
 import { selectChecks, type Project } from './project.js';
 import { withSession } from './session.js';
-import { observeChecks } from './status.js';
+import { observeChecks } from './scan.js';
 
 export interface Explanation {
   status: CheckStatus;
@@ -14,11 +15,14 @@ export interface Explanation {
 }
 
 /** What changed since the latest receipt: inputs, context and definition, each in detail. */
-export async function explain(project: Project, name: string, env: NodeJS.ProcessEnv): Promise<Explanation> {
+export async function explain(project: Project, name: string, env: NodeJS.ProcessEnv, observer: ObserverUse = 'auto'): Promise<Explanation> {
   const [definition] = await selectChecks(project, [name]);
   if (!definition) throw new Error('unreachable: selectChecks returns the named check');
   return withSession(project, async (session) => {
-    const [now] = observeChecks(project, session, [definition], env);
+    const notices: string[] = [];
+    const asked = observer === 'auto' ? await askObserver(project, [definition], env, 'sync', notices, { entries: true }) : null;
+    session.notices.push(...notices);
+    const [now] = asked ? asked.checks : observeChecks(project, session, [definition], env);
     if (!now) throw new Error('unreachable: one observation per check');
     const latest = latestReceipt(session.db, definition.name);
     const status = decide(definition, now.observed, now.inputs, latest);

@@ -1,12 +1,14 @@
 import type { CheckStatus } from '../core/decide.js';
 import type { Receipt } from '../core/receipt.js';
 import type { LockHolder } from '../exec/runLock.js';
+import { askObserver, type ObserverUse } from './observed.js';
 import { selectChecks, type Project } from './project.js';
 import { withSession } from './session.js';
 
 export interface RunOptions {
   names: readonly string[];
   ifDue: boolean;
+  observer: ObserverUse;
   env: NodeJS.ProcessEnv;
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
@@ -50,6 +52,15 @@ export async function run(project: Project, options: RunOptions): Promise<RunRep
         stderr: options.stderr,
         onWait: options.onWait,
         onStart: (runId, argv) => options.onStart(definition.name, runId, argv),
+        ...(options.observer === 'auto'
+          ? {
+              askObserver: async () => {
+                const answer = await askObserver(project, [definition], options.env, 'sync', session.notices);
+                const [check] = answer?.checks ?? [];
+                return check ? { inputs: check.inputs, receipt: check.receipt } : null;
+              },
+            }
+          : {}),
       });
       if (outcome.action === 'skipped') {
         options.onSkip(outcome.status);

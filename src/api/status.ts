@@ -1,48 +1,43 @@
 import { decide, type CheckStatus } from '../core/decide.js';
-import type { ObservedContext, Observation } from '../core/observation.js';
-import type { CheckDefinition } from '../core/definition.js';
-import { planCheck } from '../exec/checkPlan.js';
-import { InputScanner } from '../fs/inputScanner.js';
-import { latestReceipt } from '../store/receipts.js';
-import { saveStatCache } from '../store/statCacheTable.js';
+import type { ObserveMode } from '../observer/protocol.js';
+import { askObserver, type ObserverUse } from './observed.js';
 import { selectChecks, type Project } from './project.js';
-import { withSession, type Session } from './session.js';
 
 export interface StatusReport {
-  observation: { healthy: boolean; source: 'scan' | 'observer'; observedAt: number; durationMs: number };
+  observation: { healthy: boolean; source: 'scan' | 'observer'; mode: ObserveMode | null; observedAt: number; durationMs: number };
   checks: CheckStatus[];
   notices: string[];
 }
 
-export interface CheckObservation {
-  definition: CheckDefinition;
-  observed: ObservedContext;
-  inputs: Observation;
+export interface StatusOptions {
+  observer: ObserverUse;
+  mode: ObserveMode;
 }
 
-/** Observes each check's context and inputs now, sharing one scan between them. */
-export function observeChecks(project: Project, session: Session, definitions: CheckDefinition[], env: NodeJS.ProcessEnv): CheckObservation[] {
-  const scanner = new InputScanner(project.root, project.excluded, session.statCache);
-  const observations = definitions.map((definition) => ({
-    definition,
-    observed: planCheck({ root: project.root, definition, scripts: project.scripts, env, envKey: session.envKey }).observed,
-    inputs: scanner.observe(definition),
-  }));
-  saveStatCache(session.db, session.statCache);
-  return observations;
-}
-
-export async function status(project: Project, names: readonly string[], env: NodeJS.ProcessEnv): Promise<StatusReport> {
+export async function status(
+  project: Project,
+  names: readonly string[],
+  env: NodeJS.ProcessEnv,
+  options: StatusOptions = { observer: 'auto', mode: 'sync' },
+): Promise<StatusReport> {
   const definitions = await selectChecks(project, names);
-  return withSession(project, async (session) => {
-    const started = Date.now();
-    const checks = observeChecks(project, session, definitions, env).map(({ definition, observed, inputs }) =>
-      decide(definition, observed, inputs, latestReceipt(session.db, definition.name)),
-    );
-    return {
-      observation: { healthy: true, source: 'scan', observedAt: started, durationMs: Date.now() - started },
-      checks,
-      notices: session.notices,
-    };
-  });
+  const notices: string[] = [];
+  if (options.observer === 'auto') {
+    const answer = await askObserver(project, definitions, env, options.mode, notices);
+    if (answer) {
+      return {
+        observation: { healthy: true, source: 'observer', mode: options.mode, observedAt: answer.observedAt, durationMs: answer.durationMs },
+        checks: answer.checks.map(({ definition, observed, inputs, receipt }) => decide(definition, observed, inputs, receipt)),
+        notices,
+      };
+    }
+  }
+  // Loaded only now: a healthy observer spares this process the SQLite driver and the scan.
+  const { scanStatus } = await import('./scan.js');
+  const scanned = await scanStatus(project, definitions, env);
+  return {
+    observation: { healthy: true, source: 'scan', mode: null, observedAt: scanned.observedAt, durationMs: scanned.durationMs },
+    checks: scanned.checks,
+    notices: [...notices, ...scanned.notices],
+  };
 }

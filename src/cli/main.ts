@@ -15,6 +15,14 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   status: () => import('./commands/status.js'),
   explain: () => import('./commands/explain.js'),
   log: () => import('./commands/log.js'),
+  start: () => import('./commands/start.js'),
+  stop: () => import('./commands/stop.js'),
+  observer: () => import('./commands/observer.js'),
+};
+
+/** Commands that are not listed: the observer's own process. */
+const HIDDEN: Record<string, () => Promise<Command>> = {
+  __observe: () => import('./commands/observeDaemon.js'),
 };
 
 const USAGE = `vouch ${VERSION}: receipts for a project's checks
@@ -27,6 +35,9 @@ Commands:
   status    say whether each check's latest receipt still applies
   explain   say what changed since a check's latest receipt
   log       list receipts, newest first
+  start     start the observer: a warm index, so answers need no scan
+  stop      stop the observer
+  observer  report on the running observer
 
 Options for every command:
   --config FILE      use this config (default: vouch.config.json, searched upward)
@@ -54,7 +65,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     return 0;
   }
   const json = rest.includes('--json');
-  const load = COMMANDS[name];
+  const load = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : Object.hasOwn(HIDDEN, name) ? HIDDEN[name] : undefined;
   if (!load) {
     const message = `unknown command "${name}". Commands: ${Object.keys(COMMANDS).join(', ')}. See "vouch --help".`;
     if (json) writeError(io, 'unknown-command', message);

@@ -20,3 +20,15 @@ export function parseCommand<T extends NonNullable<ParseArgsConfig['options']>>(
     throw new VouchError('usage', `${(error as Error).message}. See "vouch ${command} --help".`);
   }
 }
+
+/** How a command that observes inputs may use the observer. */
+export const OBSERVER_OPTIONS = {
+  sync: { type: 'boolean', default: false },
+  cached: { type: 'boolean', default: false },
+  'no-observer': { type: 'boolean', default: false },
+} as const satisfies ParseArgsConfig['options'];
+
+export function observerChoice(values: { sync?: boolean; cached?: boolean; 'no-observer'?: boolean }): { observer: 'auto' | 'off'; mode: 'sync' | 'cached' } {
+  if (values.sync && values.cached) throw new VouchError('usage', '--sync and --cached contradict each other; pass one');
+  return { observer: values['no-observer'] ? 'off' : 'auto', mode: values.cached ? 'cached' : 'sync' };
+}

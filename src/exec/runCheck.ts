@@ -7,6 +7,7 @@ import { decide, type CheckStatus } from '../core/decide.js';
 import { definitionDigest, type CheckDefinition } from '../core/definition.js';
 import { diffManifest } from '../core/diff.js';
 import { reason, type Reason } from '../core/reason.js';
+import type { Observation } from '../core/observation.js';
 import type { Receipt } from '../core/receipt.js';
 import type { MemoryStatCache } from '../core/statCache.js';
 import { InputScanner } from '../fs/inputScanner.js';
@@ -33,6 +34,8 @@ export interface RunRequest {
   stderr: NodeJS.WritableStream;
   onWait(holder: LockHolder): void;
   onStart(runId: string, argv: string[]): void;
+  /** The observer's view of the inputs and the latest receipt, asked under the lock; null to look directly. */
+  askObserver?(): Promise<{ inputs: Observation; receipt: Receipt | null } | null>;
 }
 
 export type RunOutcome =
@@ -60,6 +63,13 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
     const observe = () => new InputScanner(request.root, request.excluded, request.statCache).observe(definition);
 
     const before = plan();
+    if (request.ifDue && request.askObserver) {
+      const asked = await request.askObserver();
+      if (asked) {
+        const status = decide(definition, before.observed, asked.inputs, asked.receipt);
+        if (status.reuseEligible) return { action: 'skipped', status, exitCode: 0 };
+      }
+    }
     const inputsBefore = observe();
     if (request.ifDue) {
       // Decided under the lock: a run that just finished may have made this one unnecessary.

@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import { processAlive, processStart } from '../fs/processStart.js';
 
 export interface LockHolder {
   pid: number;
@@ -83,13 +84,7 @@ function halfWrittenLongAgo(path: string): boolean {
 }
 
 function alive(holder: LockHolder): boolean {
-  try {
-    process.kill(holder.pid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
-  }
-  const start = processStart(holder.pid);
-  return holder.processStart === null || start === null || start === holder.processStart;
+  return processAlive(holder.pid, holder.processStart);
 }
 
 function stealFrom(path: string, seen: LockHolder | 'unreadable') {
@@ -113,15 +108,5 @@ function stealFrom(path: string, seen: LockHolder | 'unreadable') {
     if (same) unlinkSync(path);
   } finally {
     unlinkSync(steal);
-  }
-}
-
-function processStart(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Field 22; the command name (field 2) may hold spaces, so count from its closing parenthesis.
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
-  } catch {
-    return null;
   }
 }

@@ -6,12 +6,13 @@ import { formatAge, statusJson, writeNotices } from '../format.js';
 import { writeJson, type CliIo } from '../io.js';
 import { parseCommand } from '../options.js';
 
-export const help = `Usage: vouch explain CHECK [--json]
+export const help = `Usage: vouch explain CHECK [--json] [--no-observer]
 
 Says what changed since CHECK's latest receipt: inputs added, removed or
 modified (with old and new digests), mode and installed-file identity changes,
 context changes (environment variables by name only), definition changes, and
-every reason when the answer is UNVERIFIED.
+every reason when the answer is UNVERIFIED. The observer, when one runs,
+supplies the current inputs (--no-observer looks at them directly).
 
 Examples:
   vouch explain typecheck
@@ -19,10 +20,10 @@ Examples:
 `;
 
 export async function run(argv: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseCommand('explain', argv, {});
+  const { values, positionals } = parseCommand('explain', argv, { 'no-observer': { type: 'boolean', default: false } });
   if (positionals.length !== 1) throw new VouchError('usage', 'explain takes exactly one check name, e.g. "vouch explain typecheck"');
   const project = await loadProject({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'] });
-  const result = await explain(project, positionals[0] ?? '', io.env);
+  const result = await explain(project, positionals[0] ?? '', io.env, values['no-observer'] ? 'off' : 'auto');
   writeNotices(io.stderr, result.notices);
   if (values.json) {
     writeJson(io, {

@@ -4,7 +4,7 @@ import { formatAge, formatDuration, receiptJson, statusJson, writeNotices } from
 import { writeJson, type CliIo } from '../io.js';
 import { parseCommand } from '../options.js';
 
-export const help = `Usage: vouch run [CHECK...] [--if-due] [--json]
+export const help = `Usage: vouch run [CHECK...] [--if-due] [--json] [--no-observer]
 
 Runs checks (all of them, in config order, when none is named) and records a
 receipt of each: what it read, how it ran, and how it ended. Output streams
@@ -12,6 +12,8 @@ live and is kept in .vouch/logs/RUN_ID.log.
 
 Options:
   --if-due           skip a check whose receipt is CURRENT, PASS and reusable
+                     (decided by the observer when one runs)
+  --no-observer      decide --if-due by looking at the inputs directly
   --json             machine-readable report on stdout; the checks' own output goes to stderr
   --config FILE      use this config
   --state-dir DIR    where receipts are kept
@@ -25,12 +27,13 @@ Exit code: the first failing check's own code (128+N when killed by signal N),
 `;
 
 export async function run(argv: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseCommand('run', argv, { 'if-due': { type: 'boolean', default: false } });
+  const { values, positionals } = parseCommand('run', argv, { 'if-due': { type: 'boolean', default: false }, 'no-observer': { type: 'boolean', default: false } });
   const project = await loadProject({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'] });
   const say = (line: string) => io.stderr.write(`vouch: ${line}\n`);
   const report = await runChecks(project, {
     names: positionals,
     ifDue: values['if-due'] === true,
+    observer: values['no-observer'] ? 'off' : 'auto',
     env: io.env,
     // With --json, stdout carries only the report.
     stdout: values.json ? io.stderr : io.stdout,

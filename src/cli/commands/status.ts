@@ -2,9 +2,9 @@ import { loadProject } from '../../api/project.js';
 import { status } from '../../api/status.js';
 import { formatAge, formatDuration, iso, statusJson, table, writeNotices } from '../format.js';
 import { writeJson, type CliIo } from '../io.js';
-import { parseCommand } from '../options.js';
+import { observerChoice, OBSERVER_OPTIONS, parseCommand } from '../options.js';
 
-export const help = `Usage: vouch status [CHECK...] [--json] [--short]
+export const help = `Usage: vouch status [CHECK...] [--json] [--short] [--sync | --cached] [--no-observer]
 
 Says, for each check, whether its latest receipt still applies:
   CURRENT     a fresh look at its inputs, tools and definition equals the receipt
@@ -12,8 +12,17 @@ Says, for each check, whether its latest receipt still applies:
   UNVERIFIED  no answer can be had (never run, an input that cannot be observed)
 RESULT is the receipt's own outcome (PASS or FAIL), kept apart from freshness.
 
+When an observer runs ("vouch start"), it answers from its warm index;
+otherwise vouch looks at the inputs directly. Both give the same answer.
+
 Options:
   --short            one line per check
+  --sync             (default) the observer first takes in every change made
+                     before the question, and rechecks what it has not
+                     confirmed since: a decision-grade answer
+  --cached           the observer answers from its index as it stands; a write
+                     made in the last few milliseconds may not be in it yet
+  --no-observer      look at the inputs directly, even when an observer runs
   --json             machine-readable (docs/json.md)
   --config FILE      use this config
   --state-dir DIR    where receipts are kept
@@ -26,9 +35,9 @@ Exit code 0 means answered, whatever the answer; 2 is a usage or config error.
 `;
 
 export async function run(argv: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseCommand('status', argv, { short: { type: 'boolean', default: false } });
+  const { values, positionals } = parseCommand('status', argv, { short: { type: 'boolean', default: false }, ...OBSERVER_OPTIONS });
   const project = await loadProject({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'] });
-  const report = await status(project, positionals, io.env);
+  const report = await status(project, positionals, io.env, observerChoice(values));
   writeNotices(io.stderr, report.notices);
   if (values.json) {
     writeJson(io, {
@@ -38,6 +47,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       observation: {
         healthy: report.observation.healthy,
         source: report.observation.source,
+        mode: report.observation.mode,
         observed_at: iso(report.observation.observedAt),
         duration_ms: report.observation.durationMs,
       },

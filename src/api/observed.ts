@@ -1,0 +1,69 @@
+import type { CheckDefinition } from '../core/definition.js';
+import type { Observation } from '../core/observation.js';
+import type { Receipt } from '../core/receipt.js';
+import { planCheck } from '../exec/checkPlan.js';
+import { callObserver, deadlineFrom, findObserver, ObserverUnavailable } from '../observer/client.js';
+import type { ObserveMode } from '../observer/protocol.js';
+import type { Project } from './project.js';
+import type { CheckObservation } from './scan.js';
+
+export type ObserverUse = 'auto' | 'off';
+
+export interface ObserverAnswer {
+  checks: Array<CheckObservation & { receipt: Receipt | null }>;
+  observedAt: number;
+  durationMs: number;
+}
+
+/**
+ * Asks the running observer for these checks' inputs and receipts. Null when
+ * there is none, or it is unhealthy, slow or unreachable: the caller then
+ * observes directly, and says why in `notices`.
+ */
+export async function askObserver(
+  project: Project,
+  definitions: CheckDefinition[],
+  env: NodeJS.ProcessEnv,
+  mode: ObserveMode,
+  notices: string[],
+  options: { entries?: boolean; deadlineMs?: number } = {},
+): Promise<ObserverAnswer | null> {
+  const found = findObserver(project.stateDir, project.configPath, env);
+  if (!found) return null;
+  const started = Date.now();
+  let result;
+  try {
+    result = await callObserver(
+      found.record.socket,
+      'observe',
+      {
+        checks: definitions.map(({ name, inputs, installed }) => ({ name, inputs, installed })),
+        mode,
+        ...(options.entries ? { entries: true } : {}),
+      },
+      options.deadlineMs ?? deadlineFrom(env),
+    );
+  } catch (error) {
+    if (!(error instanceof ObserverUnavailable)) throw error;
+    notices.push(`${error.message}; observed directly instead`);
+    return null;
+  }
+  if (!result.healthy) {
+    notices.push(`the observer is not healthy (${result.reasons.map((reason) => reason.message).join('; ')}); observed directly instead`);
+    return null;
+  }
+  const checks = definitions.map((definition, position) => {
+    const answer = result.checks[position];
+    if (!answer || answer.name !== definition.name) throw new Error('the observer answered for other checks');
+    const inputs: Observation = {
+      manifest: { digest: answer.manifestDigest, entries: answer.entries ?? [] },
+      problems: answer.problems,
+      healthy: true,
+      source: 'observer',
+      sourceIdentities: new Map(),
+    };
+    const observed = planCheck({ root: project.root, definition, scripts: project.scripts, env, envKey: result.envKey }).observed;
+    return { definition, observed, inputs, receipt: answer.receipt };
+  });
+  return { checks, observedAt: result.observedAt, durationMs: Date.now() - started };
+}

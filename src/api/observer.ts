@@ -1,0 +1,130 @@
+import { statSync } from 'node:fs';
+import { VouchError, isVouchError } from '../core/errors.js';
+import { callObserver, deadlineFrom, findObserver, ObserverUnavailable } from '../observer/client.js';
+import { serveObserver, type ObserverReady } from '../observer/daemon.js';
+import { launchObserver, stopObserver as stopRunning } from '../observer/launch.js';
+import { observerFiles } from '../observer/observerFiles.js';
+import { PROTOCOL, type ObserverInfo } from '../observer/protocol.js';
+import type { Project } from './project.js';
+
+export const DEFAULT_IDLE_TIMEOUT_MS = 8 * 60 * 60 * 1000;
+const START_TIMEOUT_MS = 5 * 60 * 1000;
+
+/** The vouch that runs: its version, and the identity of its entry script, so a rebuilt vouch replaces its observer. */
+export interface Build {
+  version: string;
+  entry: string;
+}
+
+export function buildId(build: Build): string {
+  try {
+    const stats = statSync(build.entry);
+    return `${PROTOCOL}:${stats.size}:${stats.mtimeMs}`;
+  } catch {
+    return `${PROTOCOL}`;
+  }
+}
+
+export interface StartOptions {
+  build: Build;
+  idleTimeoutMs: number;
+  env: NodeJS.ProcessEnv;
+  foreground: boolean;
+  onReady?(ready: ObserverReady): void;
+  log?(message: string): void;
+}
+
+export type StartOutcome = { action: 'started' | 'replaced' | 'already-running'; pid: number; readyMs: number | null; indexFiles: number; socket: string };
+
+/**
+ * Starts the checkout's observer and returns once its first index is ready. A
+ * running one of the same build is left alone; one from another build, or one
+ * that does not answer, is replaced.
+ */
+export async function startObserver(project: Project, options: StartOptions): Promise<StartOutcome> {
+  const build = buildId(options.build);
+  let replaced = false;
+  const found = findObserver(project.stateDir, project.configPath, options.env);
+  if (found) {
+    const info = await callObserver(found.record.socket, 'info', {}, 2_000).catch(() => null);
+    if (info && info.version === options.build.version && info.build === build) {
+      return { action: 'already-running', pid: info.pid, readyMs: info.readyMs, indexFiles: info.indexFiles, socket: info.socket };
+    }
+    await stopRunning(project.stateDir, project.configPath, options.env);
+    replaced = true;
+  }
+  const action = replaced ? 'replaced' : 'started';
+  if (options.foreground) {
+    let outcome: StartOutcome | null = null;
+    await serveObserver({
+      ...daemonOptions(project, options, build),
+      onReady: (ready) => {
+        outcome = { action, ...ready };
+        options.onReady?.(ready);
+      },
+      log: options.log ?? (() => undefined),
+    });
+    if (!outcome) throw new Error('unreachable: serveObserver resolves only after it was ready');
+    return outcome;
+  }
+  const files = observerFiles(project.stateDir, project.configPath, options.env);
+  try {
+    const ready = await launchObserver({
+      files,
+      entry: options.build.entry,
+      args: ['__observe', '--config', project.configPath, '--state-dir', project.stateDir, '--idle-timeout-ms', String(options.idleTimeoutMs)],
+      env: options.env,
+      timeoutMs: START_TIMEOUT_MS,
+    });
+    return { action, ...ready };
+  } catch (error) {
+    // Another start won the race: that one is the observer now.
+    if (isVouchError(error) && error.code === 'observer-running') {
+      const info = await observerInfo(project, options.env);
+      if (info) return { action: 'already-running', pid: info.pid, readyMs: info.readyMs, indexFiles: info.indexFiles, socket: info.socket };
+    }
+    throw error;
+  }
+}
+
+/** The daemon's own entry: serves until stopped. */
+export async function serveDaemon(project: Project, options: StartOptions): Promise<void> {
+  await serveObserver({
+    ...daemonOptions(project, options, buildId(options.build)),
+    onReady: options.onReady ?? (() => undefined),
+    log: options.log ?? (() => undefined),
+  });
+}
+
+function daemonOptions(project: Project, options: StartOptions, build: string) {
+  return {
+    root: project.root,
+    configPath: project.configPath,
+    stateDir: project.stateDir,
+    excluded: project.excluded,
+    checks: project.definitions.map(({ name, inputs, installed }) => ({ name, inputs, installed })),
+    version: options.build.version,
+    build,
+    idleTimeoutMs: options.idleTimeoutMs,
+    faults: options.env.VOUCH_OBSERVER_FAULTS === '1',
+    env: options.env,
+  };
+}
+
+export async function stopObserver(project: Project, env: NodeJS.ProcessEnv): Promise<{ pid: number } | null> {
+  return stopRunning(project.stateDir, project.configPath, env);
+}
+
+/** The running observer's own account of itself, or null when none runs. One that does not answer is an error. */
+export async function observerInfo(project: Project, env: NodeJS.ProcessEnv): Promise<ObserverInfo | null> {
+  const found = findObserver(project.stateDir, project.configPath, env);
+  if (!found) return null;
+  try {
+    return await callObserver(found.record.socket, 'info', {}, deadlineFrom(env));
+  } catch (error) {
+    if (error instanceof ObserverUnavailable) {
+      throw new VouchError('observer-unreachable', `the observer (pid ${found.record.pid}) does not answer: ${error.message}; restart it with "vouch start"`);
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,42 @@
+import { decide, type CheckStatus } from '../core/decide.js';
+import type { CheckDefinition } from '../core/definition.js';
+import type { ObservedContext, Observation } from '../core/observation.js';
+import { planCheck } from '../exec/checkPlan.js';
+import { InputScanner } from '../fs/inputScanner.js';
+import { latestReceipt } from '../store/receipts.js';
+import { saveStatCache } from '../store/statCacheTable.js';
+import type { Project } from './project.js';
+import { withSession, type Session } from './session.js';
+
+export interface CheckObservation {
+  definition: CheckDefinition;
+  observed: ObservedContext;
+  inputs: Observation;
+}
+
+/** Observes each check's context and inputs now, sharing one scan between them. */
+export function observeChecks(project: Project, session: Session, definitions: CheckDefinition[], env: NodeJS.ProcessEnv): CheckObservation[] {
+  const scanner = new InputScanner(project.root, project.excluded, session.statCache);
+  const observations = definitions.map((definition) => ({
+    definition,
+    observed: planCheck({ root: project.root, definition, scripts: project.scripts, env, envKey: session.envKey }).observed,
+    inputs: scanner.observe(definition),
+  }));
+  saveStatCache(session.db, session.statCache);
+  return observations;
+}
+
+/** Status by looking at the inputs directly: the store, the stat cache and a scan, all in this process. */
+export async function scanStatus(
+  project: Project,
+  definitions: CheckDefinition[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ checks: CheckStatus[]; observedAt: number; durationMs: number; notices: string[] }> {
+  return withSession(project, async (session) => {
+    const started = Date.now();
+    const checks = observeChecks(project, session, definitions, env).map(({ definition, observed, inputs }) =>
+      decide(definition, observed, inputs, latestReceipt(session.db, definition.name)),
+    );
+    return { checks, observedAt: started, durationMs: Date.now() - started, notices: session.notices };
+  });
+}

@@ -1,0 +1,72 @@
+import { observerInfo } from '../../api/observer.js';
+import { loadProject } from '../../api/project.js';
+import { formatDuration, iso, table } from '../format.js';
+import { writeJson, type CliIo } from '../io.js';
+import { parseCommand } from '../options.js';
+
+export const help = `Usage: vouch observer [--json]
+
+Reports on this checkout's observer: pid, uptime, version, watched paths,
+index size, memory, events handled, overflows, rescans, and whether its
+index can be trusted right now (healthy) and if not, why.
+
+Options:
+  --json             machine-readable (docs/json.md)
+  --config FILE      use this config
+  --state-dir DIR    where receipts are kept
+
+Examples:
+  vouch observer
+  vouch observer --json
+`;
+
+export async function run(argv: string[], io: CliIo): Promise<number> {
+  const { values } = parseCommand('observer', argv, {});
+  const project = await loadProject({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'] });
+  const info = await observerInfo(project, io.env);
+  if (values.json) {
+    if (!info) {
+      writeJson(io, { schema: 1, running: false });
+      return 0;
+    }
+    writeJson(io, {
+      schema: 1,
+      running: true,
+      pid: info.pid,
+      version: info.version,
+      uptime_ms: info.uptimeMs,
+      healthy: info.healthy,
+      reasons: info.reasons,
+      watched_paths: info.watchedPaths,
+      index_files: info.indexFiles,
+      memory_rss_bytes: info.memoryRssBytes,
+      events: info.events,
+      overflows: info.overflows,
+      rescans: info.rescans,
+      last_rescan: info.lastRescan && { at: iso(info.lastRescan.at), duration_ms: info.lastRescan.durationMs, reason: info.lastRescan.reason },
+      ready_ms: info.readyMs,
+      socket: info.socket,
+    });
+    return 0;
+  }
+  if (!info) {
+    io.stdout.write('no observer is running; "vouch start" starts one\n');
+    return 0;
+  }
+  const rows = [
+    ['pid', String(info.pid)],
+    ['version', info.version],
+    ['uptime', formatDuration(info.uptimeMs)],
+    ['healthy', info.healthy ? 'yes' : `no: ${info.reasons.map((reason) => reason.message).join('; ')}`],
+    ['watched paths', String(info.watchedPaths)],
+    ['index', `${info.indexFiles} files`],
+    ['memory', `${Math.round(info.memoryRssBytes / 1024 / 1024)} MB`],
+    ['events', String(info.events)],
+    ['overflows', String(info.overflows)],
+    ['rescans', String(info.rescans)],
+    ['last rescan', info.lastRescan ? `${iso(info.lastRescan.at)}, ${formatDuration(info.lastRescan.durationMs)} (${info.lastRescan.reason})` : '-'],
+    ['socket', info.socket],
+  ];
+  io.stdout.write(table(rows));
+  return 0;
+}

@@ -1,0 +1,30 @@
+import { stopObserver } from '../../api/observer.js';
+import { loadProject } from '../../api/project.js';
+import { writeJson, type CliIo } from '../io.js';
+import { parseCommand } from '../options.js';
+
+export const help = `Usage: vouch stop [--json]
+
+Stops this checkout's observer and removes its socket and pid file. One that
+does not stop within 5 s is killed. Stopping none is not an error.
+
+Options:
+  --json             machine-readable (docs/json.md)
+  --config FILE      use this config
+  --state-dir DIR    where receipts are kept
+
+Examples:
+  vouch stop
+`;
+
+export async function run(argv: string[], io: CliIo): Promise<number> {
+  const { values } = parseCommand('stop', argv, {});
+  const project = await loadProject({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'] });
+  const stopped = await stopObserver(project, io.env);
+  if (values.json) {
+    writeJson(io, { schema: 1, action: stopped ? 'stopped' : 'not-running', pid: stopped?.pid ?? null });
+    return 0;
+  }
+  io.stdout.write(stopped ? `observer stopped (pid ${stopped.pid})\n` : 'no observer is running\n');
+  return 0;
+}

@@ -1,0 +1,63 @@
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+
+/**
+ * Watchman's cookie: create a file inside the watched tree and wait for its
+ * event. The kernel queues events in order, so once the cookie's event is in,
+ * so is every event of a write made before the question was asked.
+ */
+export class Barrier {
+  private readonly waiting = new Map<string, () => void>();
+  private count = 0;
+
+  constructor(private readonly prefix: string) {}
+
+  isCookie(path: string): boolean {
+    return path.startsWith(this.prefix);
+  }
+
+  /** Called after the rest of an event batch has been taken in. */
+  seen(path: string): void {
+    const release = this.waiting.get(path);
+    if (release) {
+      this.waiting.delete(path);
+      release();
+    }
+  }
+
+  /** True once every earlier event is in; false when the cookie's event never came. */
+  async sync(timeoutMs: number): Promise<boolean> {
+    const path = `${this.prefix}${process.pid}-${++this.count}`;
+    let timer: NodeJS.Timeout | undefined;
+    const arrived = new Promise<boolean>((resolve) => {
+      this.waiting.set(path, () => resolve(true));
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    try {
+      writeFileSync(path, '', { flag: 'wx', mode: 0o600 });
+    } catch {
+      this.waiting.delete(path);
+      clearTimeout(timer);
+      return false;
+    }
+    const ok = await arrived;
+    clearTimeout(timer);
+    this.waiting.delete(path);
+    // Removed only after its event: a create and delete in one batch may cancel out.
+    rmSync(path, { force: true });
+    return ok;
+  }
+
+  /** Cookies a killed observer left behind. */
+  sweep(): void {
+    const dir = dirname(this.prefix);
+    const stem = basename(this.prefix);
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      return;
+    }
+    for (const name of names) if (name.startsWith(stem)) rmSync(join(dir, name), { force: true });
+  }
+}

@@ -1,0 +1,101 @@
+import type { InputEntry } from '../core/manifest.js';
+import type { Reason } from '../core/reason.js';
+import type { Receipt } from '../core/receipt.js';
+
+/**
+ * Newline-delimited JSON-RPC 2.0 over the observer's Unix socket. The
+ * observer answers these methods and nothing else; it never runs a command
+ * that arrives over the wire.
+ */
+export const PROTOCOL = 1;
+export const MAX_LINE_BYTES = 1 << 20;
+
+export type ObserveMode = 'sync' | 'cached';
+
+/** The part of a check definition the observer needs: what to observe, and the receipt's name. */
+export interface ObservedInputs {
+  name: string;
+  inputs: string[];
+  installed: string[];
+}
+
+export interface ObserveParams {
+  checks: ObservedInputs[];
+  mode: ObserveMode;
+  /** Send every manifest entry, for a diff (explain); otherwise only the digest. */
+  entries?: boolean;
+}
+
+export interface ObservedCheck {
+  name: string;
+  manifestDigest: string;
+  inputCount: number;
+  problems: Reason[];
+  entries?: InputEntry[];
+  receipt: Receipt | null;
+}
+
+/** Why the observer's index cannot be trusted right now. */
+export type GapCode = 'observer-overflow' | 'observer-watcher-error' | 'observer-watch-limit' | 'observer-root-moved' | 'observer-barrier-timeout' | 'observer-busy';
+
+export interface GapReason {
+  code: GapCode;
+  message: string;
+}
+
+export interface ObserveResult {
+  healthy: boolean;
+  reasons: GapReason[];
+  envKey: string;
+  /** When the index this answer rests on was taken (ms since the epoch). */
+  observedAt: number;
+  checks: ObservedCheck[];
+}
+
+export interface PingResult {
+  protocol: number;
+  version: string;
+  build: string;
+  pid: number;
+  ready: boolean;
+}
+
+export interface ObserverInfo extends PingResult {
+  uptimeMs: number;
+  healthy: boolean;
+  reasons: GapReason[];
+  watchedPaths: number;
+  indexFiles: number;
+  memoryRssBytes: number;
+  events: number;
+  overflows: number;
+  rescans: number;
+  lastRescan: { at: number; durationMs: number; reason: string } | null;
+  readyMs: number | null;
+  socket: string;
+  root: string;
+}
+
+export type FaultKind = 'overflow' | 'watcher-error' | 'watch-limit';
+
+export interface Methods {
+  ping: { params: Record<string, never>; result: PingResult };
+  observe: { params: ObserveParams; result: ObserveResult };
+  info: { params: Record<string, never>; result: ObserverInfo };
+  stop: { params: Record<string, never>; result: { stopping: true } };
+  /** Only when the observer was started with VOUCH_OBSERVER_FAULTS=1: forces a failure that cannot be caused on demand. */
+  fault: { params: { kind: FaultKind }; result: { injected: FaultKind } };
+}
+
+export type MethodName = keyof Methods;
+
+export interface RpcError {
+  code: number;
+  message: string;
+}
+
+export const RPC_PARSE_ERROR = -32700;
+export const RPC_INVALID_REQUEST = -32600;
+export const RPC_METHOD_NOT_FOUND = -32601;
+export const RPC_INVALID_PARAMS = -32602;
+export const RPC_INTERNAL = -32603;
