@@ -13,6 +13,8 @@ export interface ObserverAnswer {
   checks: Array<CheckObservation & { receipt: Receipt | null }>;
   observedAt: number;
   durationMs: number;
+  /** The store's key for environment digests, so contexts are digested as a direct look would. */
+  envKey: string;
 }
 
 /**
@@ -65,5 +67,5 @@ export async function askObserver(
     const observed = planCheck({ root: project.root, definition, scripts: project.scripts, env, envKey: result.envKey }).observed;
     return { definition, observed, inputs, receipt: answer.receipt };
   });
-  return { checks, observedAt: result.observedAt, durationMs: Date.now() - started };
+  return { checks, observedAt: result.observedAt, durationMs: Date.now() - started, envKey: result.envKey };
 }

@@ -3,7 +3,7 @@ import type { Receipt } from '../core/receipt.js';
 import type { LockHolder } from '../exec/runLock.js';
 import { askObserver, type ObserverUse } from './observed.js';
 import { selectChecks, type Project } from './project.js';
-import { withSession } from './session.js';
+import type { Session } from './session.js';
 
 export interface RunOptions {
   names: readonly string[];
@@ -33,7 +33,18 @@ export interface RunReport {
 export async function run(project: Project, options: RunOptions): Promise<RunReport> {
   const definitions = await selectChecks(project, options.names);
   const { runCheck } = await import('../exec/runCheck.js');
-  return withSession(project, async (session) => {
+  const notices: string[] = [];
+  // Opened on first need: a check the observer finds current is skipped without the store.
+  let opened: { session: Session; close(): void } | null = null;
+  const session = async () => {
+    if (!opened) {
+      const { openSession } = await import('./session.js');
+      opened = openSession(project);
+      notices.push(...opened.session.notices);
+    }
+    return opened.session;
+  };
+  try {
     const runs: RunEntry[] = [];
     let exitCode = 0;
     for (const definition of definitions) {
@@ -44,9 +55,7 @@ export async function run(project: Project, options: RunOptions): Promise<RunRep
         definition,
         scripts: project.scripts,
         env: options.env,
-        envKey: session.envKey,
-        db: session.db,
-        statCache: session.statCache,
+        session,
         ifDue: options.ifDue,
         stdout: options.stdout,
         stderr: options.stderr,
@@ -55,9 +64,9 @@ export async function run(project: Project, options: RunOptions): Promise<RunRep
         ...(options.observer === 'auto'
           ? {
               askObserver: async () => {
-                const answer = await askObserver(project, [definition], options.env, 'sync', session.notices);
+                const answer = await askObserver(project, [definition], options.env, 'sync', notices);
                 const [check] = answer?.checks ?? [];
-                return check ? { inputs: check.inputs, receipt: check.receipt } : null;
+                return check && answer ? { inputs: check.inputs, receipt: check.receipt, envKey: answer.envKey } : null;
               },
             }
           : {}),
@@ -72,6 +81,8 @@ export async function run(project: Project, options: RunOptions): Promise<RunRep
       if (exitCode === 0) exitCode = outcome.exitCode;
       if (outcome.interrupted) break;
     }
-    return { runs, exitCode, notices: session.notices };
-  });
+    return { runs, exitCode, notices };
+  } finally {
+    (opened as { close(): void } | null)?.close();
+  }
 }

@@ -12,18 +12,22 @@ export interface Session {
   notices: string[];
 }
 
-export function withSession<T>(project: Project, use: (session: Session) => Promise<T>): Promise<T>;
 export async function withSession<T>(project: Project, use: (session: Session) => Promise<T>): Promise<T> {
-  const store: Store = openStore(project.stateDir);
+  const { session, close } = openSession(project);
   try {
-    const session: Session = {
-      db: store.db,
-      statCache: loadStatCache(store.db),
-      envKey: envKey(store.db),
-      notices: store.notices,
-    };
     return await use(session);
   } finally {
-    store.close();
+    close();
   }
+}
+
+export function openSession(project: Project): { session: Session; close(): void } {
+  const store: Store = openStore(project.stateDir);
+  const session: Session = {
+    db: store.db,
+    statCache: loadStatCache(store.db),
+    envKey: envKey(store.db),
+    notices: store.notices,
+  };
+  return { session, close: () => store.close() };
 }

@@ -26,16 +26,15 @@ export interface RunRequest {
   definition: CheckDefinition;
   scripts: Record<string, string> | null;
   env: NodeJS.ProcessEnv;
-  envKey: string;
-  db: Database.Database;
-  statCache: MemoryStatCache;
+  /** The store, opened on first need: a check the observer finds current is skipped without it. */
+  session(): Promise<{ db: Database.Database; statCache: MemoryStatCache; envKey: string }>;
   ifDue: boolean;
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
   onWait(holder: LockHolder): void;
   onStart(runId: string, argv: string[]): void;
   /** The observer's view of the inputs and the latest receipt, asked under the lock; null to look directly. */
-  askObserver?(): Promise<{ inputs: Observation; receipt: Receipt | null } | null>;
+  askObserver?(): Promise<{ inputs: Observation; receipt: Receipt | null; envKey: string } | null>;
 }
 
 export type RunOutcome =
@@ -50,7 +49,7 @@ const MAX_LISTED_PATHS = 5;
  * bound to moved while the check ran.
  */
 export async function runCheck(request: RunRequest): Promise<RunOutcome> {
-  const { definition, db } = request;
+  const { definition } = request;
   const runId = newRunId();
   const release = await acquireRunLock(
     request.stateDir,
@@ -58,24 +57,23 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
     request.onWait,
   );
   try {
-    const plan = () =>
-      planCheck({ root: request.root, definition, scripts: request.scripts, env: request.env, envKey: request.envKey });
-    const observe = () => new InputScanner(request.root, request.excluded, request.statCache).observe(definition);
-
-    const before = plan();
+    const plan = (envKey: string) => planCheck({ root: request.root, definition, scripts: request.scripts, env: request.env, envKey });
     if (request.ifDue && request.askObserver) {
       const asked = await request.askObserver();
       if (asked) {
-        const status = decide(definition, before.observed, asked.inputs, asked.receipt);
+        const status = decide(definition, plan(asked.envKey).observed, asked.inputs, asked.receipt);
         if (status.reuseEligible) return { action: 'skipped', status, exitCode: 0 };
       }
     }
+    const { db, statCache, envKey } = await request.session();
+    const observe = () => new InputScanner(request.root, request.excluded, statCache).observe(definition);
+    const before = plan(envKey);
     const inputsBefore = observe();
     if (request.ifDue) {
       // Decided under the lock: a run that just finished may have made this one unnecessary.
       const status = decide(definition, before.observed, inputsBefore, latestReceipt(db, definition.name));
       if (status.reuseEligible) {
-        saveStatCache(db, request.statCache);
+        saveStatCache(db, statCache);
         return { action: 'skipped', status, exitCode: 0 };
       }
     }
@@ -98,7 +96,7 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
       : missingExecutable(logPath, before.argv[0] ?? '');
     const finishedAt = Date.now();
 
-    const after = plan();
+    const after = plan(envKey);
     const inputsAfter = observe();
     const reasons: Reason[] = [...inputsAfter.problems, ...after.observed.problems];
     const changed = [
@@ -144,7 +142,7 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
       reasons,
     };
     insertReceipt(db, receipt, inputsAfter.manifest.entries);
-    saveStatCache(db, request.statCache);
+    saveStatCache(db, statCache);
     return { action: 'ran', receipt, exitCode, interrupted: outcome.interruptedBy !== null };
   } finally {
     release();

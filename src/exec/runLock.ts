@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { processAlive, processStart } from '../fs/processStart.js';
+import { ensureStateDir, notWritable } from '../store/stateDir.js';
 
 export interface LockHolder {
   pid: number;
@@ -25,8 +26,14 @@ export async function acquireRunLock(
   holder: Omit<LockHolder, 'pid' | 'processStart'>,
   onWait: (current: LockHolder) => void,
 ): Promise<() => void> {
+  // The lock may come before the store: the state dir and its .gitignore are made here too.
+  ensureStateDir(stateDir);
   const dir = join(stateDir, 'locks');
-  mkdirSync(dir, { recursive: true });
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (error) {
+    throw notWritable(stateDir, error);
+  }
   const path = join(dir, `${holder.check}.lock`);
   const mine: LockHolder = { ...holder, pid: process.pid, processStart: processStart(process.pid) };
   const text = JSON.stringify(mine);
@@ -36,7 +43,7 @@ export async function acquireRunLock(
       writeFileSync(path, text, { flag: 'wx' });
       return () => releaseIfMine(path, text);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw notWritable(stateDir, error);
     }
     const current = readHolder(path);
     if (current === 'gone') continue;
