@@ -10,10 +10,14 @@ export class Barrier {
   private readonly waiting = new Map<string, () => void>();
   private count = 0;
 
-  constructor(private readonly prefix: string) {}
+  constructor(private readonly prefix: string | null) {}
+
+  get available(): boolean {
+    return this.prefix !== null;
+  }
 
   isCookie(path: string): boolean {
-    return path.startsWith(this.prefix);
+    return this.prefix !== null && path.startsWith(this.prefix);
   }
 
   /** Called after the rest of an event batch has been taken in. */
@@ -27,6 +31,7 @@ export class Barrier {
 
   /** True once every earlier event is in; false when the cookie's event never came. */
   async sync(timeoutMs: number): Promise<boolean> {
+    if (this.prefix === null) return false;
     const path = `${this.prefix}${process.pid}-${++this.count}`;
     let timer: NodeJS.Timeout | undefined;
     const arrived = new Promise<boolean>((resolve) => {
@@ -50,6 +55,7 @@ export class Barrier {
 
   /** Cookies a killed observer left behind. */
   sweep(): void {
+    if (this.prefix === null) return;
     const dir = dirname(this.prefix);
     const stem = basename(this.prefix);
     let names: string[];

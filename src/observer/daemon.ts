@@ -1,4 +1,5 @@
-import { lstatSync, rmSync } from 'node:fs';
+import { existsSync, lstatSync, rmSync, statSync } from 'node:fs';
+import { basename, isAbsolute, join, relative } from 'node:path';
 import type { Server } from 'node:net';
 import type { AsyncSubscription, Event } from '@parcel/watcher';
 import { VouchError } from '../core/errors.js';
@@ -42,6 +43,8 @@ const BARRIER_TIMEOUT_MS = 2_000;
 const ANSWER_DEADLINE_MS = 30_000;
 const RETRY_MS = 2_000;
 const BURST_WINDOW_MS = 1_000;
+/** Lasting gaps that end when the watcher is subscribed again. */
+const WATCHER_GAPS: GapCode[] = ['observer-watcher-error', 'observer-watch-limit', 'observer-root-moved'];
 
 /**
  * Runs the observer until it is stopped (by "stop", a signal, or the idle
@@ -55,8 +58,8 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
   const store = openStore(options.stateDir);
   const statCache = loadStatCache(store.db);
   const key = envKey(store.db);
-  const index = new WarmIndex(options.root, options.excluded, statCache);
-  const barrier = new Barrier(files.cookiePrefix);
+  const index = new WarmIndex(options.root, options.excluded, statCache, (error) => options.log(`a rescan failed: ${error.message}`));
+  const barrier = new Barrier(cookiePrefix(options.root, options.stateDir, files.cookiePrefix));
   barrier.sweep();
   const ownFiles = new Set([files.log, files.record]);
   // Only vouch writes in the state dir, and nothing there is an input. Its
@@ -108,7 +111,7 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
   const onError = (error: Error) => {
     if (stopping) return;
     gap('observer-watcher-error', `the file watcher failed (${error.message}); watching again`, true);
-    void resubscribe('observer-watcher-error');
+    void resubscribe();
   };
 
   const subscribe = async () => {
@@ -121,15 +124,14 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
   };
 
   /** Watch again after a failure; a lasting gap stays until the watcher is back. */
-  const resubscribe = async (cause: GapCode) => {
+  const resubscribe = async () => {
     if (retryTimer || stopping) return;
     const old = subscription;
     subscription = null;
     await old?.unsubscribe().catch(() => undefined);
     try {
       await subscribe();
-      index.settle(cause);
-      index.settle('observer-watch-limit');
+      for (const code of WATCHER_GAPS) index.settle(code);
     } catch (error) {
       const limit = /ENOSPC|No space left/i.test(String((error as Error).message)) || (error as NodeJS.ErrnoException).code === 'ENOSPC';
       if (limit) {
@@ -137,9 +139,15 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
       } else if (!existsRoot()) {
         gap('observer-root-moved', `the root ${options.root} is gone; waiting for it to come back`, true);
       }
+      if (readyMs !== null && !existsSync(files.record)) {
+        // The state dir went with the root: no client can find this observer any more.
+        options.log('the state dir is gone; exiting');
+        void stop();
+        return;
+      }
       retryTimer = setTimeout(() => {
         retryTimer = null;
-        void resubscribe(limit ? 'observer-watch-limit' : cause);
+        void resubscribe();
       }, RETRY_MS);
     }
   };
@@ -153,16 +161,22 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
   const checkRoot = (): boolean => {
     if (subscription === null || existsRoot()) return true;
     gap('observer-root-moved', `the root ${options.root} was deleted or moved; waiting for it to come back`, true);
-    void resubscribe('observer-root-moved');
+    void resubscribe();
     return false;
   };
 
   const observe = async (params: ObserveParams): Promise<ObserveResult> => {
     const checks = validChecks(params);
     const deadline = Date.now() + ANSWER_DEADLINE_MS;
-    if (params.mode === 'sync' && subscription !== null && !(await barrier.sync(BARRIER_TIMEOUT_MS))) {
-      // The cookie's event was lost: so may others have been. Rescan before answering.
-      gap('observer-barrier-timeout', `a barrier event did not arrive within ${BARRIER_TIMEOUT_MS} ms`, false);
+    if (params.mode === 'sync' && subscription !== null) {
+      const synced = await barrier.sync(BARRIER_TIMEOUT_MS);
+      if (!synced && barrier.available) {
+        // The cookie's event was lost: so may others have been. Rescan before answering.
+        gap('observer-barrier-timeout', `a barrier event did not arrive within ${BARRIER_TIMEOUT_MS} ms`, false);
+      } else if (!synced) {
+        // No place for a cookie in the tree: only a scan begun now reflects every earlier write.
+        index.touched();
+      }
     }
     checkRoot();
     const unhealthy = (reasons: GapReason[]): ObserveResult => ({ healthy: false, reasons, envKey: key, observedAt: Date.now(), checks: [] });
@@ -300,6 +314,17 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
   resetIdle();
   options.onReady({ pid: process.pid, readyMs, indexFiles: index.files, socket: files.socket });
   return done;
+}
+
+/**
+ * Cookies must be made inside the watched root: in the state dir when it is
+ * there, else in .git (as Watchman does). With neither, there is no barrier.
+ */
+function cookiePrefix(root: string, stateDir: string, inStateDir: string): string | null {
+  const rel = relative(root, stateDir);
+  if (rel !== '' && !rel.startsWith('..') && !isAbsolute(rel)) return inStateDir;
+  const git = join(root, '.git');
+  return statSync(git, { throwIfNoEntry: false })?.isDirectory() ? join(git, `vouch-${basename(inStateDir)}`) : null;
 }
 
 /** Gaps a rescan clears by itself; the index waits for that rescan rather than answer unhealthy. */

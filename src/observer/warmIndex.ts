@@ -54,6 +54,7 @@ export class WarmIndex {
     private readonly root: string,
     private readonly excluded: readonly string[],
     private readonly statCache: StatCache,
+    private readonly onScanError: (error: Error) => void,
   ) {}
 
   /** Files changed: the index may be out of date. */
@@ -142,7 +143,14 @@ export class WarmIndex {
       this.timer = null;
       const snapshot = this.snapshot;
       if (snapshot && snapshot.generation === this.generation) return;
-      this.rescan(this.pendingReason);
+      // A lasting gap (no root, no watcher) makes a scan pointless until it ends.
+      if ([...this.gaps.values()].some((gap) => gap.lasting)) return;
+      try {
+        this.rescan(this.pendingReason);
+      } catch (error) {
+        // The index stays out of date, so no answer rests on it; the next question rescans again.
+        this.onScanError(error as Error);
+      }
     }, RESCAN_DEBOUNCE_MS);
   }
 
