@@ -42,7 +42,7 @@ export interface ObserverReady {
 const BARRIER_TIMEOUT_MS = 2_000;
 const ANSWER_DEADLINE_MS = 30_000;
 const RETRY_MS = 2_000;
-const BURST_WINDOW_MS = 1_000;
+const BURST_WINDOW_MS = 5_000;
 /** Lasting gaps that end when the watcher is subscribed again. */
 const WATCHER_GAPS: GapCode[] = ['observer-watcher-error', 'observer-watch-limit', 'observer-root-moved'];
 
@@ -93,7 +93,7 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
       burst.count += foreign;
       if (burst.count >= maxQueued && !burst.flagged) {
         burst.flagged = true;
-        overflow(`${burst.count} changes within a second, enough to overflow the kernel's event queue`);
+        overflow(`${burst.count} changes within 5 s, enough to overflow the kernel's event queue`);
       } else {
         index.touched();
       }
