@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, rmSync, statSync } from 'node:fs';
 import { basename, isAbsolute, join, relative } from 'node:path';
 import type { Server } from 'node:net';
 import type { AsyncSubscription, Event } from '@parcel/watcher';
@@ -357,6 +357,7 @@ async function listen(server: Server, socket: string): Promise<void> {
     });
   try {
     await attempt();
+    chmodSync(socket, 0o600);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
     const alive = await callObserver(socket, 'ping', {}, 1_000).then(
@@ -366,5 +367,6 @@ async function listen(server: Server, socket: string): Promise<void> {
     if (alive) throw new VouchError('observer-running', `an observer already answers at ${socket}; stop it with "vouch stop"`);
     rmSync(socket, { force: true });
     await attempt();
+    chmodSync(socket, 0o600);
   }
 }
