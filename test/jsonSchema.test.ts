@@ -1,12 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { answersOf, isRunning, liveFiles, ObserverTracker, PATIENT, rpcExchange, waitGone } from './helpers/observer.js';
 import { cleanEnv, REPO, tempProject, type TempProject } from './helpers/project.js';
 
 const SCHEMAS = join(REPO, 'schemas');
-const OUTPUTS = ['status', 'run', 'explain', 'log', 'init', 'error'] as const;
+const OUTPUTS = ['status', 'run', 'explain', 'log', 'init', 'start', 'stop', 'observer', 'error'] as const;
 type SchemaName = (typeof OUTPUTS)[number] | 'config';
 
 function readSchema(name: SchemaName): any {
@@ -46,6 +47,27 @@ function unionMembers(file: string, typeName: string): string[] {
 }
 
 const sorted = (values: readonly unknown[]) => [...values].map(String).sort();
+
+/** Codes that are thrown and caught inside vouch, so no user ever sees them. */
+const CAUGHT_INSIDE = new Set(['state-newer']);
+
+/** Every error code src/ throws as `new VouchError('code', ...)`: each one can reach a user's --json. */
+function thrownErrorCodes(): string[] {
+  const codes = new Set<string>();
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith('.ts')) {
+        for (const match of readFileSync(path, 'utf8').matchAll(/new VouchError\(\s*'([a-z0-9-]+)'/g)) codes.add(match[1] as string);
+      }
+    }
+  };
+  walk(join(REPO, 'src'));
+  const found = [...codes].filter((code) => !CAUGHT_INSIDE.has(code));
+  if (found.length < 10) throw new Error(`found only ${found.length} error codes in src/; has the pattern changed?`);
+  return found;
+}
 
 const CHECK_SCRIPT = `import { readFileSync } from 'node:fs';
 process.exit(readFileSync('src/a.txt', 'utf8').includes('bad') ? 1 : 0);
@@ -195,6 +217,8 @@ describe('JSON output of the built CLI against schemas/', () => {
       [['explain', 'nope', '--json'], 'unknown-check'],
       [['status', '--bogus', '--json'], 'usage'],
       [['status', '--config', 'broken.json', '--json'], 'config-invalid'],
+      [['status', '--sync', '--cached', '--json'], 'usage'],
+      [['start', '--idle-timeout', 'soon', '--json'], 'usage'],
     ];
     for (const [args, code] of cases) {
       const result = project.vouch(args);
@@ -280,6 +304,140 @@ describe('vouch init --json against schemas/init.schema.json', () => {
   });
 });
 
+describe('observer commands (start, stop, observer, status) against schemas/', () => {
+  let project: TempProject;
+  const observers = new ObserverTracker();
+  // A client deadline long enough that a slow observer cannot hide behind the fallback to a scan.
+  const patient = cleanEnv({ VOUCH_OBSERVER_TIMEOUT_MS: PATIENT });
+  const captured: Record<string, any> = {};
+  const stateDir = () => join(project.root, '.vouch');
+
+  beforeAll(() => {
+    project = tempProject('json-observer', {
+      '.gitignore': 'node_modules/\n',
+      'check.mjs': CHECK_SCRIPT,
+      'src/a.txt': 'ok\n',
+      'vouch.config.json': configFor(),
+    });
+    const ran = project.vouch(['run', 'unit']);
+    expect(ran.code, ran.stderr).toBe(0);
+  });
+  afterEach(async () => {
+    const problems = await observers.cleanup();
+    expect(problems, 'observers that would not stop').toEqual([]);
+  });
+  afterAll(() => project?.remove());
+
+  /** `vouch ARGS --json`, which must exit 0 and match the schema. */
+  function valid(name: SchemaName, args: string[], env = patient): any {
+    const result = project.vouch([...args, '--json'], { env });
+    expect(result.code, `vouch ${args.join(' ')}: ${result.stdout}\n${result.stderr}`).toBe(0);
+    const out = JSON.parse(result.stdout);
+    expectValid(name, out);
+    return out;
+  }
+
+  it('observer and stop, with no observer running', () => {
+    expect(valid('observer', ['observer'])).toEqual({ schema: 1, running: false });
+    expect(valid('stop', ['stop'])).toEqual({ schema: 1, action: 'not-running', pid: null });
+  });
+
+  it('start, a second start, observer, status from the observer and directly, then stop', async () => {
+    const started = observers.start(project, [], { env: patient });
+    expectValid('start', started);
+    expect(started.action).toBe('started');
+    expect(isRunning(started.pid), 'the observer runs').toBe(true);
+    expect(existsSync(started.socket), started.socket).toBe(true);
+    expect(started.index_files).toBeGreaterThan(0);
+    captured.start = started;
+
+    const again = observers.start(project, [], { env: patient });
+    expectValid('start', again);
+    expect(again).toMatchObject({ action: 'already-running', pid: started.pid, socket: started.socket });
+
+    const info = valid('observer', ['observer']);
+    expect(info).toMatchObject({ running: true, pid: started.pid, healthy: true, reasons: [], socket: started.socket, index_files: started.index_files });
+    expect(info.rescans).toBeGreaterThanOrEqual(1);
+    expect(info.last_rescan).not.toBeNull();
+    captured.observer = info;
+
+    const synced = valid('status', ['status']);
+    expect(synced.observation).toMatchObject({ healthy: true, source: 'observer', mode: 'sync' });
+    const cached = valid('status', ['status', '--cached']);
+    expect(cached.observation).toMatchObject({ healthy: true, source: 'observer', mode: 'cached' });
+    const direct = valid('status', ['status', '--no-observer']);
+    expect(direct.observation).toMatchObject({ healthy: true, source: 'scan', mode: null });
+    expect(answersOf(synced)).toEqual(answersOf(direct));
+    expect(answersOf(cached)).toEqual(answersOf(direct));
+    expect(synced.checks.find((c: any) => c.name === 'unit')).toMatchObject({ freshness: 'CURRENT', result: 'PASS', reuse_eligible: true });
+    captured.status = synced;
+
+    const stopped = valid('stop', ['stop']);
+    expect(stopped).toEqual({ schema: 1, action: 'stopped', pid: started.pid });
+    captured.stop = stopped;
+    expect(await waitGone(started.pid, 5_000), 'the observer exited').toBe(true);
+    expect(liveFiles(stateDir())).toEqual([]);
+    expect(valid('observer', ['observer'])).toEqual({ schema: 1, running: false });
+    expect(valid('stop', ['stop'])).toEqual({ schema: 1, action: 'not-running', pid: null });
+  });
+
+  it('an unhealthy observer says why in reasons', async () => {
+    const started = observers.start(project, [], { env: cleanEnv({ VOUCH_OBSERVER_TIMEOUT_MS: PATIENT, VOUCH_OBSERVER_FAULTS: '1' }) });
+    // A failed watch is a lasting gap until the watcher is back (a retry 2 s later): inject again if that came first.
+    let info: any = null;
+    for (let attempt = 0; attempt < 5 && !(info && info.healthy === false); attempt++) {
+      const fault = await rpcExchange(started.socket, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'fault', params: { kind: 'watch-limit' } }) + '\n');
+      expect(fault?.result, JSON.stringify(fault)).toEqual({ injected: 'watch-limit' });
+      info = valid('observer', ['observer']);
+    }
+    expect(info).toMatchObject({ running: true, pid: started.pid, healthy: false });
+    expect(info.reasons.map((r: any) => r.code)).toContain('observer-watch-limit');
+  });
+
+  it('a hung observer: observer is an error, status falls back to a scan', () => {
+    const started = observers.start(project, [], { env: patient });
+    process.kill(started.pid, 'SIGSTOP');
+    const hasty = cleanEnv({ VOUCH_OBSERVER_TIMEOUT_MS: '300' });
+    const result = project.vouch(['observer', '--json'], { env: hasty });
+    expect(result.code, result.stderr).toBe(2);
+    const error = JSON.parse(result.stdout);
+    expectValid('error', error);
+    expect(error.error.code).toBe('observer-unreachable');
+    const status = valid('status', ['status'], hasty);
+    expect(status.observation).toMatchObject({ source: 'scan', mode: null });
+    // afterEach sends SIGCONT before it stops the observer.
+  });
+
+  it('the schemas reject broken samples, so these tests can fail', () => {
+    const broken: [SchemaName, string, any, (value: any) => void][] = [
+      ['start', 'an unknown action', captured.start, (v) => (v.action = 'restarted')],
+      ['start', 'a missing socket', captured.start, (v) => delete v.socket],
+      ['start', 'a relative socket', captured.start, (v) => (v.socket = 'observer/x.sock')],
+      ['start', 'a camelCase field', captured.start, (v) => (v.readyMs = v.ready_ms)],
+      ['stop', 'stopped without a pid', captured.stop, (v) => (v.pid = null)],
+      ['stop', 'not-running with a pid', captured.stop, (v) => (v.action = 'not-running')],
+      ['observer', 'not running, with fields', { schema: 1, running: false }, (v) => (v.pid = 1)],
+      ['observer', 'running, without fields', captured.observer, (v) => delete v.events],
+      ['observer', 'unhealthy without reasons', captured.observer, (v) => (v.healthy = false)],
+      ['observer', 'healthy with reasons', captured.observer, (v) => (v.reasons = [{ code: 'observer-overflow', message: 'x' }])],
+      ['observer', 'an unknown gap code', captured.observer, (v) => ((v.healthy = false), (v.reasons = [{ code: 'observer-tired', message: 'x' }]))],
+      ['observer', 'a last rescan time not in UTC', captured.observer, (v) => (v.last_rescan.at = '2026-01-02T03:04:05.000+01:00')],
+      ['observer', 'schema 2', captured.observer, (v) => (v.schema = 2)],
+      ['status', 'the observer without a mode', captured.status, (v) => (v.observation.mode = null)],
+      ['status', 'a scan with a mode', captured.status, (v) => (v.observation.source = 'scan')],
+      ['status', 'an unknown mode', captured.status, (v) => (v.observation.mode = 'eventual')],
+      ['status', 'no mode field', captured.status, (v) => delete v.observation.mode],
+    ];
+    for (const [name, what, sample, mutate] of broken) {
+      expect(sample, `${what}: no sample was captured`).toBeDefined();
+      expect(check(name, sample), `${what}: the unbroken sample`).toBeNull();
+      const copy = structuredClone(sample);
+      mutate(copy);
+      expect(check(name, copy), what).not.toBeNull();
+    }
+  });
+});
+
 describe('schemas stay in step with the code', () => {
   it('reason codes in the schema are exactly the ReasonCode union', () => {
     const inSchema = readSchema('status').$defs.reason_code.enum;
@@ -296,9 +454,16 @@ describe('schemas stay in step with the code', () => {
     expect(sorted(readSchema('explain').$defs.input_change.properties.change.enum)).toEqual(sorted(changeKinds));
   });
 
-  it('docs/json.md explains every reason code and names every schema file', () => {
+  it('observer gap codes in the schema are exactly the GapCode union', () => {
+    const inSchema = readSchema('observer').$defs.gap_code.enum;
+    expect(sorted(inSchema)).toEqual(sorted(unionMembers('src/observer/protocol.ts', 'GapCode')));
+  });
+
+  it('docs/json.md explains every reason code, gap code and error code, and names every schema file', () => {
     const docs = readFileSync(join(REPO, 'docs', 'json.md'), 'utf8');
     for (const code of unionMembers('src/core/reason.ts', 'ReasonCode')) expect(docs, code).toContain(`\`${code}\``);
+    for (const code of unionMembers('src/observer/protocol.ts', 'GapCode')) expect(docs, code).toContain(`| \`${code}\` |`);
+    for (const code of thrownErrorCodes()) expect(docs, code).toContain(`| \`${code}\` |`);
     for (const file of readdirSync(SCHEMAS)) expect(docs, file).toContain(`schemas/${file}`);
   });
 
@@ -321,7 +486,10 @@ describe('schemas stay in step with the code', () => {
     for (const name of OUTPUTS) {
       const schema = readSchema(name);
       expect(schema.$schema, name).toBe('https://json-schema.org/draft/2020-12/schema');
-      expect(schema.properties.schema.const, name).toBe(1);
+      // A document with several shapes (observer: running or not) lists them under oneOf, each closed and each with schema: 1.
+      const shapes = schema.oneOf ?? [schema];
+      expect(shapes.length, name).toBeGreaterThan(0);
+      for (const shape of shapes) expect(shape.properties.schema.const, name).toBe(1);
       walk(schema, name, (node, where) => {
         if (!node.properties || typeof node.properties !== 'object' || where.endsWith('/properties')) return;
         if (FRAGMENT.test(where) && node.required === undefined) return;

@@ -30,7 +30,7 @@ export async function askObserver(
   notices: string[],
   options: { entries?: boolean; deadlineMs?: number } = {},
 ): Promise<ObserverAnswer | null> {
-  const found = findObserver(project.stateDir, project.configPath, env);
+  const found = findObserver(project.stateDir, project.configPath);
   if (!found) return null;
   const started = Date.now();
   let result;

@@ -30,7 +30,7 @@ export interface StartOptions {
   idleTimeoutMs: number;
   env: NodeJS.ProcessEnv;
   foreground: boolean;
-  onReady?(ready: ObserverReady): void;
+  onReady?(ready: ObserverReady, action: StartOutcome['action']): void;
   log?(message: string): void;
 }
 
@@ -44,13 +44,13 @@ export type StartOutcome = { action: 'started' | 'replaced' | 'already-running';
 export async function startObserver(project: Project, options: StartOptions): Promise<StartOutcome> {
   const build = buildId(options.build);
   let replaced = false;
-  const found = findObserver(project.stateDir, project.configPath, options.env);
+  const found = findObserver(project.stateDir, project.configPath);
   if (found) {
     const info = await callObserver(found.record.socket, 'info', {}, 2_000).catch(() => null);
     if (info && info.version === options.build.version && info.build === build) {
       return { action: 'already-running', pid: info.pid, readyMs: info.readyMs, indexFiles: info.indexFiles, socket: info.socket };
     }
-    await stopRunning(project.stateDir, project.configPath, options.env);
+    await stopRunning(project.stateDir, project.configPath);
     replaced = true;
   }
   const action = replaced ? 'replaced' : 'started';
@@ -60,14 +60,14 @@ export async function startObserver(project: Project, options: StartOptions): Pr
       ...daemonOptions(project, options, build),
       onReady: (ready) => {
         outcome = { action, ...ready };
-        options.onReady?.(ready);
+        options.onReady?.(ready, action);
       },
       log: options.log ?? (() => undefined),
     });
     if (!outcome) throw new Error('unreachable: serveObserver resolves only after it was ready');
     return outcome;
   }
-  const files = observerFiles(project.stateDir, project.configPath, options.env);
+  const files = observerFiles(project.stateDir, project.configPath);
   try {
     const ready = await launchObserver({
       files,
@@ -91,7 +91,7 @@ export async function startObserver(project: Project, options: StartOptions): Pr
 export async function serveDaemon(project: Project, options: StartOptions): Promise<void> {
   await serveObserver({
     ...daemonOptions(project, options, buildId(options.build)),
-    onReady: options.onReady ?? (() => undefined),
+    onReady: (ready) => options.onReady?.(ready, 'started'),
     log: options.log ?? (() => undefined),
   });
 }
@@ -111,13 +111,13 @@ function daemonOptions(project: Project, options: StartOptions, build: string) {
   };
 }
 
-export async function stopObserver(project: Project, env: NodeJS.ProcessEnv): Promise<{ pid: number } | null> {
-  return stopRunning(project.stateDir, project.configPath, env);
+export async function stopObserver(project: Project): Promise<{ pid: number } | null> {
+  return stopRunning(project.stateDir, project.configPath);
 }
 
 /** The running observer's own account of itself, or null when none runs. One that does not answer is an error. */
 export async function observerInfo(project: Project, env: NodeJS.ProcessEnv): Promise<ObserverInfo | null> {
-  const found = findObserver(project.stateDir, project.configPath, env);
+  const found = findObserver(project.stateDir, project.configPath);
   if (!found) return null;
   try {
     return await callObserver(found.record.socket, 'info', {}, deadlineFrom(env));

@@ -24,8 +24,8 @@ export interface FoundObserver {
  * The running observer for this state dir and config, if any. A record left
  * by a dead process is removed, with its socket, so nothing stale lingers.
  */
-export function findObserver(stateDir: string, configPath: string, env: NodeJS.ProcessEnv = process.env): FoundObserver | null {
-  const files = observerFiles(stateDir, configPath, env);
+export function findObserver(stateDir: string, configPath: string): FoundObserver | null {
+  const files = observerFiles(stateDir, configPath);
   const record = readRecord(files);
   if (record === null) return null;
   if (!processAlive(record.pid, record.processStart)) {

@@ -9,7 +9,7 @@ import { latestReceipt } from '../store/receipts.js';
 import { loadStatCache, saveStatCache } from '../store/statCacheTable.js';
 import { Barrier } from './barrier.js';
 import { callObserver } from './client.js';
-import { ensureObserverDir, observerFiles, removeObserverFiles, writeRecord } from './observerFiles.js';
+import { ensureObserverDir, observerFiles, removeObserverFiles, socketPath, writeRecord } from './observerFiles.js';
 import type { FaultKind, GapCode, GapReason, ObserveParams, ObserveResult, ObservedInputs, ObserverInfo, PingResult } from './protocol.js';
 import { PROTOCOL } from './protocol.js';
 import { InvalidParams, rpcServer } from './rpcServer.js';
@@ -53,8 +53,9 @@ const WATCHER_GAPS: GapCode[] = ['observer-watcher-error', 'observer-watch-limit
 export async function serveObserver(options: ObserverOptions): Promise<void> {
   const started = Date.now();
   process.umask(0o077);
-  const files = observerFiles(options.stateDir, options.configPath, options.env);
+  const files = observerFiles(options.stateDir, options.configPath);
   ensureObserverDir(files);
+  const socket = socketPath(files, options.env);
   const store = openStore(options.stateDir);
   const statCache = loadStatCache(store.db);
   const key = envKey(store.db);
@@ -224,7 +225,7 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
     rescans: index.rescans,
     lastRescan: index.lastRescan,
     readyMs,
-    socket: files.socket,
+    socket,
     root: options.root,
   });
 
@@ -273,7 +274,7 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
     index.dispose();
     server.close();
     await subscription?.unsubscribe().catch(() => undefined);
-    removeObserverFiles(files);
+    removeObserverFiles(files, socket);
     barrier.sweep();
     try {
       saveStatCache(store.db, statCache);
@@ -289,7 +290,7 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
   for (const signal of SIGNALS) process.on(signal, onSignal);
 
   try {
-    await listen(server, files.socket);
+    await listen(server, socket);
     index.track(options.checks);
     await subscribe();
     await index.current(options.checks, Date.now() + ANSWER_DEADLINE_MS);
@@ -302,7 +303,7 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
     schema: 1,
     pid: process.pid,
     processStart: processStart(process.pid),
-    socket: files.socket,
+    socket,
     version: options.version,
     build: options.build,
     root: options.root,
@@ -312,7 +313,7 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
     log: files.log,
   });
   resetIdle();
-  options.onReady({ pid: process.pid, readyMs, indexFiles: index.files, socket: files.socket });
+  options.onReady({ pid: process.pid, readyMs, indexFiles: index.files, socket });
   return done;
 }
 

@@ -86,8 +86,8 @@ function logTail(path: string): string {
  * Asks the observer to stop, and makes sure it did: one that does not exit
  * within the grace period is killed. Either way its files are removed.
  */
-export async function stopObserver(stateDir: string, configPath: string, env: NodeJS.ProcessEnv, graceMs = 5_000): Promise<{ pid: number } | null> {
-  const found = findObserver(stateDir, configPath, env);
+export async function stopObserver(stateDir: string, configPath: string, graceMs = 5_000): Promise<{ pid: number } | null> {
+  const found = findObserver(stateDir, configPath);
   if (!found) return null;
   const { record, files } = found;
   await callObserver(record.socket, 'stop', {}, Math.min(graceMs, 2_000)).catch(() => process.kill(record.pid, 'SIGTERM'));

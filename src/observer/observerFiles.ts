@@ -12,6 +12,7 @@ export interface ObserverFiles {
   dir: string;
   record: string;
   log: string;
+  /** The socket's natural path; too long a one is replaced by socketPath() when the observer binds. */
   socket: string;
   /** Barrier cookies are created here; it must be inside the watched root. */
   cookiePrefix: string;
@@ -32,14 +33,17 @@ export interface ObserverRecord {
   log: string;
 }
 
-export function observerFiles(stateDir: string, configPath: string, env: NodeJS.ProcessEnv = process.env): ObserverFiles {
+/** Pure paths: finding an observer creates nothing; clients take the socket's path from the record. */
+export function observerFiles(stateDir: string, configPath: string): ObserverFiles {
   const id = sha256(configPath).slice(0, 12);
   const dir = join(stateDir, 'observer');
-  let socket = join(dir, `${id}.sock`);
-  if (Buffer.byteLength(socket) > MAX_SOCKET_PATH) {
-    socket = join(runtimeDir(env), `${sha256(`${stateDir}\0${configPath}`).slice(0, 16)}.sock`);
-  }
-  return { dir, record: join(dir, `${id}.json`), log: join(dir, `${id}.log`), socket, cookiePrefix: join(dir, `${id}.cookie-`) };
+  return { dir, record: join(dir, `${id}.json`), log: join(dir, `${id}.log`), socket: join(dir, `${id}.sock`), cookiePrefix: join(dir, `${id}.cookie-`) };
+}
+
+/** Where the observer binds: its natural path, or one in a private runtime dir when that is too long for sun_path. */
+export function socketPath(files: ObserverFiles, env: NodeJS.ProcessEnv): string {
+  if (Buffer.byteLength(files.socket) <= MAX_SOCKET_PATH) return files.socket;
+  return join(runtimeDir(env), `${sha256(files.socket).slice(0, 16)}.sock`);
 }
 
 /**
@@ -83,7 +87,7 @@ export function writeRecord(files: ObserverFiles, record: ObserverRecord): void 
 }
 
 /** Removes what an observer leaves behind: its record and socket. */
-export function removeObserverFiles(files: ObserverFiles, socket: string = files.socket): void {
+export function removeObserverFiles(files: ObserverFiles, socket: string): void {
   rmSync(files.record, { force: true });
   rmSync(socket, { force: true });
 }

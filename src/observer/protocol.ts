@@ -43,6 +43,9 @@ export interface GapReason {
   message: string;
 }
 
+/** Why the index was last rescanned: its first build, file events, a hard-linked input, or a gap. */
+export type RescanReason = 'first-index' | 'file-events' | 'hard-linked-input' | GapCode;
+
 export interface ObserveResult {
   healthy: boolean;
   reasons: GapReason[];
@@ -70,7 +73,7 @@ export interface ObserverInfo extends PingResult {
   events: number;
   overflows: number;
   rescans: number;
-  lastRescan: { at: number; durationMs: number; reason: string } | null;
+  lastRescan: { at: number; durationMs: number; reason: RescanReason } | null;
   readyMs: number | null;
   socket: string;
   root: string;

@@ -5,7 +5,7 @@ import { identityOf } from '../core/identity.js';
 import type { Observation } from '../core/observation.js';
 import type { StatCache } from '../core/statCache.js';
 import { InputScanner } from '../fs/inputScanner.js';
-import type { GapReason, ObservedInputs } from './protocol.js';
+import type { GapCode, GapReason, ObservedInputs, RescanReason } from './protocol.js';
 
 /** One full scan of every tracked check, and the event generation it began at. */
 interface Snapshot {
@@ -46,9 +46,9 @@ export class WarmIndex {
   private readonly gaps = new Map<string, Gap>();
   private timer: NodeJS.Timeout | null = null;
   rescans = 0;
-  lastRescan: { at: number; durationMs: number; reason: string } | null = null;
+  lastRescan: { at: number; durationMs: number; reason: RescanReason } | null = null;
   lastGap: Gap | null = null;
-  private pendingReason = 'first index';
+  private pendingReason: RescanReason = 'first-index';
 
   constructor(
     private readonly root: string,
@@ -60,7 +60,7 @@ export class WarmIndex {
   /** Files changed: the index may be out of date. */
   touched(): void {
     this.generation++;
-    this.schedule('file events');
+    this.schedule('file-events');
   }
 
   raise(reason: GapReason, lasting: boolean): void {
@@ -71,7 +71,7 @@ export class WarmIndex {
   }
 
   /** A lasting gap's cause is gone (the watcher is back): a rescan that begins now clears it. */
-  settle(code: string): void {
+  settle(code: GapCode): void {
     const gap = this.gaps.get(code);
     if (!gap) return;
     this.gaps.set(code, { ...gap, lasting: false, generation: ++this.generation });
@@ -117,7 +117,7 @@ export class WarmIndex {
       // Events already queued are counted before a scan claims to be newer than them.
       await yieldToEvents();
       if (this.snapshot !== snapshot) continue;
-      this.rescan(snapshot ? this.pendingReason : 'first index');
+      this.rescan(snapshot ? this.pendingReason : 'first-index');
     }
   }
 
@@ -129,14 +129,14 @@ export class WarmIndex {
       const stats = lstatSync(`${this.root}/${path}`, { bigint: true, throwIfNoEntry: false });
       if (!stats || identityOf(stats) !== identity) {
         this.generation++;
-        this.pendingReason = 'a hard-linked input changed';
+        this.pendingReason = 'hard-linked-input';
         return false;
       }
     }
     return true;
   }
 
-  private schedule(reason: string): void {
+  private schedule(reason: RescanReason): void {
     this.pendingReason = reason;
     if (this.timer) return;
     this.timer = setTimeout(() => {
@@ -155,7 +155,7 @@ export class WarmIndex {
   }
 
   /** A full, synchronous scan of every tracked check: the same scanner a direct status uses. */
-  private rescan(reason: string): void {
+  private rescan(reason: RescanReason): void {
     const generation = this.generation;
     const started = Date.now();
     const scanner = new InputScanner(this.root, this.excluded, this.statCache);

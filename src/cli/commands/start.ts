@@ -42,9 +42,9 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     idleTimeoutMs,
     env: io.env,
     foreground: values.foreground,
-    onReady: (ready) => {
+    onReady: (ready, action) => {
       if (!values.foreground) return;
-      if (values.json) writeJson(io, { schema: 1, action: 'started', pid: ready.pid, ready_ms: ready.readyMs, index_files: ready.indexFiles, socket: ready.socket });
+      if (values.json) writeJson(io, { schema: 1, action, pid: ready.pid, ready_ms: ready.readyMs, index_files: ready.indexFiles, socket: ready.socket });
       else io.stdout.write(`observer ready in ${formatDuration(ready.readyMs)} (pid ${ready.pid}, ${ready.indexFiles} files); Ctrl-C stops it\n`);
     },
     log: (message) => io.stderr.write(`vouch observer: ${message}\n`),

@@ -20,7 +20,7 @@ Examples:
 export async function run(argv: string[], io: CliIo): Promise<number> {
   const { values } = parseCommand('stop', argv, {});
   const project = await loadProject({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'] });
-  const stopped = await stopObserver(project, io.env);
+  const stopped = await stopObserver(project);
   if (values.json) {
     writeJson(io, { schema: 1, action: stopped ? 'stopped' : 'not-running', pid: stopped?.pid ?? null });
     return 0;
