@@ -1,23 +1,33 @@
 import { readFileSync } from 'node:fs';
 
-/** The kernel's start time of a process, so a reused pid is not mistaken for the one recorded. */
-export function processStart(pid: number): string | null {
+/** The fields of /proc/<pid>/stat after the command name, which may hold spaces and parentheses. */
+function statFields(pid: number): string[] | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Field 22; the command name (field 2) may hold spaces, so count from its closing parenthesis.
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
     return null;
   }
 }
 
-/** Whether the process recorded as (pid, start) still runs. Without /proc, a live pid is taken as it. */
+/** The kernel's start time of a process, so a reused pid is not mistaken for the one recorded. */
+export function processStart(pid: number): string | null {
+  return statFields(pid)?.[19] ?? null;
+}
+
+/**
+ * Whether the process recorded as (pid, start) still runs. A zombie does not:
+ * where nobody reaps orphans it keeps its pid for good, and kill(pid, 0) still
+ * finds it. Without /proc, a live pid is taken as it.
+ */
 export function processAlive(pid: number, start: string | null): boolean {
   try {
     process.kill(pid, 0);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
-  const now = processStart(pid);
-  return start === null || now === null || now === start;
+  const fields = statFields(pid);
+  if (fields === null) return true;
+  if (fields[0] === 'Z' || fields[0] === 'X') return false;
+  return start === null || fields[19] === start;
 }
