@@ -5,7 +5,7 @@ import { serveObserver, type ObserverReady } from '../observer/daemon.js';
 import { launchObserver, stopObserver as stopRunning } from '../observer/launch.js';
 import { observerFiles } from '../observer/observerFiles.js';
 import { PROTOCOL, type ObserverInfo } from '../observer/protocol.js';
-import type { Project } from './project.js';
+import type { Project, ProjectPlace } from './project.js';
 
 export const DEFAULT_IDLE_TIMEOUT_MS = 8 * 60 * 60 * 1000;
 const START_TIMEOUT_MS = 5 * 60 * 1000;
@@ -111,12 +111,12 @@ function daemonOptions(project: Project, options: StartOptions, build: string) {
   };
 }
 
-export async function stopObserver(project: Project): Promise<{ pid: number } | null> {
+export async function stopObserver(project: Pick<ProjectPlace, 'stateDir' | 'configPath'>): Promise<{ pid: number } | null> {
   return stopRunning(project.stateDir, project.configPath);
 }
 
 /** The running observer's own account of itself, or null when none runs. One that does not answer is an error. */
-export async function observerInfo(project: Project, env: NodeJS.ProcessEnv): Promise<ObserverInfo | null> {
+export async function observerInfo(project: Pick<ProjectPlace, 'stateDir' | 'configPath'>, env: NodeJS.ProcessEnv): Promise<ObserverInfo | null> {
   const found = findObserver(project.stateDir, project.configPath);
   if (!found) return null;
   try {

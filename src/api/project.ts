@@ -41,7 +41,20 @@ export function findConfig(cwd: string, explicit: string | undefined): string {
   throw new VouchError('config-not-found', `no ${CONFIG_FILE} in ${cwd} or any directory above it; run "vouch init" in the project root, or pass --config FILE`);
 }
 
-export async function loadProject(options: ProjectOptions): Promise<Project> {
+/** Where a project's config, root and state dir are. */
+export interface ProjectPlace {
+  configPath: string;
+  root: string;
+  stateDir: string;
+  /** The config's text, as read. */
+  text: string;
+}
+
+/**
+ * Finds the config and reads where its root and state dir are, and nothing
+ * more: enough to reach an observer, even one whose root has gone.
+ */
+export function locateProject(options: ProjectOptions): ProjectPlace {
   const configPath = findConfig(options.cwd, options.config);
   let text: string;
   try {
@@ -49,9 +62,13 @@ export async function loadProject(options: ProjectOptions): Promise<Project> {
   } catch (error) {
     throw new VouchError('config-unreadable', `cannot read ${configPath} (${(error as NodeJS.ErrnoException).code}); fix its permissions`);
   }
-  const rootHint = peekRoot(text);
-  const root = resolve(dirname(configPath), rootHint);
+  const root = resolve(dirname(configPath), peekRoot(text));
   const stateDir = options.stateDir !== undefined ? resolve(options.cwd, options.stateDir) : join(root, '.vouch');
+  return { configPath, root, stateDir, text };
+}
+
+export async function loadProject(options: ProjectOptions): Promise<Project> {
+  const { configPath, root, stateDir, text } = locateProject(options);
   const config = await validated(text, configPath, stateDir);
   if (!existsSync(root)) {
     throw new VouchError('root-not-found', `the root ${root} named in ${configPath} does not exist; fix "root" (it is relative to the config file)`);

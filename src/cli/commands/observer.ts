@@ -1,5 +1,5 @@
 import { observerInfo } from '../../api/observer.js';
-import { loadProject } from '../../api/project.js';
+import { locateProject } from '../../api/project.js';
 import { formatDuration, iso, table } from '../format.js';
 import { writeJson, type CliIo } from '../io.js';
 import { parseCommand } from '../options.js';
@@ -22,7 +22,8 @@ Examples:
 
 export async function run(argv: string[], io: CliIo): Promise<number> {
   const { values } = parseCommand('observer', argv, {});
-  const project = await loadProject({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'] });
+  // Only where the observer is: it can report even when the root is gone.
+  const project = locateProject({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'] });
   const info = await observerInfo(project, io.env);
   if (values.json) {
     if (!info) {

@@ -1,5 +1,5 @@
 import { stopObserver } from '../../api/observer.js';
-import { loadProject } from '../../api/project.js';
+import { locateProject } from '../../api/project.js';
 import { writeJson, type CliIo } from '../io.js';
 import { parseCommand } from '../options.js';
 
@@ -19,7 +19,8 @@ Examples:
 
 export async function run(argv: string[], io: CliIo): Promise<number> {
   const { values } = parseCommand('stop', argv, {});
-  const project = await loadProject({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'] });
+  // Only where the observer is: it can be stopped even when the root or the config's checks are broken.
+  const project = locateProject({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'] });
   const stopped = await stopObserver(project);
   if (values.json) {
     writeJson(io, { schema: 1, action: stopped ? 'stopped' : 'not-running', pid: stopped?.pid ?? null });
