@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, lstatSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { basename, isAbsolute, join, relative } from 'node:path';
 import type { Server } from 'node:net';
 import type { AsyncSubscription, Event } from '@parcel/watcher';
@@ -13,8 +13,9 @@ import { ensureObserverDir, observerFiles, removeObserverFiles, socketPath, writ
 import type { FaultKind, GapCode, GapReason, ObserveParams, ObserveResult, ObservedInputs, ObserverInfo, PingResult } from './protocol.js';
 import { PROTOCOL } from './protocol.js';
 import { InvalidParams, rpcServer } from './rpcServer.js';
-import { maxQueuedEvents, watchCount, watchTree } from './treeWatcher.js';
-import { ObserverBusy, WarmIndex } from './warmIndex.js';
+import { maxQueuedEvents, unwatchedDirectories, watchCount, watchTree } from './treeWatcher.js';
+import { ObserverBusy, WarmIndex, type Snapshot } from './warmIndex.js';
+import { Rewatch } from './rewatch.js';
 
 export interface ObserverOptions {
   root: string;
@@ -67,10 +68,11 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
   // writes are few and cannot fill the kernel queue, so they need no rescan.
   const statePrefix = `${options.stateDir}/`;
   const counters = { events: 0, overflows: 0 };
-  let burst = { start: 0, count: 0, flagged: false };
+  let burst = { start: 0, count: 0, previous: 0, flagged: false };
   let subscription: AsyncSubscription | null = null;
   let rootIdentity = '';
   let failNextSubscribe: FaultKind | null = null;
+  let blindCreates = false;
   let retryTimer: NodeJS.Timeout | null = null;
   let readyMs: number | null = null;
   let stopping = false;
@@ -85,16 +87,26 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
     const cookies: string[] = [];
     for (const event of events) {
       if (barrier.isCookie(event.path)) cookies.push(event.path);
-      else if (!ownFiles.has(event.path) && !event.path.startsWith(statePrefix)) foreign++;
+      else if (!ownFiles.has(event.path) && !event.path.startsWith(statePrefix)) {
+        foreign++;
+        if (event.type === 'create' && !blindCreates && !rewatch.queued && hasSubdirectory(event.path)) {
+          rewatch.request(`${event.path} arrived with directories inside`);
+        }
+      }
     }
     counters.events += events.length;
     if (foreign > 0) {
       const now = Date.now();
-      if (now - burst.start > BURST_WINDOW_MS) burst = { start: now, count: 0, flagged: false };
+      // Two windows back to back, so a burst that straddles their boundary is still counted whole.
+      if (now - burst.start > BURST_WINDOW_MS) {
+        // A window already flagged has had its renewal; its changes do not count again.
+        const previous = burst.flagged || now - burst.start > 2 * BURST_WINDOW_MS ? 0 : burst.count;
+        burst = { start: now, count: 0, previous, flagged: false };
+      }
       burst.count += foreign;
-      if (burst.count >= maxQueued && !burst.flagged) {
+      if (burst.count + burst.previous >= overflowAt && !burst.flagged) {
         burst.flagged = true;
-        overflow(`${burst.count} changes within 5 s, enough to overflow the kernel's event queue`);
+        overflow(`${burst.count + burst.previous} changes within 10 s, enough to have overflowed the kernel's event queue`);
       } else {
         index.touched();
       }
@@ -102,17 +114,21 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
     }
     for (const cookie of cookies) barrier.seen(cookie);
   };
-  const maxQueued = maxQueuedEvents();
+  // The kernel counts events, the watcher reports paths: one path written in a burst is one to a
+  // few events (create, modify, attrib), so a quarter of the queue's length is already suspect.
+  const overflowAt = Math.ceil(maxQueuedEvents() / 4);
 
+  /** Events may have been dropped, the creation of a directory among them, which then stays unwatched. */
   const overflow = (why: string) => {
     counters.overflows++;
-    gap('observer-overflow', `${why}; rescanning`, false);
+    gap('observer-overflow', `${why}; watching again and rescanning`, false);
+    rewatch.request(why);
   };
 
   const onError = (error: Error) => {
     if (stopping) return;
     gap('observer-watcher-error', `the file watcher failed (${error.message}); watching again`, true);
-    void resubscribe();
+    rewatch.request('the watcher failed');
   };
 
   const subscribe = async () => {
@@ -124,21 +140,32 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
     subscription = await watchTree(options.root, { onEvents, onError });
   };
 
-  /** Watch again after a failure; a lasting gap stays until the watcher is back. */
-  const resubscribe = async () => {
-    if (retryTimer || stopping) return;
+  /**
+   * Subscribes afresh, so every directory that exists now is watched. After a
+   * failure a lasting gap stays and this retries. The scan that follows
+   * begins once the new watches are in place, so it covers whatever changed
+   * while there were none.
+   */
+  const renew = async (why: string) => {
+    options.log(`watching again: ${why}`);
+    if (retryTimer) clearTimeout(retryTimer);
+    retryTimer = null;
     const old = subscription;
     subscription = null;
     await old?.unsubscribe().catch(() => undefined);
+    if (stopping) return;
     try {
       await subscribe();
       for (const code of WATCHER_GAPS) index.settle(code);
+      index.touched('rewatch');
     } catch (error) {
       const limit = /ENOSPC|No space left/i.test(String((error as Error).message)) || (error as NodeJS.ErrnoException).code === 'ENOSPC';
       if (limit) {
         gap('observer-watch-limit', 'the inotify watch limit is reached; raise it (sysctl fs.inotify.max_user_watches) or stop other watchers. Retrying', true);
       } else if (!existsRoot()) {
         gap('observer-root-moved', `the root ${options.root} is gone; waiting for it to come back`, true);
+      } else {
+        gap('observer-watcher-error', `the file watcher could not start (${(error as Error).message}); retrying`, true);
       }
       if (readyMs !== null && !existsSync(files.record)) {
         // The state dir went with the root: no client can find this observer any more.
@@ -148,10 +175,11 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
       }
       retryTimer = setTimeout(() => {
         retryTimer = null;
-        void resubscribe();
+        rewatch.request('retrying');
       }, RETRY_MS);
     }
   };
+  const rewatch = new Rewatch(renew);
 
   const existsRoot = () => {
     const stats = lstatSync(options.root, { bigint: true, throwIfNoEntry: false });
@@ -162,32 +190,46 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
   const checkRoot = (): boolean => {
     if (subscription === null || existsRoot()) return true;
     gap('observer-root-moved', `the root ${options.root} was deleted or moved; waiting for it to come back`, true);
-    void resubscribe();
+    rewatch.request('the root was deleted or moved');
     return false;
   };
 
   const observe = async (params: ObserveParams): Promise<ObserveResult> => {
     const checks = validChecks(params);
     const deadline = Date.now() + ANSWER_DEADLINE_MS;
+    // No answer while the watcher is being renewed: a change made meanwhile raises no event.
+    await rewatch.idle();
     if (params.mode === 'sync' && subscription !== null) {
+      const renewals = rewatch.started;
       const synced = await barrier.sync(BARRIER_TIMEOUT_MS);
-      if (!synced && barrier.available) {
-        // The cookie's event was lost: so may others have been. Rescan before answering.
+      if (!synced && barrier.available && rewatch.started === renewals) {
+        // The cookie's event was lost: so may others have been. Watch again and rescan before answering.
         gap('observer-barrier-timeout', `a barrier event did not arrive within ${BARRIER_TIMEOUT_MS} ms`, false);
+        rewatch.request('a barrier event was lost');
       } else if (!synced) {
-        // No place for a cookie in the tree: only a scan begun now reflects every earlier write.
+        // No place for a cookie in the tree, or the watcher was renewed meanwhile:
+        // only a scan begun now reflects every earlier write.
         index.touched();
       }
+      await rewatch.idle();
     }
     checkRoot();
     const unhealthy = (reasons: GapReason[]): ObserveResult => ({ healthy: false, reasons, envKey: key, observedAt: Date.now(), checks: [] });
     if (index.reasons().length > 0 && !index.reasons().every((reason) => transient(reason.code))) return unhealthy(index.reasons());
     let answer;
-    try {
-      answer = await index.current(checks, deadline);
-    } catch (error) {
-      if (error instanceof ObserverBusy) return unhealthy([{ code: 'observer-busy', message: error.message }]);
-      throw error;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        answer = await index.current(checks, deadline);
+      } catch (error) {
+        if (error instanceof ObserverBusy) return unhealthy([{ code: 'observer-busy', message: error.message }]);
+        throw error;
+      }
+      const unwatched = uncovered(answer.snapshot);
+      if (unwatched.length === 0) break;
+      const what = `${unwatched.length} ${unwatched.length === 1 ? 'directory' : 'directories'} holding inputs ${unwatched.length === 1 ? 'is' : 'are'} not watched (${unwatched[0] || '.'})`;
+      if (attempt > 1) return unhealthy([{ code: 'observer-watcher-error', message: `${what}, even after watching again` }]);
+      rewatch.request(what);
+      await rewatch.idle();
     }
     if (!index.healthy) return unhealthy(index.reasons());
     return {
@@ -208,6 +250,18 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
         };
       }),
     };
+  };
+
+  /** Checked once per scan: the watcher covers every directory that holds an input. */
+  const coverage = new WeakMap<Snapshot, string[]>();
+  const uncovered = (snapshot: Snapshot): string[] => {
+    let missing = coverage.get(snapshot);
+    if (missing === undefined) {
+      missing = unwatchedDirectories(options.root, snapshot.directories);
+      coverage.set(snapshot, missing);
+      if (missing.length > 0) options.log(`unwatched directories holding inputs: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', ...' : ''}`);
+    }
+    return missing;
   };
 
   const ping = async (): Promise<PingResult> => ({ protocol: PROTOCOL, version: options.version, build: options.build, pid: process.pid, ready: index.ready });
@@ -236,7 +290,10 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
     else if (kind === 'watch-limit') {
       failNextSubscribe = 'watch-limit';
       onError(new Error('an injected watch limit'));
-    } else throw new InvalidParams('kind must be overflow, watcher-error or watch-limit');
+    } else if (kind === 'blind-creates') {
+      // Stands for a lost creation event: only the coverage check is left to notice the unwatched directories.
+      blindCreates = true;
+    } else throw new InvalidParams('kind must be overflow, watcher-error, watch-limit or blind-creates');
     return { injected: kind };
   };
 
@@ -271,6 +328,7 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
     stopping = true;
     if (idleTimer) clearTimeout(idleTimer);
     if (retryTimer) clearTimeout(retryTimer);
+    rewatch.dispose();
     index.dispose();
     server.close();
     await subscription?.unsubscribe().catch(() => undefined);
@@ -326,6 +384,21 @@ function cookiePrefix(root: string, stateDir: string, inStateDir: string): strin
   if (rel !== '' && !rel.startsWith('..') && !isAbsolute(rel)) return inStateDir;
   const git = join(root, '.git');
   return statSync(git, { throwIfNoEntry: false })?.isDirectory() ? join(git, `vouch-${basename(inStateDir)}`) : null;
+}
+
+/**
+ * A directory that arrives whole (mkdir -p, cp -r, a checkout, a move) gets
+ * one watch from @parcel/watcher, not one for each directory inside it: its
+ * inotify backend is not recursive there (parcel-bundler/watcher#97), so edits
+ * deeper down would raise no event. Such a directory needs a fresh subscription.
+ */
+function hasSubdirectory(path: string): boolean {
+  if (!lstatSync(path, { throwIfNoEntry: false })?.isDirectory()) return false;
+  try {
+    return readdirSync(path, { withFileTypes: true }).some((entry) => entry.isDirectory());
+  } catch {
+    return false;
+  }
 }
 
 /** Gaps a rescan clears by itself; the index waits for that rescan rather than answer unhealthy. */

@@ -43,8 +43,12 @@ export interface GapReason {
   message: string;
 }
 
-/** Why the index was last rescanned: its first build, file events, a hard-linked input, or a gap. */
-export type RescanReason = 'first-index' | 'file-events' | 'hard-linked-input' | GapCode;
+/**
+ * Why the index was last rescanned: its first build, file events, a
+ * hard-linked input, the watcher renewed to cover a subtree it could not
+ * have watched, or a gap.
+ */
+export type RescanReason = 'first-index' | 'file-events' | 'hard-linked-input' | 'rewatch' | GapCode;
 
 export interface ObserveResult {
   healthy: boolean;
@@ -79,7 +83,7 @@ export interface ObserverInfo extends PingResult {
   root: string;
 }
 
-export type FaultKind = 'overflow' | 'watcher-error' | 'watch-limit';
+export type FaultKind = 'overflow' | 'watcher-error' | 'watch-limit' | 'blind-creates';
 
 export interface Methods {
   ping: { params: Record<string, never>; result: PingResult };

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import type { AsyncSubscription, Event } from '@parcel/watcher';
 
 export interface TreeEvents {
@@ -19,24 +19,60 @@ export async function watchTree(root: string, handlers: TreeEvents): Promise<Asy
   });
 }
 
-/** Inotify watches this process holds, read from the kernel's own accounting. */
-export function watchCount(): number {
-  let count = 0;
+/** The kernel's lines for this process's inotify watches, one per watched directory, or null without /proc. */
+function watchLines(): string[] | null {
   let fds: string[];
   try {
     fds = readdirSync('/proc/self/fd');
   } catch {
-    return 0;
+    return null;
   }
+  const lines: string[] = [];
   for (const fd of fds) {
     try {
       if (readlinkSync(`/proc/self/fd/${fd}`) !== 'anon_inode:inotify') continue;
-      for (const line of readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8').split('\n')) if (line.startsWith('inotify wd:')) count++;
+      for (const line of readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8').split('\n')) if (line.startsWith('inotify wd:')) lines.push(line);
     } catch {
       // closed meanwhile
     }
   }
-  return count;
+  return lines;
+}
+
+/** Inotify watches this process holds, read from the kernel's own accounting. */
+export function watchCount(): number {
+  return watchLines()?.length ?? 0;
+}
+
+/**
+ * Of these root-relative directories, those no inotify watch covers, checked
+ * by device and inode against the kernel's list. This guards the watcher
+ * itself: a directory whose creation event was lost is never watched, and
+ * nothing else would say so. Empty without /proc (nothing to check against).
+ */
+export function unwatchedDirectories(root: string, directories: Iterable<string>): string[] {
+  const lines = watchLines();
+  if (lines === null) return [];
+  const watched = new Set<string>();
+  for (const line of lines) {
+    const ino = /\bino:([0-9a-f]+)/.exec(line)?.[1];
+    const sdev = /\bsdev:([0-9a-f]+)/.exec(line)?.[1];
+    if (ino !== undefined && sdev !== undefined) watched.add(`${userDev(BigInt(`0x${sdev}`))}:${BigInt(`0x${ino}`)}`);
+  }
+  const missing: string[] = [];
+  for (const dir of directories) {
+    const stats = lstatSync(dir === '' ? root : `${root}/${dir}`, { bigint: true, throwIfNoEntry: false });
+    // Gone since the scan: the next scan, which its deletion's event calls for, settles it.
+    if (stats?.isDirectory() && !watched.has(`${stats.dev}:${stats.ino}`)) missing.push(dir);
+  }
+  return missing;
+}
+
+/** The kernel's internal device number (major << 20 | minor) as stat reports it (glibc's makedev). */
+function userDev(kernel: bigint): bigint {
+  const major = kernel >> 20n;
+  const minor = kernel & 0xfffffn;
+  return (minor & 0xffn) | ((major & 0xfffn) << 8n) | ((minor & ~0xffn) << 12n) | ((major & ~0xfffn) << 32n);
 }
 
 /** The kernel's inotify queue length: a burst of this many events in a moment may have overflowed it. */

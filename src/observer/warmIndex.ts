@@ -8,13 +8,15 @@ import { InputScanner } from '../fs/inputScanner.js';
 import type { GapCode, GapReason, ObservedInputs, RescanReason } from './protocol.js';
 
 /** One full scan of every tracked check, and the event generation it began at. */
-interface Snapshot {
+export interface Snapshot {
   generation: number;
   observedAt: number;
   observations: Map<string, Observation>;
   /** Hard-linked inputs: a write through another link raises no event here, so each question re-stats them. */
   linked: Array<[path: string, identity: string]>;
   files: number;
+  /** The directories that hold inputs, root-relative ('' is the root): each must be watched. */
+  directories: Set<string>;
 }
 
 /** Raised when the index cannot be trusted; answers are unhealthy until it is cleared. */
@@ -57,10 +59,10 @@ export class WarmIndex {
     private readonly onScanError: (error: Error) => void,
   ) {}
 
-  /** Files changed: the index may be out of date. */
-  touched(): void {
+  /** Files changed, or the watcher was renewed: the index may be out of date. */
+  touched(reason: RescanReason = 'file-events'): void {
     this.generation++;
-    this.schedule('file-events');
+    this.schedule(reason);
   }
 
   raise(reason: GapReason, lasting: boolean): void {
@@ -162,16 +164,20 @@ export class WarmIndex {
     const observations = new Map<string, Observation>();
     const linked = new Map<string, string>();
     const paths = new Set<string>();
+    const directories = new Set<string>();
     for (const [key, check] of this.tracked) {
       const observation = scanner.observe(check as unknown as CheckDefinition);
       observations.set(key, observation);
       for (const entry of observation.manifest.entries) {
+        if (paths.has(entry.path)) continue;
         paths.add(entry.path);
+        const slash = entry.path.lastIndexOf('/');
+        directories.add(slash < 0 ? '' : entry.path.slice(0, slash));
         if (entry.type === 'file' && entry.origin === 'installed' && linkCount(entry.identity) > 1) linked.set(entry.path, entry.identity);
       }
       for (const [path, identity] of observation.sourceIdentities) if (linkCount(identity) > 1) linked.set(path, identity);
     }
-    this.snapshot = { generation, observedAt: started, observations, linked: [...linked], files: paths.size };
+    this.snapshot = { generation, observedAt: started, observations, linked: [...linked], files: paths.size, directories };
     for (const [code, gap] of this.gaps) if (!gap.lasting && gap.generation <= generation) this.gaps.delete(code);
     this.rescans++;
     this.lastRescan = { at: started, durationMs: Date.now() - started, reason };
