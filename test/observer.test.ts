@@ -551,6 +551,33 @@ describe('sockets and state', () => {
   });
 });
 
+describe('worktrees', () => {
+  it('a second worktree of the repository gets its own observer and its own state', () => {
+    const p = project('obs-worktree');
+    const elsewhere = project('obs-worktree-b', {}, { git: false });
+    const wt = join(elsewhere.root, 'wt');
+    p.git('worktree', 'add', '-q', wt);
+    runChecks(p);
+    runChecks(p, [], wt);
+    const main = observers.start(p);
+    const second = observers.start(p, [], { cwd: wt });
+    expect(second.action).toBe('started');
+    expect(second.pid).not.toBe(main.pid);
+    expect(second.socket.startsWith(join(wt, '.vouch'))).toBe(true);
+    expect(observerRecords(join(wt, '.vouch')).map((r) => r.record.pid)).toEqual([second.pid]);
+    expect(observerRecords(stateDirOf(p)).map((r) => r.record.pid)).toEqual([main.pid]);
+
+    writeFileSync(join(wt, 'src/a.js'), 'export const a = 2;\n');
+    const inWorktree = timedStatus(p, [], patient, wt).out;
+    const inMain = timedStatus(p, [], patient).out;
+    expect([inWorktree.observation.source, inMain.observation.source]).toEqual(['observer', 'observer']);
+    expect(answersOf(inWorktree).map((a) => a.freshness)).toEqual(['STALE']);
+    expect(answersOf(inMain).map((a) => a.freshness)).toEqual(['CURRENT']);
+    // Each has its own receipts: the main checkout's run ids are not the worktree's.
+    expect(answersOf(inWorktree)[0]?.run_id).not.toBe(answersOf(inMain)[0]?.run_id);
+  });
+});
+
 describe('the protocol', () => {
   it('answers only its own methods: anything else is a JSON-RPC error and nothing runs', async () => {
     const p = project('obs-rpc');
