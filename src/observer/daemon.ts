@@ -60,14 +60,22 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
   const store = openStore(options.stateDir);
   const statCache = loadStatCache(store.db);
   const key = envKey(store.db);
-  const index = new WarmIndex(options.root, options.excluded, statCache, (error) => options.log(`a rescan failed: ${error.message}`));
+  const index = new WarmIndex(
+    options.root,
+    options.excluded,
+    statCache,
+    (error) => options.log(`a rescan failed: ${error.message}`),
+    (snapshot) => {
+      if (subscription !== null && !rewatch.pending) uncovered(snapshot);
+    },
+  );
   const barrier = new Barrier(cookiePrefix(options.root, options.stateDir, files.cookiePrefix));
   barrier.sweep();
   const ownFiles = new Set([files.log, files.record]);
   // Only vouch writes in the state dir, and nothing there is an input. Its
   // writes are few and cannot fill the kernel queue, so they need no rescan.
   const statePrefix = `${options.stateDir}/`;
-  const counters = { events: 0, overflows: 0 };
+  const counters = { events: 0, foreign: 0, overflows: 0 };
   let burst = { start: 0, count: 0, previous: 0, flagged: false };
   let subscription: AsyncSubscription | null = null;
   let rootIdentity = '';
@@ -95,6 +103,7 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
       }
     }
     counters.events += events.length;
+    counters.foreign += foreign;
     if (foreign > 0) {
       const now = Date.now();
       // Two windows back to back, so a burst that straddles their boundary is still counted whole.
@@ -252,15 +261,26 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
     };
   };
 
-  /** Checked once per scan: the watcher covers every directory that holds an input. */
+  /**
+   * Whether the watcher covers every directory that holds an input, checked
+   * once per scan (in the background after it, when nothing waits). The
+   * check costs about 50 ms at 60k files, so it is skipped when the
+   * directories are those last found covered and too few events arrived
+   * since for any to have been lost.
+   */
   const coverage = new WeakMap<Snapshot, string[]>();
+  let covered: { directories: Set<string>; foreign: number } | null = null;
   const uncovered = (snapshot: Snapshot): string[] => {
     let missing = coverage.get(snapshot);
-    if (missing === undefined) {
+    if (missing !== undefined) return missing;
+    if (covered && counters.foreign - covered.foreign < overflowAt / 4 && sameSet(covered.directories, snapshot.directories)) {
+      missing = [];
+    } else {
       missing = unwatchedDirectories(options.root, snapshot.directories);
-      coverage.set(snapshot, missing);
+      covered = missing.length === 0 ? { directories: snapshot.directories, foreign: counters.foreign } : null;
       if (missing.length > 0) options.log(`unwatched directories holding inputs: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', ...' : ''}`);
     }
+    coverage.set(snapshot, missing);
     return missing;
   };
 
@@ -399,6 +419,12 @@ function hasSubdirectory(path: string): boolean {
   } catch {
     return false;
   }
+}
+
+function sameSet(a: Set<string>, b: Set<string>): boolean {
+  if (a.size !== b.size) return false;
+  for (const item of a) if (!b.has(item)) return false;
+  return true;
 }
 
 /** Gaps a rescan clears by itself; the index waits for that rescan rather than answer unhealthy. */

@@ -57,6 +57,8 @@ export class WarmIndex {
     private readonly excluded: readonly string[],
     private readonly statCache: StatCache,
     private readonly onScanError: (error: Error) => void,
+    /** Runs after each scan, while no question waits on it in the usual loop. */
+    private readonly onSnapshot: (snapshot: Snapshot) => void = () => undefined,
   ) {}
 
   /** Files changed, or the watcher was renewed: the index may be out of date. */
@@ -181,6 +183,7 @@ export class WarmIndex {
     for (const [code, gap] of this.gaps) if (!gap.lasting && gap.generation <= generation) this.gaps.delete(code);
     this.rescans++;
     this.lastRescan = { at: started, durationMs: Date.now() - started, reason };
+    this.onSnapshot(this.snapshot);
   }
 
   dispose(): void {
