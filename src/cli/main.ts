@@ -18,6 +18,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   start: () => import('./commands/start.js'),
   stop: () => import('./commands/stop.js'),
   observer: () => import('./commands/observer.js'),
+  hook: () => import('./commands/hook.js'),
+  agent: () => import('./commands/agent.js'),
 };
 
 /** Commands that are not listed: the observer's own process. */
@@ -38,6 +40,8 @@ Commands:
   start     start the observer: a warm index, so answers need no scan
   stop      stop the observer
   observer  report on the running observer
+  hook      decide for an agent's shell command (Claude Code, Codex hooks)
+  agent     set up, remove or check vouch's hooks and instructions for an agent
 
 Options for every command:
   --config FILE      use this config (default: vouch.config.json, searched upward)
