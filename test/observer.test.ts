@@ -15,6 +15,7 @@ import {
   rpcExchange,
   timedStatus,
   until,
+  vouchAsync,
   waitGone,
 } from './helpers/observer.js';
 import { CLI, cleanEnv, REPO, tempProject, type TempProject } from './helpers/project.js';
@@ -265,6 +266,35 @@ describe('vouch observer and status', () => {
     const after = timedStatus(p, []).out;
     expect(after.observation).toMatchObject({ source: 'scan', mode: null });
     expect(answersOf(after).map((a) => a.freshness)).toEqual(['CURRENT']);
+  });
+});
+
+describe('run --if-due with an observer', () => {
+  it('skips a current check without taking the lock, and waits for a run that holds it, then skips on its receipt', async () => {
+    const SLOW = { name: 'check', kind: 'custom', command: ['node', 'slow.cjs'] };
+    const p = project('obs-ifdue', {
+      ...FILES,
+      'vouch.config.json': configText([SLOW]),
+      'slow.cjs': `${CHECK_JS}setTimeout(() => {}, 1500);\n`,
+    });
+    runChecks(p);
+    observers.start(p);
+    expect(ranCount(p)).toBe(1);
+
+    const skipped = p.vouch(['run', '--if-due', '--json'], { env: patient });
+    expect(skipped.code, skipped.stderr).toBe(0);
+    expect(JSON.parse(skipped.stdout).runs.map((r: Json) => r.action)).toEqual(['skipped']);
+    expect(existsSync(join(stateDirOf(p), 'locks', 'check.lock'))).toBe(false);
+
+    p.write('src/a.js', 'export const a = 2;\n');
+    const first = vouchAsync(p.root, ['run'], 30_000, patient);
+    await until(() => existsSync(join(stateDirOf(p), 'locks', 'check.lock')), 'the first run to take the lock');
+    const second = p.vouch(['run', '--if-due', '--json'], { env: patient });
+    expect((await first).code).toBe(0);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stderr).toMatch(/waiting/i);
+    expect(JSON.parse(second.stdout).runs.map((r: Json) => r.action)).toEqual(['skipped']);
+    expect(ranCount(p)).toBe(2);
   });
 });
 

@@ -15,7 +15,7 @@ import { insertReceipt, latestReceipt } from '../store/receipts.js';
 import { saveStatCache } from '../store/statCacheTable.js';
 import { ensureStateDir } from '../store/stateDir.js';
 import { planCheck } from './checkPlan.js';
-import { acquireRunLock, type LockHolder } from './runLock.js';
+import { acquireRunLock, runLockHeld, type LockHolder } from './runLock.js';
 import { newRunId } from './runId.js';
 import { spawnCheck } from './spawnCheck.js';
 
@@ -51,19 +51,30 @@ const MAX_LISTED_PATHS = 5;
 export async function runCheck(request: RunRequest): Promise<RunOutcome> {
   const { definition } = request;
   const runId = newRunId();
-  const release = await acquireRunLock(
-    request.stateDir,
-    { runId, check: definition.name, startedAt: Date.now() },
-    request.onWait,
-  );
+  const plan = (envKey: string) => planCheck({ root: request.root, definition, scripts: request.scripts, env: request.env, envKey });
+  const askToSkip = async (): Promise<RunOutcome | null> => {
+    const asked = await request.askObserver?.();
+    if (!asked) return null;
+    const status = decide(definition, plan(asked.envKey).observed, asked.inputs, asked.receipt);
+    return status.reuseEligible ? { action: 'skipped', status, exitCode: 0 } : null;
+  };
+  // Asked before the lock when nobody holds it: taking the lock is a write, and the watcher
+  // batches a write's successors, which would hold the observer's barrier up to 50 ms.
+  const askedFirst = request.ifDue && request.askObserver !== undefined && !runLockHeld(request.stateDir, definition.name);
+  if (askedFirst) {
+    const skipped = await askToSkip();
+    if (skipped) return skipped;
+  }
+  let waited = false;
+  const release = await acquireRunLock(request.stateDir, { runId, check: definition.name, startedAt: Date.now() }, (holder) => {
+    waited = true;
+    request.onWait(holder);
+  });
   try {
-    const plan = (envKey: string) => planCheck({ root: request.root, definition, scripts: request.scripts, env: request.env, envKey });
-    if (request.ifDue && request.askObserver) {
-      const asked = await request.askObserver();
-      if (asked) {
-        const status = decide(definition, plan(asked.envKey).observed, asked.inputs, asked.receipt);
-        if (status.reuseEligible) return { action: 'skipped', status, exitCode: 0 };
-      }
+    // Again under the lock when another run held it: that run may have made this one unnecessary.
+    if (request.ifDue && (!askedFirst || waited)) {
+      const skipped = await askToSkip();
+      if (skipped) return skipped;
     }
     const { db, statCache, envKey } = await request.session();
     const observe = () => new InputScanner(request.root, request.excluded, statCache).observe(definition);

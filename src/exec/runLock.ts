@@ -60,6 +60,13 @@ export async function acquireRunLock(
   }
 }
 
+/** Whether a live process holds the check's lock now. Reads only: it makes no event for a watcher. */
+export function runLockHeld(stateDir: string, check: string): boolean {
+  const current = readHolder(join(stateDir, 'locks', `${check}.lock`));
+  if (current === 'gone') return false;
+  return current === 'unreadable' || alive(current);
+}
+
 function releaseIfMine(path: string, text: string) {
   try {
     if (readFileSync(path, 'utf8') === text) unlinkSync(path);
