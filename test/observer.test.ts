@@ -112,6 +112,23 @@ describe('start and stop', () => {
     expect(observerRecords(stateDirOf(p)).map((r) => r.record.pid)).toEqual([pid]);
   });
 
+  it('two starts at the same instant: one observer, both say where it is, and its files stay', async () => {
+    const p = project('obs-race');
+    runChecks(p);
+    observers.note(p, [], 0);
+    const [one, two] = await Promise.all([0, 1].map(() => vouchAsync(p.root, ['start', '--json'], 60_000)));
+    const outs = [one, two].map((result) => {
+      expect(result?.code, result?.output).toBe(0);
+      return JSON.parse(result?.output ?? '');
+    });
+    for (const out of outs) observers.note(p, [], out.pid);
+    expect(outs.map((out) => out.action).sort()).toEqual(['already-running', 'started']);
+    expect(outs[0].pid).toBe(outs[1].pid);
+    expect(observerRecords(stateDirOf(p)).map((r) => r.record.pid)).toEqual([outs[0].pid]);
+    expect(existsSync(outs[0].socket)).toBe(true);
+    expect(timedStatus(p, [], patient).out.observation.source).toBe('observer');
+  });
+
   it('stop ends it and leaves no socket or pid file; a second stop says not-running', async () => {
     const p = project('obs-stop');
     runChecks(p);
@@ -440,6 +457,44 @@ describe('directories made in one go', () => {
   });
 });
 
+describe('paths that cannot change an answer', () => {
+  it('writes to git-ignored files make no rescan; un-ignoring them or a forced git add does, and so do edits of what is then tracked', async () => {
+    const p = project('obs-quiet');
+    runChecks(p);
+    observers.start(p);
+    const agreed = (expected: string) => {
+      const observed = timedStatus(p, [], patient).out;
+      expect(observed.observation.source).toBe('observer');
+      expect(answersOf(observed).map((a) => a.freshness)).toEqual([expected]);
+      expect(answersOf(timedStatus(p, ['--no-observer']).out)).toEqual(answersOf(observed));
+    };
+    agreed('CURRENT');
+    const rescans = observerInfo(p).rescans;
+    for (let k = 0; k < 20; k++) {
+      writeFileSync(join(p.root, `out/build-${k % 3}.js`), `export const k = ${k};\n`);
+      await delay(20);
+    }
+    agreed('CURRENT');
+    expect(observerInfo(p).rescans, 'writes under an ignored directory made the index rescan').toBe(rescans);
+
+    // What decides ignoring changes: the ignored files are inputs now.
+    const gitignore = readFileSync(join(p.root, '.gitignore'), 'utf8');
+    writeFileSync(join(p.root, '.gitignore'), gitignore.replace('out/\n', ''));
+    agreed('STALE');
+    writeFileSync(join(p.root, '.gitignore'), gitignore);
+    agreed('CURRENT');
+
+    // A forced add tracks an ignored file: only .git/index says so.
+    p.git('add', '-f', 'out/build-0.js');
+    agreed('STALE');
+    runChecks(p);
+    agreed('CURRENT');
+    await delay(200);
+    writeFileSync(join(p.root, 'out/build-0.js'), 'export const k = -1;\n');
+    agreed('STALE');
+  });
+});
+
 describe('forced failures', () => {
   // Failures that cannot be caused on demand are injected through the "fault" method, which only
   // an observer started with VOUCH_OBSERVER_FAULTS=1 answers.
@@ -605,6 +660,20 @@ describe('worktrees', () => {
     expect(answersOf(inMain).map((a) => a.freshness)).toEqual(['CURRENT']);
     // Each has its own receipts: the main checkout's run ids are not the worktree's.
     expect(answersOf(inWorktree)[0]?.run_id).not.toBe(answersOf(inMain)[0]?.run_id);
+
+    // A worktree's index lives in the main repository, outside its root: a forced add of an
+    // ignored file makes it an input, and only that index says so.
+    writeFileSync(join(wt, 'src/a.js'), A_JS);
+    mkdirSync(join(wt, 'out'), { recursive: true });
+    writeFileSync(join(wt, 'out/extra.js'), 'export const extra = 1;\n');
+    runChecks(p, [], wt);
+    expect(answersOf(timedStatus(p, [], patient, wt).out).map((a) => a.freshness)).toEqual(['CURRENT']);
+    const added = spawnSync('git', ['add', '-f', 'out/extra.js'], { cwd: wt, env: cleanEnv(), encoding: 'utf8' });
+    expect(added.status, added.stderr).toBe(0);
+    const observed = timedStatus(p, [], patient, wt).out;
+    expect(observed.observation.source).toBe('observer');
+    expect(answersOf(observed).map((a) => a.freshness)).toEqual(['STALE']);
+    expect(answersOf(timedStatus(p, ['--no-observer'], cleanEnv(), wt).out)).toEqual(answersOf(observed));
   });
 });
 

@@ -1,4 +1,5 @@
 import { statSync } from 'node:fs';
+import { setTimeout as delay } from 'node:timers/promises';
 import { VouchError, isVouchError } from '../core/errors.js';
 import { callObserver, deadlineFrom, findObserver, ObserverUnavailable } from '../observer/client.js';
 import { serveObserver, type ObserverReady } from '../observer/daemon.js';
@@ -78,10 +79,14 @@ export async function startObserver(project: Project, options: StartOptions): Pr
     });
     return { action, ...ready };
   } catch (error) {
-    // Another start won the race: that one is the observer now.
+    // Another start won the race: that one is the observer, once its first index is ready.
     if (isVouchError(error) && error.code === 'observer-running') {
-      const info = await observerInfo(project, options.env);
-      if (info) return { action: 'already-running', pid: info.pid, readyMs: info.readyMs, indexFiles: info.indexFiles, socket: info.socket };
+      const until = Date.now() + START_TIMEOUT_MS;
+      while (Date.now() < until) {
+        const info = await observerInfo(project, options.env).catch(() => null);
+        if (info) return { action: 'already-running', pid: info.pid, readyMs: info.readyMs, indexFiles: info.indexFiles, socket: info.socket };
+        await delay(100);
+      }
     }
     throw error;
   }

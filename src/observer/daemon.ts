@@ -15,6 +15,8 @@ import { PROTOCOL } from './protocol.js';
 import { InvalidParams, rpcServer } from './rpcServer.js';
 import { maxQueuedEvents, unwatchedDirectories, watchCount, watchTree } from './treeWatcher.js';
 import { ObserverBusy, WarmIndex, type Snapshot } from './warmIndex.js';
+import { QuietPaths } from './quietPaths.js';
+import { outsideRuleFiles } from './ruleFiles.js';
 import { Rewatch } from './rewatch.js';
 
 export interface ObserverOptions {
@@ -67,10 +69,14 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
     (error) => options.log(`a rescan failed: ${error.message}`),
     (snapshot) => {
       if (subscription !== null && !rewatch.pending) uncovered(snapshot);
+      quiet.learn(snapshot.directories, installedGlobs());
     },
+    outsideRuleFiles(options.root, options.env),
   );
+  const quiet = new QuietPaths(options.root);
+  const rootPrefix = `${options.root}/`;
+  const installedGlobs = () => [...new Set(index.checks().flatMap((check) => check.installed))];
   const barrier = new Barrier(cookiePrefix(options.root, options.stateDir, files.cookiePrefix));
-  barrier.sweep();
   const ownFiles = new Set([files.log, files.record]);
   // Only vouch writes in the state dir, and nothing there is an input. Its
   // writes are few and cannot fill the kernel queue, so they need no rescan.
@@ -84,6 +90,7 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
   let retryTimer: NodeJS.Timeout | null = null;
   let readyMs: number | null = null;
   let stopping = false;
+  let bound = false;
 
   const gap = (code: GapCode, message: string, lasting: boolean) => {
     options.log(`${code}: ${message}`);
@@ -91,20 +98,25 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
   };
 
   const onEvents = (events: Event[]) => {
-    let foreign = 0;
     const cookies: string[] = [];
+    const foreign: Event[] = [];
     for (const event of events) {
       if (barrier.isCookie(event.path)) cookies.push(event.path);
-      else if (!ownFiles.has(event.path) && !event.path.startsWith(statePrefix)) {
-        foreign++;
-        if (event.type === 'create' && !blindCreates && !rewatch.queued && hasSubdirectory(event.path)) {
-          rewatch.request(`${event.path} arrived with directories inside`);
-        }
+      else if (!ownFiles.has(event.path) && !event.path.startsWith(statePrefix)) foreign.push(event);
+    }
+    const relative = (path: string) => path.slice(rootPrefix.length);
+    if (foreign.some((event) => quiet.decidesRules(relative(event.path)))) quiet.forget();
+    let loud = 0;
+    for (const event of foreign) {
+      if (quiet.quiet(relative(event.path))) continue;
+      loud++;
+      if (event.type === 'create' && !blindCreates && !rewatch.queued && hasSubdirectory(event.path)) {
+        rewatch.request(`${event.path} arrived with directories inside`);
       }
     }
     counters.events += events.length;
-    counters.foreign += foreign;
-    if (foreign > 0) {
+    counters.foreign += foreign.length;
+    if (foreign.length > 0) {
       const now = Date.now();
       // Two windows back to back, so a burst that straddles their boundary is still counted whole.
       if (now - burst.start > BURST_WINDOW_MS) {
@@ -112,11 +124,12 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
         const previous = burst.flagged || now - burst.start > 2 * BURST_WINDOW_MS ? 0 : burst.count;
         burst = { start: now, count: 0, previous, flagged: false };
       }
-      burst.count += foreign;
+      // Quiet paths count here too: an overflow drops events whatever their paths.
+      burst.count += foreign.length;
       if (burst.count + burst.previous >= overflowAt && !burst.flagged) {
         burst.flagged = true;
         overflow(`${burst.count + burst.previous} changes within 10 s, enough to have overflowed the kernel's event queue`);
-      } else {
+      } else if (loud > 0) {
         index.touched();
       }
       checkRoot();
@@ -352,8 +365,11 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
     index.dispose();
     server.close();
     await subscription?.unsubscribe().catch(() => undefined);
-    removeObserverFiles(files, socket);
-    barrier.sweep();
+    // Only what this observer made: one that lost a race to start must not remove the winner's files.
+    if (bound) {
+      removeObserverFiles(files, socket);
+      barrier.sweep();
+    }
     try {
       saveStatCache(store.db, statCache);
     } catch {
@@ -369,6 +385,9 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
 
   try {
     await listen(server, socket);
+    bound = true;
+    // Cookies a killed observer left behind; only once the socket is ours, so a loser cannot sweep a live one's.
+    barrier.sweep();
     index.track(options.checks);
     await subscribe();
     await index.current(options.checks, Date.now() + ANSWER_DEADLINE_MS);

@@ -46,9 +46,9 @@ export interface GapReason {
 /**
  * Why the index was last rescanned: its first build, file events, a
  * hard-linked input, the watcher renewed to cover a subtree it could not
- * have watched, or a gap.
+ * have watched, a git rule file outside the root that changed, or a gap.
  */
-export type RescanReason = 'first-index' | 'file-events' | 'hard-linked-input' | 'rewatch' | GapCode;
+export type RescanReason = 'first-index' | 'file-events' | 'hard-linked-input' | 'rewatch' | 'git-rules' | GapCode;
 
 export interface ObserveResult {
   healthy: boolean;

@@ -5,6 +5,7 @@ import { identityOf } from '../core/identity.js';
 import type { Observation } from '../core/observation.js';
 import type { StatCache } from '../core/statCache.js';
 import { InputScanner } from '../fs/inputScanner.js';
+import { ruleStamp } from './ruleFiles.js';
 import type { GapCode, GapReason, ObservedInputs, RescanReason } from './protocol.js';
 
 /** One full scan of every tracked check, and the event generation it began at. */
@@ -17,6 +18,8 @@ export interface Snapshot {
   files: number;
   /** The directories that hold inputs, root-relative ('' is the root): each must be watched. */
   directories: Set<string>;
+  /** The git rule files outside the root as they were when the scan began (see ruleFiles.ts). */
+  rules: string;
 }
 
 /** Raised when the index cannot be trusted; answers are unhealthy until it is cleared. */
@@ -59,6 +62,8 @@ export class WarmIndex {
     private readonly onScanError: (error: Error) => void,
     /** Runs after each scan, while no question waits on it in the usual loop. */
     private readonly onSnapshot: (snapshot: Snapshot) => void = () => undefined,
+    /** Files outside the root that decide what git tracks or ignores in it; no event reports them. */
+    private readonly ruleFiles: readonly string[] = [],
   ) {}
 
   /** Files changed, or the watcher was renewed: the index may be out of date. */
@@ -98,6 +103,11 @@ export class WarmIndex {
     return this.snapshot !== null;
   }
 
+  /** Every check asked about so far: what each scan covers. */
+  checks(): ObservedInputs[] {
+    return [...this.tracked.values()];
+  }
+
   track(checks: readonly ObservedInputs[]): void {
     for (const check of checks) {
       const key = keyOf(check);
@@ -129,6 +139,11 @@ export class WarmIndex {
     if (snapshot.generation !== this.generation) return false;
     for (const gap of this.gaps.values()) if (gap.lasting || gap.generation > snapshot.generation) return false;
     if (!checks.every((check) => snapshot.observations.has(keyOf(check)))) return false;
+    if (this.ruleFiles.length > 0 && ruleStamp(this.ruleFiles) !== snapshot.rules) {
+      this.generation++;
+      this.pendingReason = 'git-rules';
+      return false;
+    }
     for (const [path, identity] of snapshot.linked) {
       const stats = lstatSync(`${this.root}/${path}`, { bigint: true, throwIfNoEntry: false });
       if (!stats || identityOf(stats) !== identity) {
@@ -162,6 +177,7 @@ export class WarmIndex {
   private rescan(reason: RescanReason): void {
     const generation = this.generation;
     const started = Date.now();
+    const rules = ruleStamp(this.ruleFiles);
     const scanner = new InputScanner(this.root, this.excluded, this.statCache);
     const observations = new Map<string, Observation>();
     const linked = new Map<string, string>();
@@ -179,7 +195,7 @@ export class WarmIndex {
       }
       for (const [path, identity] of observation.sourceIdentities) if (linkCount(identity) > 1) linked.set(path, identity);
     }
-    this.snapshot = { generation, observedAt: started, observations, linked: [...linked], files: paths.size, directories };
+    this.snapshot = { generation, observedAt: started, observations, linked: [...linked], files: paths.size, directories, rules };
     for (const [code, gap] of this.gaps) if (!gap.lasting && gap.generation <= generation) this.gaps.delete(code);
     this.rescans++;
     this.lastRescan = { at: started, durationMs: Date.now() - started, reason };
