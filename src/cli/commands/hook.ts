@@ -1,11 +1,74 @@
+import { runHook } from '../../agents/hook.js';
+import type { Host } from '../../agents/host.js';
+import { claude } from '../../agents/hostClaude.js';
+import { codex } from '../../agents/hostCodex.js';
 import type { CliIo } from '../io.js';
 
-export const help = `Usage: vouch hook ...
+export const help = `Usage: vouch hook claude|codex
 
-Not built yet.
+Run by Claude Code or Codex as a hook, with the host's hook JSON on stdin; not
+meant to be typed. "vouch agent setup" installs it (docs/hooks.md).
+
+  PreToolUse (Bash)  when every check the command runs is CURRENT and PASS,
+                     deny it and tell the agent so; when a check is not
+                     current, Claude Code gets the command rewritten to
+                     "vouch run CHECK --if-due" (Codex runs it as typed);
+                     anything else runs as typed
+  SessionStart       start the observer in the background, say nothing
+
+It always exits 0, and prints nothing when in any doubt: a hook that fails
+must never stop the agent. VOUCH_FORCE=1, in the hook's environment or leading
+the command, runs the command as typed.
+
+Environment:
+  VOUCH_FORCE=1          never deny or rewrite
+  VOUCH_HOOK_LOG=FILE    append one JSON line per Bash command: what was decided and why
 `;
 
-export async function run(_argv: string[], io: CliIo): Promise<number> {
-  io.stderr.write('vouch: "hook" is not built yet\n');
-  return 2;
+const HOSTS: Record<string, Host> = { claude, codex };
+
+/** Past this, a host that never closes stdin is not waited for: the hook gives up and stays out of the way. */
+const STDIN_TIMEOUT_MS = 5_000;
+/** Hook JSON is small; anything larger is not a host's event. */
+const STDIN_MAX_BYTES = 16 * 1024 * 1024;
+
+export async function run(argv: string[], io: CliIo): Promise<number> {
+  const name = argv[0];
+  const host = name !== undefined && Object.hasOwn(HOSTS, name) ? HOSTS[name] : undefined;
+  // Exit 2 would block the agent's tool call in both hosts: even a usage error exits 0.
+  if (host === undefined || argv.length > 1) {
+    io.stderr.write(`vouch: hook takes one argument, claude or codex; see "vouch hook --help"\n`);
+    return 0;
+  }
+  if (process.stdin.isTTY) {
+    io.stderr.write(`vouch: "vouch hook ${host.name}" reads the host's hook JSON on stdin; see "vouch hook --help"\n`);
+    return 0;
+  }
+  const stdin = await readStdin(process.stdin);
+  if (stdin === null) return 0;
+  const out = await runHook(host, stdin, { env: io.env, cwd: io.cwd, entry: process.argv[1] });
+  if (out !== '') io.stdout.write(out);
+  return 0;
+}
+
+/** All of stdin as text; null when it is too large, fails, or does not end in time. */
+function readStdin(stream: NodeJS.ReadStream): Promise<string | null> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const finish = (value: string | null) => {
+      clearTimeout(timer);
+      stream.removeAllListeners('data').removeAllListeners('end').removeAllListeners('error');
+      if (value === null) stream.destroy();
+      resolve(value);
+    };
+    const timer = setTimeout(() => finish(null), STDIN_TIMEOUT_MS);
+    stream.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > STDIN_MAX_BYTES) finish(null);
+      else chunks.push(chunk);
+    });
+    stream.on('end', () => finish(Buffer.concat(chunks).toString('utf8')));
+    stream.on('error', () => finish(null));
+  });
 }

@@ -1,0 +1,263 @@
+import { isAbsolute, resolve } from 'node:path';
+import type { Assignment, Command, Pipeline, PipelineNode, Redirection, SyntaxNode } from 'unbash';
+import { forEachChild } from 'unbash';
+import type { PackageManagerName } from '../core/config.js';
+import { envPatterns } from '../core/context.js';
+import type { CheckDefinition } from '../core/definition.js';
+import { checkForms, envNameMatches, type CommandForm } from './matchForms.js';
+import { chainElements, commandWords, parseShell, staticArgv, staticWord } from './shellCommand.js';
+
+export interface MatchTarget {
+  /** Absolute project root. */
+  root: string;
+  /** Absolute directory the shell command starts in. */
+  cwd: string;
+  packageManager: PackageManagerName | null;
+  /** package.json scripts. */
+  scripts: Record<string, string> | null;
+  checks: CheckDefinition[];
+  /** CDPATH is set in the shell: a relative `cd` may then go anywhere, so it is not followed. */
+  cdpath?: boolean;
+}
+
+export interface MatchedPart {
+  /** The check's name. */
+  check: string;
+  /** UTF-16 offsets in the original command of the command words to replace (assignments and the `2>&1 | tail -n N` suffix excluded). */
+  start: number;
+  end: number;
+  /** The leading VAR=value assignments whose values are static, unquoted. */
+  env: Record<string, string>;
+}
+
+export interface CommandMatch {
+  /** Matched simple commands in source order (may be empty). */
+  parts: MatchedPart[];
+  /** Nothing else in the chain but matched parts (and `cd` into the root). */
+  onlyChecks: boolean;
+  /** VOUCH_FORCE=1 leads the command (or a part): run as typed. */
+  force: boolean;
+}
+
+/**
+ * Builtins that change the shell itself: what a later command in the same
+ * chain means (its directory, environment, resolution, or whether it runs
+ * code first). After one of them nothing later in the chain matches.
+ */
+const SHELL_STATE_BUILTINS = new Set([
+  'cd', '.', 'source', 'eval', 'exec', 'export', 'unset', 'declare', 'typeset', 'local', 'readonly', 'let', 'read', 'mapfile', 'readarray',
+  'alias', 'unalias', 'shopt', 'enable', 'builtin', 'command', 'hash', 'trap', 'pushd', 'popd', 'ulimit', 'umask', 'fc', 'set',
+]);
+
+/** `set` flags that change nothing about how a later command runs: errexit, nounset, xtrace, pipefail. */
+const HARMLESS_SET = /^(?:[-+][eux]+|[-+][eux]*o|pipefail|errexit|nounset|xtrace)$/;
+
+/** Where the chain is, as far as can be followed. */
+type Place = { known: true; dir: string } | { known: false };
+
+/**
+ * Finds the simple commands of a shell command's top-level chain that stand
+ * for a configured check. Null when the command does not parse: fail open.
+ */
+export function matchCommand(command: string, target: MatchTarget): CommandMatch | null {
+  const script = parseShell(command);
+  if (script === null) return null;
+  const forms = target.checks.map((check) => ({ check, forms: checkForms(check, target), context: contextPatterns(check, target.scripts) }));
+
+  const parts: MatchedPart[] = [];
+  let onlyChecks = true;
+  let force = false;
+  let place: Place = { known: true, dir: resolve(target.cwd) };
+
+  for (const { node, statement } of chainElements(script)) {
+    const head = headCommand(node);
+    if (head && forced(head)) force = true;
+    if (statement.background) {
+      onlyChecks = false;
+      continue;
+    }
+    if (node.type === 'Command' && isCd(node)) {
+      place = afterCd(node, place, target);
+      if (!(place.known && place.dir === resolve(target.root))) onlyChecks = false;
+      continue;
+    }
+    const candidate = place.known && place.dir === resolve(target.root) ? matchable(node, command) : null;
+    const matched = candidate ? matchPart(candidate.command, forms) : null;
+    if (candidate && matched) {
+      parts.push({ check: matched.check.name, start: candidate.start, end: candidate.end, env: matched.env });
+      if (matched.dynamic) onlyChecks = false;
+      // An assignment like `X=${Y:=z}` sets a shell variable on the way.
+      if (changesShellState(candidate.command)) place = { known: false };
+      continue;
+    }
+    onlyChecks = false;
+    if (changesShellState(node)) place = { known: false };
+  }
+  return { parts, onlyChecks: onlyChecks && parts.length > 0, force };
+}
+
+/** The simple command a chain element starts with, for spotting VOUCH_FORCE=1. */
+function headCommand(node: PipelineNode): Command | null {
+  if (node.type === 'Command') return node;
+  if (node.type === 'Pipeline' && node.prefixes.length === 0 && node.commands[0]?.type === 'Command') return node.commands[0];
+  return null;
+}
+
+function forced(command: Command): boolean {
+  return command.prefix.some((item) => {
+    if (item.type !== 'Assignment' || item.name !== 'VOUCH_FORCE' || item.value.type !== 'Word') return false;
+    const value = staticWord(item.value);
+    return value !== null && value !== '' && value !== '0';
+  });
+}
+
+interface Matchable {
+  command: Command;
+  start: number;
+  end: number;
+}
+
+/**
+ * The simple command in a chain element that may stand for a check, with the
+ * span of its words: the command alone, or followed by `2>&1`, or by a single
+ * `| tail -n N` / `| head -N` (with or without `2>&1`). Anything else in a
+ * pipeline, and `time` or `!` in front, never matches.
+ */
+function matchable(node: PipelineNode, source: string): Matchable | null {
+  let command: Command;
+  if (node.type === 'Command') {
+    command = node;
+  } else if (node.type === 'Pipeline') {
+    const pipeline = node as Pipeline;
+    if (pipeline.prefixes.length > 0 || pipeline.commands.length !== 2 || pipeline.operators[0] !== '|') return null;
+    const [first, second] = pipeline.commands;
+    if (first?.type !== 'Command' || second?.type !== 'Command' || !isTrimmer(second)) return null;
+    command = first;
+  } else {
+    return null;
+  }
+  if (command.name === undefined || command.prefix.some((item) => item.type !== 'Assignment')) return null;
+  const { words, trailing } = commandWords(command);
+  if (trailing.length > 1) return null;
+  if (trailing.length === 1 && !isStderrToStdout(trailing[0] as Redirection, source)) return null;
+  const last = words[words.length - 1]!;
+  return { command, start: command.name.pos, end: last.end };
+}
+
+function isStderrToStdout(item: Redirection, source: string): boolean {
+  return item.type === 'Redirect' && source.slice(item.pos, item.end) === '2>&1';
+}
+
+/** `tail -n N`, `tail -N`, `head -n N` or `head -N`, nothing more. */
+function isTrimmer(command: Command): boolean {
+  if (command.prefix.length > 0) return false;
+  const argv = staticArgv(command);
+  if (argv === null || command.suffix.length !== argv.length - 1) return false;
+  const [program, ...args] = argv;
+  if (program !== 'tail' && program !== 'head') return false;
+  if (args.length === 1) return /^-[0-9]+$/.test(args[0]!);
+  return args.length === 2 && args[0] === '-n' && /^[0-9]+$/.test(args[1]!);
+}
+
+interface PartMatch {
+  check: CheckDefinition;
+  env: Record<string, string>;
+  /** An assignment's value is not static: the part runs something besides the check. */
+  dynamic: boolean;
+}
+
+function matchPart(command: Command, checks: Array<{ check: CheckDefinition; forms: CommandForm[]; context: string[] }>): PartMatch | null {
+  // The words only: a trailing 2>&1 was allowed by matchable().
+  const argv: string[] = [];
+  for (const word of commandWords(command).words) {
+    const value = staticWord(word);
+    if (value === null) return null;
+    argv.push(value);
+  }
+  for (const { check, forms, context } of checks) {
+    if (!forms.some((form) => sameArgv(form, argv))) continue;
+    const assigned = assignments(command.prefix as Assignment[], context);
+    if (assigned === null) return null;
+    return { check, ...assigned };
+  }
+  return null;
+}
+
+/**
+ * The static assignments. A variable that is part of the check's context must
+ * have a static value, or the part cannot be judged: null then.
+ */
+function assignments(prefix: readonly Assignment[], context: readonly string[]): { env: Record<string, string>; dynamic: boolean } | null {
+  const env: Record<string, string> = {};
+  let dynamic = false;
+  for (const assignment of prefix) {
+    const value = assignment.value.type === 'Word' && !assignment.append && assignment.index === undefined ? staticWord(assignment.value) : null;
+    if (value === null) {
+      if (envNameMatches(assignment.name, context)) return null;
+      dynamic = true;
+      continue;
+    }
+    env[assignment.name] = value;
+  }
+  return { env, dynamic };
+}
+
+function sameArgv(form: CommandForm, argv: readonly string[]): boolean {
+  return form.length === argv.length && form.every((word, index) => word === argv[index]);
+}
+
+/** The environment names whose values are part of the check's context, as the run records them. */
+function contextPatterns(check: CheckDefinition, scripts: Record<string, string> | null): string[] {
+  const commandLine = check.script !== null ? (scripts?.[check.script] ?? '') : (check.command ?? []).join(' ');
+  return envPatterns(check.env, commandLine);
+}
+
+function isCd(command: Command): boolean {
+  return command.name !== undefined && staticWord(command.name) === 'cd';
+}
+
+/** Follows `cd DIR` with one static argument; any other form loses the place. */
+function afterCd(command: Command, place: Place, target: MatchTarget): Place {
+  if (!place.known || command.prefix.length > 0) return { known: false };
+  const argv = staticArgv(command);
+  if (argv === null || argv.length !== 2 || command.suffix.length !== 1) return { known: false };
+  const dir = argv[1]!;
+  if (dir === '' || dir.startsWith('-')) return { known: false };
+  if (target.cdpath && !isAbsolute(dir) && !/^\.\.?(?:\/|$)/.test(dir)) return { known: false };
+  return { known: true, dir: resolve(place.dir, dir) };
+}
+
+/**
+ * Whether running this element may change the shell itself for later
+ * elements. Compound commands other than a subshell may run anything in this
+ * shell, so they count; so does an expansion that assigns (`${X:=y}`, `$((x=1))`).
+ */
+function changesShellState(node: PipelineNode): boolean {
+  if (node.type === 'Subshell') return assigningExpansion(node);
+  if (node.type === 'Pipeline') return node.commands.some((child) => changesShellState(child));
+  if (node.type !== 'Command') return true;
+  if (node.name === undefined) return true; // a bare assignment sets a shell variable
+  const name = staticWord(node.name);
+  if (name === null) return true;
+  if (name === 'set') {
+    const argv = staticArgv(node);
+    if (argv === null || argv.length < 2 || !argv.slice(1).every((arg) => HARMLESS_SET.test(arg))) return true;
+  } else if (SHELL_STATE_BUILTINS.has(name)) {
+    return true;
+  } else if (name === 'printf' && node.suffix.some((item) => item.type === 'Word' && item.text.startsWith('-v'))) {
+    return true; // printf -v NAME assigns a shell variable
+  }
+  return assigningExpansion(node);
+}
+
+function assigningExpansion(root: SyntaxNode): boolean {
+  let found = false;
+  const visit = (node: SyntaxNode) => {
+    if (found) return;
+    if (node.type === 'ArithmeticExpansion' || node.type === 'ArithmeticCommand' || node.type === 'ArithmeticFor') found = true;
+    else if (node.type === 'ParameterExpansion' && node.operation?.type === 'Default' && (node.operation.operator === '=' || node.operation.operator === ':=')) found = true;
+    else forEachChild(node, visit);
+  };
+  visit(root);
+  return found;
+}

@@ -1,0 +1,81 @@
+import type { CommandDecision } from './commandDecision.js';
+import { writeHookLog } from './hookLog.js';
+import { hookProgram } from './hookProgram.js';
+import { parseHookInput, type BashEvent, type Host } from './host.js';
+
+/*
+ * The hook's flow, shared by the hosts: read the host's event, decide, answer
+ * in the host's format. It fails open everywhere: whatever goes wrong, the
+ * answer is '' (print nothing, exit 0) and the agent's command runs as typed.
+ *
+ * It loads only what a decision needs: the matcher, the project and the
+ * observer client come in with evaluate.js, and only for a Bash command.
+ */
+
+export interface HookContext {
+  env: NodeJS.ProcessEnv;
+  /** The hook process's own cwd: where the host ran it. */
+  cwd: string;
+  /** The script this process runs (process.argv[1]): what a rewrite and SessionStart run again. */
+  entry: string | undefined;
+}
+
+/** Returns exactly what goes to stdout. Never throws. */
+export async function runHook(host: Host, stdin: string, context: HookContext): Promise<string> {
+  let input: unknown;
+  try {
+    input = JSON.parse(stdin);
+  } catch {
+    return '';
+  }
+  try {
+    const event = parseHookInput(input);
+    if (event === null || event.kind === 'ignored') return '';
+    if (event.kind === 'session-start') {
+      // Once per session, and spawn's module is not needed for a Bash decision: loaded here.
+      const { startObserverDetached } = await import('./hookSession.js');
+      startObserverDetached(event.cwd ?? context.cwd, context.env, context.entry);
+      // Claude Code adds SessionStart stdout to the agent's context: nothing is said.
+      return '';
+    }
+    return await answerBash(host, event, context);
+  } catch {
+    return '';
+  }
+}
+
+/** VOUCH_FORCE=1 leading the whole command: its author wants it run as typed, and needs no parse to say so. */
+const FORCE_LEADS = /^\s*VOUCH_FORCE=1[ \t]/;
+
+async function answerBash(host: Host, event: BashEvent, context: HookContext): Promise<string> {
+  const cwd = event.cwd ?? context.cwd;
+  let decision: CommandDecision;
+  let source: 'observer' | 'scan' | null = null;
+  if (context.env.VOUCH_FORCE === '1') {
+    decision = { kind: 'pass', why: 'VOUCH_FORCE=1 is set for the hook', checks: [] };
+  } else if (FORCE_LEADS.test(event.command)) {
+    decision = { kind: 'pass', why: 'VOUCH_FORCE=1 leads the command', checks: [] };
+  } else {
+    try {
+      const { evaluateCommand } = await import('./evaluate.js');
+      const evaluation = await evaluateCommand({ command: event.command, cwd, env: context.env, program: hookProgram(context.env, context.entry) });
+      decision = evaluation.decision;
+      source = evaluation.source;
+    } catch (error) {
+      // evaluateCommand does not throw by contract; a failure to load it is still a pass.
+      decision = { kind: 'pass', why: `internal error: ${(error as Error).message}`, checks: [] };
+    }
+  }
+  const response = host.respond(event, decision);
+  writeHookLog(context.env, context.cwd, {
+    time: new Date().toISOString(),
+    host: host.name,
+    command: event.command,
+    decision: response.decision,
+    why: response.why,
+    checks: decision.checks,
+    latency_ms: Math.round(performance.now()),
+    source,
+  });
+  return response.stdout;
+}

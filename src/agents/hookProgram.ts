@@ -1,0 +1,56 @@
+import { accessSync, constants, realpathSync, statSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
+
+/*
+ * The program text a rewrite puts in the agent's command line, so that the
+ * rewritten `PROGRAM run CHECK --if-due` runs this same vouch install.
+ *
+ * Plain `vouch` when the first `vouch` on the hook's PATH is this install
+ * (same real path as the script this process runs); otherwise the node that
+ * runs this hook and the real path of this script, each shell-quoted: the
+ * same program text `vouch agent setup` writes into the hook entries.
+ *
+ * The hook's PATH stands in for the agent shell's PATH: both hosts pass their
+ * own environment to hooks, and their shell tool starts from the same login
+ * environment. Spawning a login shell on every hook call would cost more than
+ * the whole decision. The fallback is always correct: an absolute node and
+ * script need no PATH and no exec bit (the bundled bin is not executable in a
+ * checkout). `vouch agent doctor` checks the real login-shell lookup.
+ */
+export function hookProgram(env: NodeJS.ProcessEnv, entry: string | undefined, execPath: string = process.execPath): string {
+  if (entry === undefined || entry === '') return 'vouch';
+  const self = realPath(resolve(entry));
+  const found = findOnPath('vouch', env.PATH);
+  if (self !== null && found !== null && realPath(found) === self) return 'vouch';
+  return `${shellQuote(execPath)} ${shellQuote(self ?? resolve(entry))}`;
+}
+
+/** The first executable file named `name` on PATH, as a POSIX shell would find it; relative entries are skipped (they depend on the shell's cwd). */
+export function findOnPath(name: string, path: string | undefined): string | null {
+  for (const dir of (path ?? '').split(':')) {
+    if (dir === '' || !isAbsolute(dir)) continue;
+    const candidate = join(dir, name);
+    try {
+      if (!statSync(candidate).isFile()) continue;
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not here, or not executable: the shell would go on looking too
+    }
+  }
+  return null;
+}
+
+function realPath(path: string): string | null {
+  try {
+    return realpathSync(path);
+  } catch {
+    return null;
+  }
+}
+
+/** One shell word: as is when it holds only characters no shell treats specially (no `=`, so it never reads as an assignment), else single-quoted. */
+export function shellQuote(word: string): string {
+  if (/^[A-Za-z0-9_@%+:,./-]+$/.test(word)) return word;
+  return `'${word.replaceAll("'", `'\\''`)}'`;
+}

@@ -1,0 +1,90 @@
+import { ensureStateDir } from '../../store/stateDir.js';
+import { HOST_LAYOUTS, type AgentHost } from './agentHost.js';
+import { agentProject, type AgentProject, type AgentProjectOptions } from './agentProject.js';
+import { deleteRecord, readRecord, recordPath, writeRecord, type RecordedItem } from './agentRecord.js';
+import { applyChanges } from './applyChanges.js';
+import { planRemove, planSetup, type FileChange, type ItemPlan } from './changePlan.js';
+import { findConflicts, type Conflict } from './conflicts.js';
+import { desiredHookEntries } from './hookEntries.js';
+import { sectionText, skillText } from './instructions.js';
+import { inspectItems, type Desired } from './managedItem.js';
+import { resolveVouchCommand, type LookupFn, type VouchCommand } from './vouchCommand.js';
+
+export interface AgentSetupOptions extends AgentProjectOptions {
+  host: AgentHost;
+  env: NodeJS.ProcessEnv;
+  /** The running vouch's entry script and Node: what hooks run when the login shell's vouch is another. */
+  entry: string;
+  node: string;
+  version: string;
+  /** Replaces the login-shell lookup (tests). */
+  lookup?: LookupFn;
+}
+
+/** What setup or removal would do, computed without writing anything. */
+export interface AgentPlan {
+  operation: 'setup' | 'remove';
+  host: AgentHost;
+  project: AgentProject;
+  recordPath: string;
+  command: VouchCommand | null;
+  items: ItemPlan[];
+  changes: FileChange[];
+  conflicts: Conflict[];
+  notes: string[];
+  /** The record as it will be once the plan is applied; empty means it is deleted. */
+  record: RecordedItem[];
+  /** A record existed before this call. */
+  hadRecord: boolean;
+  version: string;
+}
+
+function desiredFor(options: AgentSetupOptions, project: AgentProject, command: VouchCommand): Desired {
+  const layout = HOST_LAYOUTS[options.host];
+  const facts = { host: options.host, program: command.program, options: project.commandOptions, checks: project.checks ?? [] };
+  return { hooks: desiredHookEntries(options.host, layout.hooks, command.program), section: sectionText(facts), skill: skillText(facts) };
+}
+
+export async function planAgentSetup(options: AgentSetupOptions): Promise<AgentPlan> {
+  const project = await agentProject(options, true);
+  const layout = HOST_LAYOUTS[options.host];
+  const command = resolveVouchCommand(options.entry, options.node, options.env, options.lookup);
+  const desired = desiredFor(options, project, command);
+  const record = readRecord(project.stateDir, options.host);
+  const items = inspectItems(layout, project.root, record?.items ?? [], desired);
+  const plan = planSetup(options.host, project.root, items, desired.hooks);
+  const notes: string[] = [];
+  if (!command.sameInstall) {
+    const found = command.lookup.found === null ? 'finds no vouch' : `finds another vouch (${command.lookup.resolved ?? command.lookup.found})`;
+    notes.push(`A login shell (${command.lookup.shell}) ${found}, so the hooks and instructions run this install by path: ${command.program}. Run setup again after installing vouch on PATH to use plain "vouch".`);
+  }
+  if (options.host === 'codex') {
+    notes.push('Codex runs project hooks only after you trust them: open /hooks in Codex and trust the vouch hooks. Changing them (an upgrade) asks again.');
+  } else {
+    notes.push('Start a new Claude Code session to load the hooks and the skill; Claude Code runs project hooks only once you have trusted the workspace.');
+  }
+  return { operation: 'setup', host: options.host, project, recordPath: recordPath(project.stateDir, options.host), command, ...plan, hadRecord: record !== null, conflicts: findConflicts(options.host, project.root, options.env.HOME), notes, version: options.version };
+}
+
+export async function planAgentRemove(options: AgentSetupOptions): Promise<AgentPlan> {
+  const project = await agentProject(options, false);
+  const layout = HOST_LAYOUTS[options.host];
+  const record = readRecord(project.stateDir, options.host);
+  // Without a record, only content equal to what setup would write now is known to be vouch's.
+  const command = record === null && project.checks !== null ? resolveVouchCommand(options.entry, options.node, options.env, options.lookup) : null;
+  const desired: Desired = command ? desiredFor(options, project, command) : { hooks: [], section: '', skill: '' };
+  const items = inspectItems(layout, project.root, record?.items ?? [], desired);
+  const plan = planRemove(options.host, project.root, items);
+  return { operation: 'remove', host: options.host, project, recordPath: recordPath(project.stateDir, options.host), command, ...plan, hadRecord: record !== null, conflicts: [], notes: [], version: options.version };
+}
+
+/** Writes the plan's files, then the record of what vouch now owns (deleted when it owns nothing). */
+export function applyAgentPlan(plan: AgentPlan): void {
+  applyChanges(plan.changes);
+  if (plan.record.length === 0) {
+    deleteRecord(plan.project.stateDir, plan.host);
+    return;
+  }
+  ensureStateDir(plan.project.stateDir);
+  writeRecord(plan.project.stateDir, { schema: 1, host: plan.host, version: plan.version, writtenAt: new Date().toISOString(), items: plan.record });
+}

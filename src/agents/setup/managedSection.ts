@@ -1,0 +1,66 @@
+/**
+ * The part of a shared Markdown file (CLAUDE.md, AGENTS.md) that vouch owns:
+ * everything from the begin marker's line to the end marker's line. Text
+ * outside it is the user's and is never changed.
+ */
+export const SECTION_BEGIN = '<!-- vouch:begin -->';
+export const SECTION_END = '<!-- vouch:end -->';
+
+export type SectionSearch =
+  | { kind: 'none' }
+  | { kind: 'one'; start: number; end: number; text: string }
+  /** Two begin markers, or a begin without an end: vouch cannot tell which text is its own. */
+  | { kind: 'broken'; why: string };
+
+export function findSection(text: string): SectionSearch {
+  const begin = markerLines(text, SECTION_BEGIN);
+  const end = markerLines(text, SECTION_END);
+  if (begin.length === 0 && end.length === 0) return { kind: 'none' };
+  if (begin.length !== 1 || end.length !== 1) return { kind: 'broken', why: `${begin.length} "${SECTION_BEGIN}" and ${end.length} "${SECTION_END}" lines, where one of each is expected` };
+  const start = begin[0] as number;
+  const endLine = end[0] as number;
+  if (endLine < start) return { kind: 'broken', why: `"${SECTION_END}" comes before "${SECTION_BEGIN}"` };
+  const stop = endLine + SECTION_END.length;
+  return { kind: 'one', start, end: stop, text: text.slice(start, stop) };
+}
+
+/** Offsets of lines that are exactly the marker (trailing spaces or a CR allowed). */
+function markerLines(text: string, marker: string): number[] {
+  const found: number[] = [];
+  let from = 0;
+  for (;;) {
+    const at = text.indexOf(marker, from);
+    if (at < 0) return found;
+    const lineStart = at === 0 || text[at - 1] === '\n';
+    const rest = text.slice(at + marker.length, text.indexOf('\n', at) < 0 ? undefined : text.indexOf('\n', at));
+    if (lineStart && /^[ \t\r]*$/.test(rest)) found.push(at);
+    from = at + marker.length;
+  }
+}
+
+/** Replaces the section in place. */
+export function replaceSection(text: string, at: { start: number; end: number }, section: string): string {
+  return text.slice(0, at.start) + section + text.slice(at.end);
+}
+
+/**
+ * Appends the section after a blank line. Returns the separator it put
+ * before it, which is recorded so that removal restores the file's bytes.
+ */
+export function appendSection(text: string, section: string): { text: string; separator: string } {
+  const separator = text.length === 0 ? '' : text.endsWith('\n\n') ? '' : text.endsWith('\n') ? '\n' : '\n\n';
+  return { text: `${text}${separator}${section}\n`, separator };
+}
+
+/**
+ * Takes the section out with its own line end. When it is the file's tail and
+ * the recorded separator precedes it, the separator goes too.
+ */
+export function removeSection(text: string, at: { start: number; end: number }, separator: string): string {
+  let end = at.end;
+  if (text.startsWith('\r\n', end)) end += 2;
+  else if (text[end] === '\n') end += 1;
+  let start = at.start;
+  if (end === text.length && separator.length > 0 && text.slice(0, start).endsWith(separator)) start -= separator.length;
+  return text.slice(0, start) + text.slice(end);
+}

@@ -1,0 +1,61 @@
+import { spawnSync } from 'node:child_process';
+import { realpathSync } from 'node:fs';
+import { shellQuote } from './shellQuote.js';
+
+/** What a login shell answered to `command -v vouch`. */
+export interface CommandLookup {
+  shell: string;
+  /** The path the shell printed, or null when it found no vouch. */
+  found: string | null;
+  /** `found` with symlinks resolved, or null. */
+  resolved: string | null;
+  /** Why the lookup itself failed (no shell, a timeout), or null. */
+  error: string | null;
+}
+
+/** How the agent's hooks and instructions call vouch, and why. */
+export interface VouchCommand {
+  /** The entry script of the vouch running now, symlinks resolved. */
+  thisInstall: string;
+  /** The Node that runs it. */
+  node: string;
+  lookup: CommandLookup;
+  /** The login shell's vouch is this install. */
+  sameInstall: boolean;
+  /** The program words, ready for a shell: `vouch`, or this install by absolute path. */
+  program: string;
+}
+
+export type LookupFn = (env: NodeJS.ProcessEnv) => CommandLookup;
+
+/**
+ * Asks a login shell, because agents start their hooks with the user's PATH
+ * as the login profile sets it, not with the PATH of the terminal that ran
+ * setup. Slow (it runs the profile), so only setup and doctor call it.
+ */
+export function loginShellLookup(env: NodeJS.ProcessEnv): CommandLookup {
+  const shell = env.SHELL && env.SHELL.length > 0 ? env.SHELL : '/bin/sh';
+  const result = spawnSync(shell, ['-l', '-c', 'command -v vouch'], { env, encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'pipe', 'pipe'] });
+  if (result.error) return { shell, found: null, resolved: null, error: `${shell} -l could not run: ${result.error.message}` };
+  // Profiles may print banners; the answer is the last line.
+  const lines = result.stdout.split('\n').map((line) => line.trim()).filter((line) => line.length > 0);
+  const found = result.status === 0 ? (lines.at(-1) ?? null) : null;
+  if (found === null || !found.startsWith('/')) return { shell, found: found, resolved: null, error: null };
+  return { shell, found, resolved: realOrNull(found), error: null };
+}
+
+export function resolveVouchCommand(entry: string, node: string, env: NodeJS.ProcessEnv, lookup: LookupFn = loginShellLookup): VouchCommand {
+  const thisInstall = realOrNull(entry) ?? entry;
+  const answer = lookup(env);
+  const sameInstall = answer.resolved !== null && answer.resolved === thisInstall;
+  const program = sameInstall ? 'vouch' : `${shellQuote(node)} ${shellQuote(thisInstall)}`;
+  return { thisInstall, node, lookup: answer, sameInstall, program };
+}
+
+export function realOrNull(path: string): string | null {
+  try {
+    return realpathSync(path);
+  } catch {
+    return null;
+  }
+}
