@@ -20,6 +20,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   observer: () => import('./commands/observer.js'),
   hook: () => import('./commands/hook.js'),
   agent: () => import('./commands/agent.js'),
+  mcp: () => import('./commands/mcp.js'),
 };
 
 /** Commands that are not listed: the observer's own process. */
@@ -42,6 +43,7 @@ Commands:
   observer  report on the running observer
   hook      decide for an agent's shell command (Claude Code, Codex hooks)
   agent     set up, remove or check vouch's hooks and instructions for an agent
+  mcp       serve status, explain, log and run to an agent over MCP (stdio)
 
 Options for every command:
   --config FILE      use this config (default: vouch.config.json, searched upward)

@@ -2,7 +2,8 @@ import { explain } from '../../api/explain.js';
 import { loadProject } from '../../api/project.js';
 import type { InputChange } from '../../core/diff.js';
 import { VouchError } from '../../core/errors.js';
-import { formatAge, statusJson, writeNotices } from '../format.js';
+import { formatAge, writeNotices } from '../format.js';
+import { explanationJson } from '../../api/reportJson.js';
 import { writeJson, type CliIo } from '../io.js';
 import { parseCommand } from '../options.js';
 
@@ -26,13 +27,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   const result = await explain(project, positionals[0] ?? '', io.env, values['no-observer'] ? 'off' : 'auto');
   writeNotices(io.stderr, result.notices);
   if (values.json) {
-    writeJson(io, {
-      schema: 1,
-      check: statusJson(result.status),
-      definition_changes: result.definitionChanges,
-      context_changes: result.contextChanges,
-      input_changes: result.inputChanges.map(inputChangeJson),
-    });
+    writeJson(io, explanationJson(result));
     return 0;
   }
   const { status } = result;
@@ -78,23 +73,3 @@ function describe(change: InputChange): string {
   }
 }
 
-function inputChangeJson(change: InputChange) {
-  const side = (entry: { type: string; digest?: string; executable?: boolean; identity?: string; target?: string } | undefined) =>
-    entry === undefined
-      ? null
-      : {
-          type: entry.type,
-          digest: entry.digest ?? null,
-          executable: entry.executable ?? null,
-          identity: entry.identity ?? null,
-          target: entry.target ?? null,
-        };
-  return {
-    change: change.change,
-    path: change.path,
-    origin: change.origin,
-    old: side('old' in change ? change.old : undefined),
-    new: side('new' in change ? change.new : undefined),
-    identity_fields: change.change === 'identity' ? change.fields : [],
-  };
-}

@@ -1,7 +1,8 @@
 import { log } from '../../api/log.js';
 import { loadProject } from '../../api/project.js';
 import { VouchError } from '../../core/errors.js';
-import { formatAge, formatDuration, receiptJson, table, writeNotices } from '../format.js';
+import { formatAge, formatDuration, table, writeNotices } from '../format.js';
+import { logJson } from '../../api/reportJson.js';
 import { writeJson, type CliIo } from '../io.js';
 import { parseCommand } from '../options.js';
 
@@ -29,7 +30,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   const { receipts, notices } = await log(project, positionals[0] ?? null, limit);
   writeNotices(io.stderr, notices);
   if (values.json) {
-    writeJson(io, { schema: 1, receipts: receipts.map((receipt) => receiptJson(receipt, project.stateDir)) });
+    writeJson(io, logJson(receipts, project.stateDir));
     return 0;
   }
   if (receipts.length === 0) {
@@ -51,3 +52,4 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   io.stdout.write(table(rows));
   return 0;
 }
+

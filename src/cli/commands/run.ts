@@ -1,6 +1,7 @@
 import { loadProject } from '../../api/project.js';
 import { run as runChecks } from '../../api/run.js';
-import { formatAge, formatDuration, receiptJson, statusJson, writeNotices } from '../format.js';
+import { formatAge, formatDuration, writeNotices } from '../format.js';
+import { runReportJson } from '../../api/reportJson.js';
 import { writeJson, type CliIo } from '../io.js';
 import { parseCommand } from '../options.js';
 
@@ -56,15 +57,8 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   });
   writeNotices(io.stderr, report.notices);
   if (values.json) {
-    writeJson(io, {
-      schema: 1,
-      exit_code: report.exitCode,
-      runs: report.runs.map((entry) =>
-        entry.action === 'skipped'
-          ? { name: entry.name, action: 'skipped', exit_code: 0, status: statusJson(entry.status), receipt: null }
-          : { name: entry.name, action: 'ran', exit_code: entry.exitCode, status: null, receipt: receiptJson(entry.receipt, project.stateDir) },
-      ),
-    });
+    writeJson(io, runReportJson(report, project.stateDir));
   }
   return report.exitCode;
 }
+

@@ -1,6 +1,7 @@
 import { loadProject } from '../../api/project.js';
 import { status } from '../../api/status.js';
-import { formatAge, formatDuration, iso, statusJson, table, writeNotices } from '../format.js';
+import { formatAge, formatDuration, table, writeNotices } from '../format.js';
+import { statusReportJson } from '../../api/reportJson.js';
 import { writeJson, type CliIo } from '../io.js';
 import { observerChoice, OBSERVER_OPTIONS, parseCommand } from '../options.js';
 
@@ -40,19 +41,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   const report = await status(project, positionals, io.env, observerChoice(values));
   writeNotices(io.stderr, report.notices);
   if (values.json) {
-    writeJson(io, {
-      schema: 1,
-      root: project.root,
-      config_path: project.configPath,
-      observation: {
-        healthy: report.observation.healthy,
-        source: report.observation.source,
-        mode: report.observation.mode,
-        observed_at: iso(report.observation.observedAt),
-        duration_ms: report.observation.durationMs,
-      },
-      checks: report.checks.map(statusJson),
-    });
+    writeJson(io, statusReportJson(project, report));
     return 0;
   }
   const now = Date.now();
@@ -78,3 +67,4 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   io.stdout.write(table(rows));
   return 0;
 }
+

@@ -1,0 +1,120 @@
+import type { Explanation } from './explain.js';
+import type { Project } from './project.js';
+import type { RunReport } from './run.js';
+import type { StatusReport } from './status.js';
+import type { CheckStatus } from '../core/decide.js';
+import type { InputChange } from '../core/diff.js';
+import type { Receipt } from '../core/receipt.js';
+
+/*
+ * The documents of the --json contract (docs/json.md), built in one place so
+ * that the CLI and the MCP server return exactly the same shapes.
+ */
+
+export function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/** The receipt summary that status, run and explain share in JSON. */
+export function receiptSummaryJson(receipt: Receipt) {
+  return {
+    run_id: receipt.runId,
+    started_at: iso(receipt.startedAt),
+    finished_at: iso(receipt.finishedAt),
+    duration_ms: receipt.durationMs,
+    exit_code: receipt.exitCode,
+    signal: receipt.signal,
+  };
+}
+
+/** A whole receipt, as log and run report it. */
+export function receiptJson(receipt: Receipt, stateDir: string) {
+  return {
+    ...receiptSummaryJson(receipt),
+    check: receipt.check,
+    result: receipt.result,
+    reuse_eligible: receipt.reuseEligible,
+    reasons: receipt.reasons,
+    input_count: receipt.inputCount,
+    log_path: `${stateDir}/${receipt.logPath}`,
+  };
+}
+
+export function statusJson(status: CheckStatus) {
+  return {
+    name: status.name,
+    kind: status.kind,
+    freshness: status.freshness,
+    result: status.result,
+    reuse_eligible: status.reuseEligible,
+    reasons: status.reasons,
+    receipt: status.receipt ? receiptSummaryJson(status.receipt) : null,
+  };
+}
+
+/** The --json document; the MCP server's status tool returns the same one. */
+export function statusReportJson(project: Project, report: StatusReport) {
+  return {
+    schema: 1 as const,
+    root: project.root,
+    config_path: project.configPath,
+    observation: {
+      healthy: report.observation.healthy,
+      source: report.observation.source,
+      mode: report.observation.mode,
+      observed_at: iso(report.observation.observedAt),
+      duration_ms: report.observation.durationMs,
+    },
+    checks: report.checks.map(statusJson),
+  };
+}
+
+/** The --json document; the MCP server's explain tool returns the same one. */
+export function explanationJson(result: Explanation) {
+  return {
+    schema: 1 as const,
+    check: statusJson(result.status),
+    definition_changes: result.definitionChanges,
+    context_changes: result.contextChanges,
+    input_changes: result.inputChanges.map(inputChangeJson),
+  };
+}
+
+function inputChangeJson(change: InputChange) {
+  const side = (entry: { type: string; digest?: string; executable?: boolean; identity?: string; target?: string } | undefined) =>
+    entry === undefined
+      ? null
+      : {
+          type: entry.type,
+          digest: entry.digest ?? null,
+          executable: entry.executable ?? null,
+          identity: entry.identity ?? null,
+          target: entry.target ?? null,
+        };
+  return {
+    change: change.change,
+    path: change.path,
+    origin: change.origin,
+    old: side('old' in change ? change.old : undefined),
+    new: side('new' in change ? change.new : undefined),
+    identity_fields: change.change === 'identity' ? change.fields : [],
+  };
+}
+
+/** The --json document; the MCP server's log tool returns the same one. */
+export function logJson(receipts: readonly Receipt[], stateDir: string) {
+  return { schema: 1 as const, receipts: receipts.map((receipt) => receiptJson(receipt, stateDir)) };
+}
+
+/** The --json document; the MCP server's run tool returns the same one. */
+export function runReportJson(report: RunReport, stateDir: string) {
+  return {
+    schema: 1 as const,
+    exit_code: report.exitCode,
+    runs: report.runs.map((entry) =>
+      entry.action === 'skipped'
+        ? { name: entry.name, action: 'skipped' as const, exit_code: 0, status: statusJson(entry.status), receipt: null }
+        : { name: entry.name, action: 'ran' as const, exit_code: entry.exitCode, status: null, receipt: receiptJson(entry.receipt, stateDir) },
+    ),
+  };
+}

@@ -1,0 +1,46 @@
+import { VouchError } from '../../core/errors.js';
+import type { CliIo } from '../io.js';
+import { parseCommand } from '../options.js';
+import { VERSION } from '../version.js';
+
+export const help = `Usage: vouch mcp [--config FILE] [--state-dir DIR]
+
+Serves vouch to an agent over MCP (Model Context Protocol) on stdin/stdout,
+until the client closes stdin. The project is found from the working
+directory, as for every other command, or from --config.
+
+Tools (docs/mcp.md):
+  status    whether each check's latest receipt still applies   (read-only)
+  explain   what changed since a check's latest receipt          (read-only)
+  log       receipts, newest first                              (read-only)
+  run       run configured checks by name, optionally only if due
+Each returns the same JSON as the command's --json (docs/json.md) as
+structuredContent, plus a short text summary. "prove" is not there yet.
+
+Register it with Claude Code in .mcp.json at the project root:
+  {"mcpServers":{"vouch":{"command":"npx","args":["vouch","mcp"]}}}
+
+Or with Codex in ~/.codex/config.toml (or .codex/config.toml in the project):
+  [mcp_servers.vouch]
+  command = "npx"
+  args = ["vouch", "mcp"]
+
+Options:
+  --config FILE      use this config
+  --state-dir DIR    where receipts are kept
+
+Stdout carries only the protocol; the checks' own output goes to their log
+files (.vouch/logs/), and the run tool's text shows the end of a failure's.
+`;
+
+export async function run(argv: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseCommand('mcp', argv, {});
+  if (positionals.length > 0) throw new VouchError('usage', `mcp takes no arguments, not "${positionals.join(' ')}"; see "vouch mcp --help"`);
+  if (values.json) throw new VouchError('usage', 'mcp speaks JSON-RPC on stdout already; drop --json');
+  // Someone who typed "vouch mcp" in a terminal would otherwise see a silent hang.
+  if (process.stdin.isTTY) io.stderr.write('vouch: serving MCP on stdin/stdout for an agent host; see "vouch mcp --help" to register it. Ctrl-D ends.\n');
+  // Loaded only here: the SDK is the heaviest module vouch has, and no other command needs it.
+  const { serveMcp } = await import('../../mcp/server.js');
+  await serveMcp({ cwd: io.cwd, env: io.env, config: values.config, stateDir: values['state-dir'], version: VERSION });
+  return 0;
+}

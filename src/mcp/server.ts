@@ -1,0 +1,171 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { z } from 'zod';
+import { explain } from '../api/explain.js';
+import { log } from '../api/log.js';
+import { loadProject, type Project } from '../api/project.js';
+import { run } from '../api/run.js';
+import { status } from '../api/status.js';
+import { VouchError } from '../core/errors.js';
+// The one JSON contract (docs/json.md): the tools return exactly what --json prints.
+import { explanationJson, logJson, runReportJson, statusReportJson } from '../api/reportJson.js';
+import { explainOutput, logOutput, runOutput, statusOutput } from './outputSchemas.js';
+import { OutputTail } from './outputTail.js';
+import { progressReporter } from './progress.js';
+import { explainSummary, logSummary, runSummary, statusSummary } from './summaries.js';
+import { answer, failure, requireConfigured } from './toolResult.js';
+
+export interface McpServerOptions {
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  config?: string | undefined;
+  stateDir?: string | undefined;
+  version: string;
+}
+
+const READ_ONLY = { readOnlyHint: true, destructiveHint: false, openWorldHint: false } as const;
+
+/** Builds the server; `serveMcp` connects it to stdio. Kept apart so the tool set can be read in one place. */
+export function createVouchServer(options: McpServerOptions): McpServer {
+  // Loaded per call, not once: the config may change while a host keeps the server running.
+  const project = () => loadProject({ cwd: options.cwd, config: options.config, stateDir: options.stateDir });
+  const server = new McpServer({ name: 'vouch', version: options.version });
+
+  server.registerTool(
+    'status',
+    {
+      title: 'Check freshness',
+      description:
+        "Whether each configured check's latest receipt still applies: freshness CURRENT, STALE or UNVERIFIED, " +
+        'result PASS or FAIL, and reuse_eligible (true means rerunning it is not needed). Ask before rerunning typecheck, lint, test or build.',
+      inputSchema: { checks: z.array(z.string()).optional().describe('check names from vouch.config.json; every check when omitted') },
+      outputSchema: statusOutput,
+      annotations: { title: 'Check freshness', ...READ_ONLY },
+    },
+    async ({ checks }) => {
+      try {
+        const loaded = await project();
+        requireConfigured(loaded, 'checks', checks ?? []);
+        const report = await status(loaded, checks ?? [], options.env);
+        return answer(statusReportJson(loaded, report), statusSummary(report));
+      } catch (error) {
+        return failure(error);
+      }
+    },
+  );
+
+  server.registerTool(
+    'explain',
+    {
+      title: 'What changed',
+      description:
+        "What changed since a check's latest receipt: inputs added, removed or modified, context changes " +
+        '(environment variables by name only), definition changes, and why an UNVERIFIED check has no answer.',
+      inputSchema: { check: z.string().describe('a check name from vouch.config.json') },
+      outputSchema: explainOutput,
+      annotations: { title: 'What changed', ...READ_ONLY },
+    },
+    async ({ check }) => {
+      try {
+        const loaded = await project();
+        requireConfigured(loaded, 'check', check);
+        const result = await explain(loaded, check, options.env);
+        return answer(explanationJson(result), explainSummary(result));
+      } catch (error) {
+        return failure(error);
+      }
+    },
+  );
+
+  server.registerTool(
+    'log',
+    {
+      title: 'Receipt history',
+      description: 'Receipts, newest first, failures included; each names the log file with the run output.',
+      inputSchema: {
+        check: z.string().optional().describe("only this check's receipts"),
+        limit: z.number().int().min(1).max(1000).optional().describe('at most this many receipts (default 20)'),
+      },
+      outputSchema: logOutput,
+      annotations: { title: 'Receipt history', ...READ_ONLY },
+    },
+    async ({ check, limit }) => {
+      try {
+        const loaded = await project();
+        if (check !== undefined) requireConfigured(loaded, 'check', check);
+        const { receipts } = await log(loaded, check ?? null, limit ?? 20);
+        return answer(logJson(receipts, loaded.stateDir), logSummary(receipts));
+      } catch (error) {
+        return failure(error);
+      }
+    },
+  );
+
+  server.registerTool(
+    'run',
+    {
+      title: 'Run checks',
+      description:
+        'Runs configured checks by name, in the order given, and records a receipt of each. Only checks defined in ' +
+        'vouch.config.json can run; nothing else. With if_due, a check whose receipt is CURRENT, PASS and reusable is skipped. ' +
+        'A failing check is an answer (its receipt says FAIL), not a tool error; the text shows the end of its output.',
+      inputSchema: {
+        checks: z.array(z.string()).describe('check names from vouch.config.json (the status tool lists them)'),
+        if_due: z.boolean().optional().describe('skip a check whose receipt is CURRENT, PASS and reusable'),
+      },
+      outputSchema: runOutput,
+      annotations: { title: 'Run checks', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    },
+    async ({ checks, if_due }, extra) => {
+      try {
+        const loaded = await project();
+        // An empty list would mean "every check" to the api; a tool runs only what it names.
+        if (checks.length === 0) throw refuseEmpty(loaded);
+        requireConfigured(loaded, 'checks', checks);
+        const output = new OutputTail();
+        const progress = progressReporter(extra, checks.length);
+        const report = await run(loaded, {
+          names: checks,
+          ifDue: if_due === true,
+          observer: 'auto',
+          env: options.env,
+          stdout: output,
+          stderr: output,
+          onWait: (holder) => progress(`waiting for ${holder.check}: run ${holder.runId} (pid ${holder.pid}) holds its lock`),
+          onStart: (check, runId) => {
+            output.begin(check);
+            progress(`running ${check} (run ${runId})`);
+          },
+          onSkip: (checkStatus) => progress(`skipped ${checkStatus.name}: CURRENT PASS`, true),
+          onFinish: (receipt) => progress(`${receipt.check} ${receipt.result}`, true),
+        });
+        return answer(runReportJson(report, loaded.stateDir), runSummary(report, loaded.stateDir, (check) => output.tailOf(check)));
+      } catch (error) {
+        return failure(error);
+      }
+    },
+  );
+
+  return server;
+}
+
+function refuseEmpty(project: Project): VouchError {
+  const known = project.definitions.map((definition) => definition.name).join(', ');
+  return new VouchError('usage', `checks: name at least one check to run; checks: ${known}`);
+}
+
+/** Serves until the client closes stdin. Resolves then, so the process can exit. */
+export async function serveMcp(options: McpServerOptions): Promise<void> {
+  // Stdout is the protocol. Anything that logs through console goes to stderr instead of corrupting it.
+  console.log = console.error;
+  console.info = console.error;
+  console.debug = console.error;
+  const server = createVouchServer(options);
+  const closed = new Promise<void>((resolve) => {
+    server.server.onclose = () => resolve();
+  });
+  await server.connect(new StdioServerTransport());
+  // The transport does not notice its client going away; an ended stdin is that.
+  process.stdin.once('end', () => void server.close());
+  await closed;
+}

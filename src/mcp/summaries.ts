@@ -1,0 +1,87 @@
+import type { Explanation } from '../api/explain.js';
+import type { RunReport } from '../api/run.js';
+import type { StatusReport } from '../api/status.js';
+import type { InputChange } from '../core/diff.js';
+import type { CheckStatus } from '../core/decide.js';
+import type { Receipt } from '../core/receipt.js';
+import { formatDuration } from '../core/humanTime.js';
+
+/** How many input changes explain's text lists before it counts the rest; structuredContent has them all. */
+const LISTED_CHANGES = 20;
+
+// The text block beside each tool's structuredContent: a few lines a person or a model can read at a glance.
+
+function statusLine(check: CheckStatus): string {
+  const head = `${check.name}: ${check.freshness} ${check.result ?? '-'}`;
+  if (check.reuseEligible) return `${head}, reusable (receipt ${check.receipt?.runId ?? '-'})`;
+  return `${head}; ${check.reasons.map((r) => r.message).join('; ')}`;
+}
+
+export function statusSummary(report: StatusReport): string {
+  const lines = report.checks.map(statusLine);
+  if (lines.length === 0) lines.push('no checks configured; add one to vouch.config.json');
+  return [...lines, ...notes(report.notices)].join('\n');
+}
+
+export function explainSummary(result: Explanation): string {
+  const lines = [statusLine(result.status)];
+  for (const c of result.definitionChanges) lines.push(`definition ${c.field} changed`);
+  for (const c of result.contextChanges) lines.push(`context ${c.field}: ${JSON.stringify(c.old)} -> ${JSON.stringify(c.new)}`);
+  for (const c of result.inputChanges.slice(0, LISTED_CHANGES)) lines.push(`${inputVerb(c)} ${c.path}`);
+  const more = result.inputChanges.length - LISTED_CHANGES;
+  if (more > 0) lines.push(`and ${more} more input changes`);
+  if (result.status.freshness === 'CURRENT' && result.inputChanges.length === 0) lines.push('nothing changed since the receipt');
+  return [...lines, ...notes(result.notices)].join('\n');
+}
+
+function inputVerb(change: InputChange): string {
+  switch (change.change) {
+    case 'added':
+      return 'added';
+    case 'removed':
+      return 'removed';
+    case 'modified':
+      return 'modified';
+    case 'mode':
+      return 'mode changed:';
+    case 'identity':
+      return 'installed file changed:';
+    case 'type':
+      return 'type changed:';
+  }
+}
+
+function receiptLine(receipt: Receipt): string {
+  const how = receipt.signal ? `killed by ${receipt.signal}` : `exit ${receipt.exitCode}`;
+  return `${receipt.check} ${receipt.result} (${how}) in ${formatDuration(receipt.durationMs)}, receipt ${receipt.runId}`;
+}
+
+export function logSummary(receipts: readonly Receipt[]): string {
+  if (receipts.length === 0) return 'no receipts yet; the run tool records one';
+  return receipts.map(receiptLine).join('\n');
+}
+
+export function runSummary(report: RunReport, stateDir: string, outputOf: (check: string) => string): string {
+  const lines: string[] = [];
+  for (const entry of report.runs) {
+    if (entry.action === 'skipped') {
+      lines.push(`${entry.name} skipped: CURRENT PASS, receipt ${entry.status.receipt?.runId ?? '-'}`);
+      continue;
+    }
+    const { receipt } = entry;
+    lines.push(receiptLine(receipt));
+    if (!receipt.reuseEligible && receipt.result === 'PASS') lines.push(`  not reusable: ${receipt.reasons.map((r) => r.message).join('; ')}`);
+    if (receipt.result === 'FAIL') {
+      // The end of the output is where a failure is explained; the log has all of it.
+      lines.push(`  log: ${stateDir}/${receipt.logPath}`);
+      const tail = outputOf(receipt.check).trimEnd();
+      if (tail) lines.push('  output (end):', ...tail.split('\n').map((line) => `  | ${line}`));
+    }
+  }
+  lines.push(...notes(report.notices), `exit code ${report.exitCode}`);
+  return lines.join('\n');
+}
+
+function notes(notices: readonly string[]): string[] {
+  return notices.map((notice) => `note: ${notice}`);
+}
