@@ -1,0 +1,29 @@
+import type { Origin } from './claim.js';
+import { VouchError } from './errors.js';
+
+/** Every claim failure that is not an issue in a verdict. */
+export type ClaimErrorCode = 'refused' | 'missing' | 'malformed' | 'destroyed' | 'deadline';
+
+/**
+ * A claim failure that names who must act (origin) and what went wrong (code).
+ * It extends VouchError so the existing edge renders it; the message is
+ * already `[origin] code: detail`, the one form both the CLI and MCP show.
+ */
+export class ClaimError extends VouchError {
+  readonly origin: Origin;
+  override readonly code: ClaimErrorCode;
+  /** The message without the `[origin] code:` prefix. */
+  readonly detail: string;
+
+  constructor(origin: Origin, code: ClaimErrorCode, detail: string) {
+    super(code, `[${origin}] ${code}: ${detail}`);
+    this.name = 'ClaimError';
+    this.origin = origin;
+    this.code = code;
+    this.detail = detail;
+  }
+}
+
+export function isClaimError(error: unknown): error is ClaimError {
+  return error instanceof ClaimError;
+}
