@@ -1,10 +1,11 @@
 import { statSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { VouchError, isVouchError } from '../core/errors.js';
+import { processAlive } from '../fs/processStart.js';
 import { callObserver, deadlineFrom, findObserver, ObserverUnavailable } from '../observer/client.js';
 import { serveObserver, type ObserverReady } from '../observer/daemon.js';
 import { launchObserver, stopObserver as stopRunning } from '../observer/launch.js';
-import { observerFiles } from '../observer/observerFiles.js';
+import { observerFiles, readRecord } from '../observer/observerFiles.js';
 import { PROTOCOL, type ObserverInfo } from '../observer/protocol.js';
 import type { Project, ProjectPlace } from './project.js';
 
@@ -131,5 +132,31 @@ export async function observerInfo(project: Pick<ProjectPlace, 'stateDir' | 'con
       throw new VouchError('observer-unreachable', `the observer (pid ${found.record.pid}) does not answer: ${error.message}; restart it with "vouch start"`);
     }
     throw error;
+  }
+}
+
+export interface ObserverHealth {
+  running: boolean;
+  /** The socket answered an info call within the deadline; null when none runs. */
+  reachable: boolean | null;
+  healthy: boolean | null;
+  pid: number | null;
+  socket: string | null;
+  error: string | null;
+}
+
+/**
+ * Whether an observer runs, answers and trusts its index, for a report that
+ * must write nothing: unlike findObserver, a dead observer's files are left.
+ */
+export async function observerHealth(project: Pick<ProjectPlace, 'stateDir' | 'configPath'>, env: NodeJS.ProcessEnv): Promise<ObserverHealth> {
+  const record = readRecord(observerFiles(project.stateDir, project.configPath));
+  if (!record || !processAlive(record.pid, record.processStart)) return { running: false, reachable: null, healthy: null, pid: null, socket: null, error: null };
+  const { pid, socket } = record;
+  try {
+    const info = await callObserver(socket, 'info', {}, deadlineFrom(env));
+    return { running: true, reachable: true, healthy: info.healthy, pid, socket, error: info.healthy ? null : info.reasons.map((reason) => reason.message).join('; ') };
+  } catch (error) {
+    return { running: true, reachable: false, healthy: null, pid, socket, error: `${(error as Error).message}; restart it with "vouch stop" and "vouch start"` };
   }
 }

@@ -1,7 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { processAlive } from '../../fs/processStart.js';
-import { callObserver, deadlineFrom } from '../../observer/client.js';
-import { observerFiles, readRecord as readObserverRecord } from '../../observer/observerFiles.js';
+import { observerHealth, type ObserverHealth } from '../../api/observer.js';
 import { AGENT_HOSTS, HOST_LAYOUTS, type AgentHost } from './agentHost.js';
 import { agentProject, type AgentProject } from './agentProject.js';
 import { readRecord, recordPath } from './agentRecord.js';
@@ -11,16 +9,6 @@ import { desiredHookEntries, findVouchEntries } from './hookEntries.js';
 import { sectionText, skillText } from './instructions.js';
 import { inspectItems, type InspectedItem } from './managedItem.js';
 import { realOrNull, resolveVouchCommand, type VouchCommand } from './vouchCommand.js';
-
-export interface ObserverHealth {
-  running: boolean;
-  /** The socket answered an info call within the deadline; null when none runs. */
-  reachable: boolean | null;
-  healthy: boolean | null;
-  pid: number | null;
-  socket: string | null;
-  error: string | null;
-}
 
 export interface InstalledHook {
   /** Absolute path of the settings file. */
@@ -99,15 +87,3 @@ function installRun(command: string, host: AgentHost, lookup: VouchCommand): str
   return script && script.startsWith('/') ? realOrNull(script) : null;
 }
 
-async function observerHealth(project: AgentProject, env: NodeJS.ProcessEnv): Promise<ObserverHealth> {
-  // Not findObserver: it deletes a dead observer's files, and doctor writes nothing.
-  const record = readObserverRecord(observerFiles(project.stateDir, project.configPath));
-  if (!record || !processAlive(record.pid, record.processStart)) return { running: false, reachable: null, healthy: null, pid: null, socket: null, error: null };
-  const { pid, socket } = record;
-  try {
-    const info = await callObserver(socket, 'info', {}, deadlineFrom(env));
-    return { running: true, reachable: true, healthy: info.healthy, pid, socket, error: info.healthy ? null : info.reasons.map((reason) => reason.message).join('; ') };
-  } catch (error) {
-    return { running: true, reachable: false, healthy: null, pid, socket, error: `${(error as Error).message}; restart it with "vouch stop" and "vouch start"` };
-  }
-}
