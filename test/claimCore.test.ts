@@ -151,7 +151,7 @@ describe('claim receipt token', () => {
   it.each([
     'tsconfig.json',
     'packages/app/tsconfig.build.json',
-    'C:/work/tsconfig.json',
+    'C:/repo/tsconfig.json',
     'a:b:c/tsconfig.json',
     '@scope/pkg/tsconfig.json',
     'odd@name:with@both/tsconfig@1.json',

@@ -67,10 +67,14 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
     options.excluded,
     statCache,
     (error) => options.log(`a rescan failed: ${error.message}`),
-    (snapshot) => {
-      if (subscription !== null && !rewatch.pending) uncovered(snapshot);
-      quiet.learn(snapshot.directories, installedGlobs());
-    },
+    // After the answer that may be waiting on this scan: a question checks coverage itself, and
+    // until git has been asked again every path is loud, which is only slower.
+    (snapshot) =>
+      setImmediate(() => {
+        if (stopping) return;
+        if (subscription !== null && !rewatch.pending) uncovered(snapshot);
+        quiet.learn(snapshot.directories, installedGlobs());
+      }),
     outsideRuleFiles(options.root, options.env),
   );
   const quiet = new QuietPaths(options.root);
