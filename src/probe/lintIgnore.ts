@@ -1,0 +1,206 @@
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { dirname, extname, join, posix } from 'node:path';
+import ignore from 'ignore';
+
+/**
+ * The extensions a linter of this family lints. A draft of any other kind
+ * (README.md, package.json) is not a lint target: the workspace's own lint run
+ * skips it too, so its silence is the right answer, not a false clean.
+ */
+const LINTABLE = new Set(['.js', '.mjs', '.cjs', '.jsx', '.ts', '.mts', '.cts', '.tsx', '.vue', '.svelte', '.astro']);
+
+export function lintable(path: string): boolean {
+  return LINTABLE.has(extname(path).toLowerCase());
+}
+
+/** The directories from the workspace root down to a draft's own, workspace-relative ('' is the root). */
+export function ancestorDirs(path: string): string[] {
+  const dirs = [''];
+  const parts = path.split('/').slice(0, -1);
+  for (let i = 1; i <= parts.length; i++) dirs.push(parts.slice(0, i).join('/'));
+  return dirs;
+}
+
+/** The text of a file, or null when there is none. */
+function readText(abs: string): string | null {
+  try {
+    return readFileSync(abs, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The files a resident linter read once at start and never again: its config
+ * files and ignore files, at the root and in every directory above a draft
+ * (nested configs apply by directory). A linter that lints documents from
+ * memory never re-reads them, so they are digested before each inspection and
+ * any change restarts it.
+ */
+export class LinterInputs {
+  #seen = new Map<string, string>();
+
+  /**
+   * True when the linter must restart before it may answer: a file it read
+   * changed, or a file it may never have read exists now (a nested config in
+   * a directory no earlier draft touched; the server read it at start or not,
+   * and a restart settles which).
+   */
+  changed(files: readonly string[]): boolean {
+    for (const file of files) {
+      const now = digest(file);
+      const before = this.#seen.get(file);
+      if (before === undefined ? now !== 'absent' : before !== now) return true;
+    }
+    return false;
+  }
+
+  /** Records the files as the freshly started linter reads them. */
+  reset(files: readonly string[]): void {
+    this.#seen = new Map(files.map((file) => [file, digest(file)]));
+  }
+
+  /** Adds files seen for the first time while absent, so a later creation counts as a change. */
+  note(files: readonly string[]): void {
+    for (const file of files) if (!this.#seen.has(file)) this.#seen.set(file, digest(file));
+  }
+}
+
+function digest(abs: string): string {
+  const text = readText(abs);
+  return text === null ? 'absent' : createHash('sha256').update(text).digest('hex');
+}
+
+/** Names of oxlint's config files; the first present in a directory applies there. */
+export const OXLINT_CONFIGS = ['.oxlintrc.json', 'oxlintrc.json', 'oxlint.config.ts'];
+
+/**
+ * Ignore files for oxlint. Oxlint 1.95 reads `.eslintignore` by default (its
+ * `--ignore-path` default; measured: the LSP and the CLI both skip what it
+ * lists). `.oxlintignore` is not read by default, but it is the conventional
+ * name a workspace passes with `--ignore-path`; a path it lists is meant to go
+ * unlinted, so it is reported as ignored rather than judged.
+ */
+const OXLINT_IGNORE_FILES = ['.eslintignore', '.oxlintignore'];
+
+/** Every path oxlint skips, mapped to the source that makes it skip: git, an ignore file, or a config's `ignorePatterns`. */
+export async function oxlintIgnored(workspace: string, paths: readonly string[]): Promise<Map<string, string>> {
+  const ignored = await gitIgnored(workspace, paths);
+  for (const name of OXLINT_IGNORE_FILES) {
+    const text = readText(join(workspace, name));
+    if (text === null) continue;
+    const rules = ignore().add(text);
+    for (const path of paths) if (!ignored.has(path) && rules.ignores(path)) ignored.set(path, name);
+  }
+  for (const path of paths) {
+    if (ignored.has(path)) continue;
+    for (const dir of ancestorDirs(path)) {
+      const source = ignoredByConfig(workspace, dir, path);
+      if (source !== null) {
+        ignored.set(path, source);
+        break;
+      }
+    }
+  }
+  return ignored;
+}
+
+/** The config in `dir` whose `ignorePatterns` (relative to the config's directory) match `path`, or null. */
+function ignoredByConfig(workspace: string, dir: string, path: string): string | null {
+  for (const name of OXLINT_CONFIGS.filter((config) => config.endsWith('.json'))) {
+    const text = readText(join(workspace, dir, name));
+    if (text === null) continue;
+    let patterns: unknown;
+    try {
+      patterns = (JSON.parse(text) as { ignorePatterns?: unknown }).ignorePatterns;
+    } catch {
+      // A config oxlint cannot parse is reported by oxlint itself, as malformed.
+      return null;
+    }
+    if (!Array.isArray(patterns) || patterns.length === 0) return null;
+    const relative = dir === '' ? path : posix.relative(dir, path);
+    const configPath = dir === '' ? name : `${dir}/${name}`;
+    return ignore().add(patterns.filter((p): p is string => typeof p === 'string')).ignores(relative) ? `ignorePatterns in ${configPath}` : null;
+  }
+  return null;
+}
+
+/**
+ * Paths git ignores, by `git check-ignore`. `--no-index` because oxlint's
+ * walker knows nothing of the index: a tracked file under an ignore rule is
+ * still skipped. Outside a git repository there is nothing to ask; oxlint's
+ * own view of a bare `.gitignore` is caught by the stage's ignore probe.
+ */
+export function gitIgnored(workspace: string, paths: readonly string[]): Promise<Map<string, string>> {
+  const ignored = new Map<string, string>();
+  if (paths.length === 0) return Promise.resolve(ignored);
+  return new Promise((resolve) => {
+    const child = spawn('git', ['check-ignore', '--no-index', '--verbose', '-z', '--stdin'], {
+      cwd: workspace,
+      stdio: ['pipe', 'pipe', 'ignore'],
+      env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' },
+    });
+    const out: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stdin.on('error', () => {});
+    // No git on the machine: nothing git could ignore for this linter to see.
+    child.on('error', () => resolve(ignored));
+    child.on('close', (code) => {
+      // 0: some ignored, 1: none, 128: not a repository (or git failed), which asks nothing of the drafts.
+      if (code !== 0) return resolve(ignored);
+      const fields = Buffer.concat(out).toString('utf8').split('\0');
+      for (let i = 0; i + 3 < fields.length; i += 4) {
+        const [source, line, pattern, path] = fields.slice(i, i + 4) as [string, string, string, string];
+        // --verbose also reports a matching negation (`!keep.ts`), which un-ignores.
+        if (pattern.startsWith('!')) continue;
+        ignored.set(path, `git (${source}:${line}: ${pattern})`);
+      }
+      resolve(ignored);
+    });
+    child.stdin.end(paths.map((path) => `${path}\0`).join(''));
+  });
+}
+
+/** The files a resident oxlint read at start, for the drafts at `paths`. */
+export function oxlintInputs(workspace: string, paths: readonly string[]): string[] {
+  const files = new Set<string>([
+    join(workspace, 'package.json'),
+    join(workspace, 'node_modules', 'oxlint', 'package.json'),
+    join(workspace, '.git', 'info', 'exclude'),
+    ...OXLINT_IGNORE_FILES.map((name) => join(workspace, name)),
+  ]);
+  for (const dir of new Set(['', ...paths.flatMap(ancestorDirs)])) {
+    files.add(join(workspace, dir, '.gitignore'));
+    for (const name of OXLINT_CONFIGS) {
+      const config = join(workspace, dir, name);
+      files.add(config);
+      for (const extended of extendsOf(config)) files.add(extended);
+    }
+  }
+  return [...files];
+}
+
+/** The files a JSON oxlint config `extends`, absolute; none when it has none or does not parse. */
+function extendsOf(config: string): string[] {
+  if (!config.endsWith('.json')) return [];
+  const text = readText(config);
+  if (text === null) return [];
+  try {
+    const list = (JSON.parse(text) as { extends?: unknown }).extends;
+    return Array.isArray(list) ? list.filter((e): e is string => typeof e === 'string').map((e) => join(dirname(config), e)) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** ESLint's flat config names; since ESLint 10 the nearest one above the linted file applies. */
+export const ESLINT_CONFIGS = ['eslint.config.js', 'eslint.config.mjs', 'eslint.config.cjs', 'eslint.config.ts', 'eslint.config.mts', 'eslint.config.cts'];
+
+/** The files a resident ESLint read at its first lint, for the drafts at `paths`. */
+export function eslintInputs(workspace: string, paths: readonly string[]): string[] {
+  const files = new Set<string>([join(workspace, 'package.json'), join(workspace, 'node_modules', 'eslint', 'package.json')]);
+  for (const dir of new Set(['', ...paths.flatMap(ancestorDirs)])) for (const name of ESLINT_CONFIGS) files.add(join(workspace, dir, name));
+  return [...files];
+}

@@ -1,0 +1,153 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import type { Issue } from '../core/claim.js';
+import { ClaimError } from '../core/claimError.js';
+import { createEslintStage } from './eslintStage.js';
+import { ESLINT_CONFIGS, OXLINT_CONFIGS } from './lintIgnore.js';
+import { createOxlintStage } from './oxlintStage.js';
+import type { Inspection, StageInstance, Tool } from './stage.js';
+
+export type LinterName = 'oxlint' | 'eslint';
+
+/** The linter a workspace uses, and whether its lint script fails on warnings too. */
+export interface LinterChoice {
+  name: LinterName;
+  /**
+   * `oxlint --deny-warnings`, or `--max-warnings 0` for either: the workspace's
+   * lint check then fails on a warning, so a warning is an issue. Any other
+   * `--max-warnings N` is a count across the whole run, which one claim
+   * cannot be judged against; warnings then stay out, as by default.
+   */
+  warningsFail: boolean;
+}
+
+/** The linter a script runs, by the first of the two names it mentions as a word. */
+function named(script: string): LinterChoice | null {
+  const match = /\b(oxlint|eslint)\b/.exec(script);
+  if (match === null) return null;
+  const name = match[1] as LinterName;
+  const warningsFail = /--max-warnings(?:=|\s+)0\b/.test(script) || (name === 'oxlint' && /--deny-warnings\b/.test(script));
+  return { name, warningsFail };
+}
+
+/** The version of `name` installed for the workspace, or null when it resolves nowhere. */
+function installedVersion(workspace: string, name: LinterName): string | null {
+  try {
+    const manifest = createRequire(join(workspace, 'package.json')).resolve(`${name}/package.json`);
+    return (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The linter the workspace itself uses, in order of how plainly it says so:
+ * the `lint` script, then any other script, then a config file at the root,
+ * then whichever of the two is installed. The first answer wins, so a
+ * workspace that runs both is judged by the one its `lint` script names first.
+ */
+export function pickLinter(workspace: string): LinterChoice {
+  let scripts: Record<string, unknown> = {};
+  try {
+    const pkg = JSON.parse(readFileSync(join(workspace, 'package.json'), 'utf8')) as { scripts?: Record<string, unknown> };
+    scripts = pkg.scripts ?? {};
+  } catch {
+    // No package.json, or one that does not parse: the config files and installs below still say something.
+  }
+  const lint = typeof scripts.lint === 'string' ? named(scripts.lint) : null;
+  if (lint) return lint;
+  for (const script of Object.values(scripts)) {
+    const choice = typeof script === 'string' ? named(script) : null;
+    if (choice) return choice;
+  }
+  if (OXLINT_CONFIGS.some((file) => existsSync(join(workspace, file)))) return { name: 'oxlint', warningsFail: false };
+  if (ESLINT_CONFIGS.some((file) => existsSync(join(workspace, file)))) return { name: 'eslint', warningsFail: false };
+  if (installedVersion(workspace, 'oxlint') !== null) return { name: 'oxlint', warningsFail: false };
+  if (installedVersion(workspace, 'eslint') !== null) return { name: 'eslint', warningsFail: false };
+  throw new ClaimError(
+    'workspace',
+    'missing',
+    `${workspace} has no linter: neither oxlint nor eslint is named in package.json scripts, configured (.oxlintrc.json, eslint.config.js) or installed; add one (npm install --save-dev oxlint, plus a "lint": "oxlint" script)`,
+  );
+}
+
+function createLinter(workspace: string, choice: LinterChoice): StageInstance {
+  return choice.name === 'oxlint' ? createOxlintStage(workspace, { warningsFail: choice.warningsFail }) : createEslintStage(workspace, { warningsFail: choice.warningsFail });
+}
+
+/**
+ * The lint stage: the workspace's linter, chosen again before each
+ * inspection, because package.json is read from disk like everything else.
+ * A change of flags rebuilds the linter. A change of linter or of its
+ * installed version cannot be absorbed: the coordinator took the tool's name
+ * and version at warm() for the receipt, so the answer would be attributed to
+ * the wrong tool; it is refused as an instrument issue until vouch warms again.
+ */
+export class LintStage implements StageInstance {
+  readonly stage = 'lint' as const;
+  readonly #workspace: string;
+  #linter: StageInstance | null = null;
+  #choice: LinterChoice | null = null;
+  #tool: Tool | null = null;
+  /** Progress of linters this stage already replaced, so the counter never goes back. */
+  #progressBefore = 0;
+  #destroyed = false;
+
+  constructor(workspace: string) {
+    this.#workspace = workspace;
+  }
+
+  /** The linter doing the work now, for tests. */
+  get linter(): StageInstance | null {
+    return this.#linter;
+  }
+
+  async warm(): Promise<Tool> {
+    const choice = pickLinter(this.#workspace);
+    await this.#replace(choice);
+    this.#tool = await this.#linter!.warm();
+    return this.#tool;
+  }
+
+  async inspect(inspection: Inspection): Promise<Issue[]> {
+    if (this.#destroyed) throw new ClaimError('instrument', 'destroyed', 'the lint stage was destroyed');
+    if (this.#tool === null) await this.warm();
+    const choice = pickLinter(this.#workspace);
+    const version = installedVersion(this.#workspace, choice.name);
+    if (version === null) throw new ClaimError('workspace', 'missing', `${choice.name} is no longer installed in ${this.#workspace}; install it there (npm install --save-dev ${choice.name})`);
+    const tool = this.#tool!;
+    if (choice.name !== tool.name || version !== tool.version) {
+      return [{ origin: 'instrument', stage: 'lint', message: `the workspace's linter is now ${choice.name}@${version}, not the ${tool.name}@${tool.version} vouch warmed; restart vouch so the verdict names the tool that judged` }];
+    }
+    if (choice.warningsFail !== this.#choice!.warningsFail) {
+      await this.#replace(choice);
+      await this.#linter!.warm();
+    }
+    return this.#linter!.inspect(inspection);
+  }
+
+  progress(): number {
+    return this.#progressBefore + (this.#linter?.progress() ?? 0);
+  }
+
+  async destroy(): Promise<void> {
+    this.#destroyed = true;
+    await this.#linter?.destroy();
+  }
+
+  async #replace(choice: LinterChoice): Promise<void> {
+    const old = this.#linter;
+    if (old !== null) {
+      this.#progressBefore += old.progress();
+      await old.destroy();
+    }
+    this.#linter = createLinter(this.#workspace, choice);
+    this.#choice = choice;
+  }
+}
+
+/** The lint stage for a workspace; one with no linter refuses with workspace/missing from warm() and inspect(). */
+export function createLintStage(workspace: string): StageInstance {
+  return new LintStage(workspace);
+}
