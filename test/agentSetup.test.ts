@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { Ajv } from 'ajv';
@@ -179,8 +179,9 @@ describe('vouch agent setup/remove claude, on a real project', () => {
       ['hooks', 'missing', 'create'],
       ['instructions', 'missing', 'create'],
       ['skill', 'missing', 'create'],
+      ['mcp', 'missing', 'create'],
     ]);
-    expect(setup.out.command).toMatchObject({ program: 'vouch', same_install: true, hook_command: 'vouch hook claude', this_install: THIS_INSTALL });
+    expect(setup.out.command).toMatchObject({ program: 'vouch', same_install: true, hook_command: 'vouch hook claude', this_install: THIS_INSTALL, mcp_server: { command: 'vouch', args: ['mcp'] } });
     expect(setup.out.command.lookup).toMatchObject({ shell: shellFound, found: THIS_INSTALL, resolved: THIS_INSTALL, error: null });
 
     // Settings: valid for Claude Code, the user's permissions and hooks kept byte for byte, vouch's hooks added.
@@ -217,25 +218,26 @@ describe('vouch agent setup/remove claude, on a real project', () => {
       ['hooks', '.claude/settings.local.json', false],
       ['section', 'CLAUDE.md', false],
       ['file', '.claude/skills/vouch/SKILL.md', true],
+      ['server', '.mcp.json', true],
     ]);
     for (const item of record.items) expect(item.digest).toMatch(/^[0-9a-f]{64}$/);
 
     // Again: nothing changes.
     const again = json(project, ['agent', 'setup', 'claude', '--apply']);
     expect(again.code).toBe(0);
-    expect(again.out.items.map((item: any) => item.action)).toEqual(['unchanged', 'unchanged', 'unchanged']);
+    expect(again.out.items.map((item: any) => item.action)).toEqual(['unchanged', 'unchanged', 'unchanged', 'unchanged']);
     expect(again.out.files).toEqual([]);
 
     const removed = json(project, ['agent', 'remove', 'claude', '--apply']);
     expect(removed.code, JSON.stringify(removed.out)).toBe(0);
     expectValid('agent-remove', removed.out);
-    expect(removed.out.items.map((item: any) => item.action)).toEqual(['remove', 'remove', 'remove']);
+    expect(removed.out.items.map((item: any) => item.action)).toEqual(['remove', 'remove', 'remove', 'remove']);
     expect(tree(project.root)).toEqual(before);
     expect(existsSync(join(project.root, '.vouch', 'agent-claude.json'))).toBe(false);
 
     // Nothing left to remove.
     const none = json(project, ['agent', 'remove', 'claude', '--apply']);
-    expect(none.out.items.map((item: any) => item.action)).toEqual(['none', 'none', 'none']);
+    expect(none.out.items.map((item: any) => item.action)).toEqual(['none', 'none', 'none', 'none']);
     expect(tree(project.root)).toEqual(before);
   });
 
@@ -266,12 +268,14 @@ describe('vouch agent setup/remove claude, on a real project', () => {
       expectClaudeSettingsValid(settingsText);
       expect(JSON.parse(settingsText).hooks.PreToolUse[0].hooks[0].command).toBe(`${program} hook claude`);
       expect(read(other, '.claude/skills/vouch/SKILL.md')).toContain(`\`${program} run typecheck --if-due\``);
+      expect(JSON.parse(read(other, '.mcp.json')).mcpServers.vouch).toEqual({ command: process.execPath, args: [THIS_INSTALL, 'mcp'] });
 
       // Once vouch is on PATH, setup again switches the intact hooks to plain "vouch", in place.
       const upgrade = json(other, ['agent', 'setup', 'claude', '--apply']);
-      expect(upgrade.out.items.map((item: any) => item.action)).toEqual(['update', 'update', 'update']);
+      expect(upgrade.out.items.map((item: any) => item.action)).toEqual(['update', 'update', 'update', 'update']);
       const settings = JSON.parse(read(other, '.claude/settings.local.json'));
       expect(settings.hooks.PreToolUse).toEqual([{ matcher: 'Bash', hooks: [{ type: 'command', command: 'vouch hook claude', timeout: 30 }] }]);
+      expect(JSON.parse(read(other, '.mcp.json')).mcpServers.vouch).toEqual({ command: 'vouch', args: ['mcp'] });
     } finally {
       other.remove();
     }
@@ -296,6 +300,7 @@ describe('vouch agent setup/remove claude, on a real project', () => {
         ['hooks', 'intact', 'unchanged'],
         ['instructions', 'outdated', 'update'],
         ['skill', 'outdated', 'update'],
+        ['mcp', 'intact', 'unchanged'],
       ]);
       expect(upgrade.out.files.map((file: any) => [file.path, file.change])).toEqual([
         ['CLAUDE.md', 'modify'],
@@ -306,7 +311,7 @@ describe('vouch agent setup/remove claude, on a real project', () => {
       expect(read(other, 'CLAUDE.md').startsWith(USER_CLAUDE_MD)).toBe(true);
       expect(read(other, '.claude/settings.local.json')).toBe(settingsBefore);
       // The record now vouches for the new content: a later remove takes it all away.
-      expect(json(other, ['agent', 'remove', 'claude', '--apply']).out.items.map((item: any) => item.action)).toEqual(['remove', 'remove', 'remove']);
+      expect(json(other, ['agent', 'remove', 'claude', '--apply']).out.items.map((item: any) => item.action)).toEqual(['remove', 'remove', 'remove', 'remove']);
       expect(read(other, 'CLAUDE.md')).toBe(USER_CLAUDE_MD);
     } finally {
       other.remove();
@@ -331,6 +336,7 @@ describe('vouch agent setup/remove claude, on a real project', () => {
         ['hooks', 'intact', 'unchanged'],
         ['instructions', 'edited', 'refused'],
         ['skill', 'edited', 'refused'],
+        ['mcp', 'intact', 'unchanged'],
       ]);
       expect(setup.out.items[2].message).toContain('changed since vouch wrote it');
       expect(setup.out.items[2].message).toContain('then run setup again');
@@ -348,6 +354,7 @@ describe('vouch agent setup/remove claude, on a real project', () => {
         ['hooks', 'remove'],
         ['instructions', 'refused'],
         ['skill', 'refused'],
+        ['mcp', 'remove'],
       ]);
       expect(removed.out.items[1].message).toContain('delete the lines from vouch:begin to vouch:end yourself');
       expect(read(other, skillPath)).toBe(edited.skill);
@@ -357,7 +364,7 @@ describe('vouch agent setup/remove claude, on a real project', () => {
       const record = JSON.parse(read(other, '.vouch/agent-claude.json'));
       expect(record.items.map((item: any) => item.kind)).toEqual(['section', 'file']);
       const doctor = json(other, ['agent', 'doctor', 'claude']);
-      expect(doctor.out.hosts[0].items.map((item: any) => item.state)).toEqual(['missing', 'edited', 'edited']);
+      expect(doctor.out.hosts[0].items.map((item: any) => item.state)).toEqual(['missing', 'edited', 'edited', 'missing']);
     } finally {
       other.remove();
     }
@@ -375,6 +382,7 @@ describe('vouch agent setup/remove claude, on a real project', () => {
         ['.claude/settings.local.json', 'modify'],
         ['CLAUDE.md', 'modify'],
         ['.claude/skills/vouch/SKILL.md', 'create'],
+        ['.mcp.json', 'create'],
       ]);
       expect(dry.out.files[0].diff).toContain('+            "command": "vouch hook claude",');
       const human = vouch(other, ['agent', 'setup', 'claude', '--dry-run']);
@@ -388,7 +396,7 @@ describe('vouch agent setup/remove claude, on a real project', () => {
       const installed = tree(other.root);
       const dryRemove = json(other, ['agent', 'remove', 'claude', '--dry-run']);
       expectValid('agent-remove', dryRemove.out);
-      expect(dryRemove.out.files.map((file: any) => file.change)).toEqual(['modify', 'modify', 'delete']);
+      expect(dryRemove.out.files.map((file: any) => file.change)).toEqual(['modify', 'modify', 'delete', 'delete']);
       expect(tree(other.root)).toEqual(installed);
     } finally {
       other.remove();
@@ -429,6 +437,7 @@ describe('vouch agent setup/remove claude, on a real project', () => {
         ['intact', 'unchanged'],
         ['intact', 'unchanged'],
         ['intact', 'unchanged'],
+        ['intact', 'unchanged'],
       ]);
       expect(existsSync(join(other.root, '.vouch', 'agent-claude.json'))).toBe(true);
 
@@ -440,6 +449,7 @@ describe('vouch agent setup/remove claude, on a real project', () => {
         ['intact', 'remove'],
         ['edited', 'refused'],
         ['edited', 'refused'],
+        ['intact', 'remove'],
       ]);
       expect(unknown.out.items[2].message).toContain('no record that vouch wrote it');
       expect(read(other, '.claude/settings.local.json')).toBe(USER_SETTINGS);
@@ -457,6 +467,7 @@ describe('vouch agent setup/remove claude, on a real project', () => {
       expectValid('agent-setup', setup.out);
       expect(setup.out.items.map((item: any) => [item.state, item.action])).toEqual([
         ['invalid', 'refused'],
+        ['missing', 'create'],
         ['missing', 'create'],
         ['missing', 'create'],
       ]);
@@ -487,7 +498,7 @@ describe('vouch agent setup/remove claude, on a real project', () => {
       expect(tree(other.root)).toEqual(before);
       const yes = inTerminal('y');
       expect(yes.code).toBe(0);
-      expect(yes.stdout).toContain('Wrote 3 files');
+      expect(yes.stdout).toContain('Wrote 4 files');
       expect(read(other, '.claude/skills/vouch/SKILL.md')).toContain('`vouch run test --if-due`');
     } finally {
       other.remove();
@@ -527,6 +538,7 @@ describe('vouch agent setup/remove codex, on a real project', () => {
         ['.codex/hooks.json', 'create'],
         ['AGENTS.md', 'create'],
         ['.agents/skills/vouch/SKILL.md', 'create'],
+        ['.codex/config.toml', 'create'],
       ]);
       expect(setup.out.notes.join('\n')).toContain('/hooks');
       expect(setup.out.conflicts).toEqual([]);
@@ -568,6 +580,257 @@ describe('vouch agent setup/remove codex, on a real project', () => {
   });
 });
 
+// ---------------------------------------------------------------- the MCP server
+
+/** A user's own .mcp.json, laid out by hand, with a server and a key of their own. */
+const USER_MCP_JSON = `{
+  "mcpServers": {
+    "github": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"] }
+  },
+  "note": "kept"
+}
+`;
+
+/** A user's own Codex config: top-level keys, a server of their own, no final newline. */
+const USER_CODEX_TOML = `model = "o3"
+approval_policy = "on-request"
+
+[mcp_servers.docs]
+command = "docs-server"
+args = ["--port", "0"]`;
+
+const VOUCH_TOML_TABLE = '[mcp_servers.vouch]\ncommand = "vouch"\nargs = ["mcp"]\n# vouch:end\n';
+
+/** Starts a registered server as the host would (no shell, from the root) and asks it to initialize. */
+async function initializeServer(command: string, args: string[], cwd: string): Promise<any> {
+  const child = spawn(command, args, { cwd, env: cleanEnv({ HOME: home }), stdio: ['pipe', 'pipe', 'pipe'] });
+  try {
+    const reply = new Promise<string>((resolve, reject) => {
+      let out = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString('utf8');
+        if (out.includes('\n')) resolve(out.slice(0, out.indexOf('\n')));
+      });
+      child.on('error', reject);
+      child.on('exit', (code) => reject(new Error(`the server exited (${code}) before it answered`)));
+    });
+    const request = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'vouch-test', version: '0' } } };
+    child.stdin.write(`${JSON.stringify(request)}\n`);
+    return JSON.parse(await reply);
+  } finally {
+    child.kill();
+  }
+}
+
+describe('vouch agent setup registers the MCP server', () => {
+  it('Claude Code: adds mcpServers.vouch to .mcp.json, keeps the other servers and keys byte for byte, doctor reports it, remove gives back the file', () => {
+    const project = claudeProject('agent-mcp-claude', { '.mcp.json': USER_MCP_JSON });
+    try {
+      const setup = json(project, ['agent', 'setup', 'claude', '--apply']);
+      expect(setup.code, JSON.stringify(setup.out)).toBe(0);
+      expectValid('agent-setup', setup.out);
+      expect(setup.out.items[3]).toMatchObject({ id: 'mcp', kind: 'server', path: '.mcp.json', state: 'missing', action: 'create' });
+      expect(setup.out.files.map((file: any) => [file.path, file.change])).toContainEqual(['.mcp.json', 'modify']);
+      const text = read(project, '.mcp.json');
+      // The user's lines, as written.
+      expect(text).toContain('    "github": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"] },\n');
+      expect(text).toContain('  "note": "kept"\n');
+      const value = JSON.parse(text);
+      expect(value.mcpServers).toEqual({ ...JSON.parse(USER_MCP_JSON).mcpServers, vouch: { command: 'vouch', args: ['mcp'] } });
+      expect(value.note).toBe('kept');
+      const record = JSON.parse(read(project, '.vouch/agent-claude.json'));
+      expect(record.items.at(-1)).toMatchObject({ kind: 'server', path: '.mcp.json', created_file: false, created_dirs: [] });
+
+      const doctor = json(project, ['agent', 'doctor', 'claude']);
+      expectValid('agent-doctor', doctor.out);
+      expect(doctor.out.hosts[0].items[3]).toMatchObject({ id: 'mcp', state: 'intact' });
+      expect(doctor.out.hosts[0].mcp_server).toEqual({ path: join(project.root, '.mcp.json'), registered: true, command: 'vouch', args: ['mcp'] });
+      expect(vouch(project, ['agent', 'doctor', 'claude']).stdout).toContain(`MCP server "vouch" registered in ${join(project.root, '.mcp.json')} (vouch mcp)`);
+
+      const removed = json(project, ['agent', 'remove', 'claude', '--apply']);
+      expect(removed.code).toBe(0);
+      expect(removed.out.items[3]).toMatchObject({ id: 'mcp', action: 'remove' });
+      expect(read(project, '.mcp.json')).toBe(USER_MCP_JSON);
+      const after = json(project, ['agent', 'doctor', 'claude']);
+      expect(after.out.hosts[0].mcp_server).toMatchObject({ registered: false, command: null, args: null });
+      expect(vouch(project, ['agent', 'doctor', 'claude']).stdout).toContain('MCP server: not registered');
+    } finally {
+      project.remove();
+    }
+  });
+
+  it('Claude Code: creates .mcp.json when absent; remove deletes it only while nothing of the user\'s is in it', () => {
+    const project = claudeProject('agent-mcp-claude-new');
+    try {
+      expect(json(project, ['agent', 'setup', 'claude', '--apply']).code).toBe(0);
+      expect(JSON.parse(read(project, '.mcp.json'))).toEqual({ mcpServers: { vouch: { command: 'vouch', args: ['mcp'] } } });
+      expect(JSON.parse(read(project, '.vouch/agent-claude.json')).items.at(-1)).toMatchObject({ kind: 'server', created_file: true });
+
+      // The user adds a server of their own to the file vouch created: it stays, with only vouch's entry taken out.
+      const withTheirs = read(project, '.mcp.json').replace('"mcpServers": {\n', '"mcpServers": {\n    "mine": { "command": "my-server" },\n');
+      project.write('.mcp.json', withTheirs);
+      expect(json(project, ['agent', 'remove', 'claude', '--apply']).code).toBe(0);
+      expect(JSON.parse(read(project, '.mcp.json'))).toEqual({ mcpServers: { mine: { command: 'my-server' } } });
+
+      // Set up and removed with nothing else in it: the file goes.
+      rmSync(join(project.root, '.mcp.json'));
+      expect(json(project, ['agent', 'setup', 'claude', '--apply']).code).toBe(0);
+      expect(json(project, ['agent', 'remove', 'claude', '--apply']).code).toBe(0);
+      expect(existsSync(join(project.root, '.mcp.json'))).toBe(false);
+    } finally {
+      project.remove();
+    }
+  });
+
+  it('a server named "vouch" the user wrote is a conflict: reported, never overwritten, never removed', () => {
+    const theirs = `{\n  "mcpServers": {\n    "vouch": { "command": "npx", "args": ["vouch", "mcp"] }\n  }\n}\n`;
+    const project = claudeProject('agent-mcp-claude-foreign', { '.mcp.json': theirs });
+    try {
+      const dry = json(project, ['agent', 'setup', 'claude', '--dry-run']);
+      expect(dry.out.items[3]).toMatchObject({ id: 'mcp', state: 'edited', action: 'refused' });
+      expect(dry.out.files.map((file: any) => file.path)).not.toContain('.mcp.json');
+
+      const setup = json(project, ['agent', 'setup', 'claude', '--apply']);
+      expect(setup.code).toBe(1);
+      expectValid('agent-setup', setup.out);
+      expect(setup.out.items.map((item: any) => item.action)).toEqual(['create', 'create', 'create', 'refused']);
+      expect(setup.out.items[3].message).toContain('delete or rename that "vouch" server entry');
+      expect(setup.out.conflicts).toEqual([{ code: 'mcp-server', path: join(project.root, '.mcp.json'), tool: null, message: expect.stringContaining('already registers an MCP server named "vouch"') }]);
+      expect(read(project, '.mcp.json')).toBe(theirs);
+
+      const doctor = json(project, ['agent', 'doctor', 'claude']);
+      expectValid('agent-doctor', doctor.out);
+      expect(doctor.out.hosts[0].mcp_server).toMatchObject({ registered: true, command: 'npx', args: ['vouch', 'mcp'] });
+      expect(doctor.out.hosts[0].conflicts.map((conflict: any) => conflict.code)).toEqual(['mcp-server']);
+
+      const removed = json(project, ['agent', 'remove', 'claude', '--apply']);
+      expect(removed.code).toBe(1);
+      expect(removed.out.items.map((item: any) => item.action)).toEqual(['remove', 'remove', 'remove', 'refused']);
+      expect(read(project, '.mcp.json')).toBe(theirs);
+    } finally {
+      project.remove();
+    }
+  });
+
+  it('Codex: appends a marked [mcp_servers.vouch] table to .codex/config.toml, doctor reports it, remove gives back the exact bytes', () => {
+    const project = tempProject('agent-mcp-codex', { 'package.json': PACKAGE_JSON, 'vouch.config.json': TWO_CHECKS, '.codex/config.toml': USER_CODEX_TOML }, { git: false });
+    try {
+      const before = tree(project.root);
+      const dry = json(project, ['agent', 'setup', 'codex', '--dry-run']);
+      expectValid('agent-setup', dry.out);
+      expect(dry.out.files.find((file: any) => file.path === '.codex/config.toml').diff).toContain('+[mcp_servers.vouch]\n');
+      expect(tree(project.root)).toEqual(before);
+
+      const setup = json(project, ['agent', 'setup', 'codex', '--apply']);
+      expect(setup.code, JSON.stringify(setup.out)).toBe(0);
+      expect(setup.out.items[3]).toMatchObject({ id: 'mcp', kind: 'server', path: '.codex/config.toml', action: 'create' });
+      expect(setup.out.notes.join('\n')).toContain('only in a project you trust');
+      const text = read(project, '.codex/config.toml');
+      expect(text.startsWith(`${USER_CODEX_TOML}\n\n# vouch:begin\n`)).toBe(true);
+      expect(text.endsWith(VOUCH_TOML_TABLE)).toBe(true);
+      expect(text.match(/^\[mcp_servers\.vouch\]$/gm)).toHaveLength(1);
+
+      // Setup again: nothing to do.
+      expect(json(project, ['agent', 'setup', 'codex', '--apply']).out.items[3].action).toBe('unchanged');
+      const doctor = json(project, ['agent', 'doctor', 'codex']);
+      expectValid('agent-doctor', doctor.out);
+      expect(doctor.out.hosts[0].mcp_server).toEqual({ path: join(project.root, '.codex', 'config.toml'), registered: true, command: 'vouch', args: ['mcp'] });
+
+      expect(json(project, ['agent', 'remove', 'codex', '--apply']).code).toBe(0);
+      expect(tree(project.root)).toEqual(before);
+    } finally {
+      project.remove();
+    }
+  });
+
+  it.each([
+    ['a [mcp_servers.vouch] table', '[mcp_servers.vouch]\ncommand = "npx"\nargs = ["vouch", "mcp"]\n', 'edited'],
+    ['a quoted table name', '[mcp_servers."vouch"]\ncommand = "npx"\n', 'edited'],
+    ['a sub-table of it', '[mcp_servers.vouch.env]\nFOO = "1"\n', 'edited'],
+    ['dotted keys at the top', 'mcp_servers.vouch.command = "npx"\n', 'edited'],
+    ['a key in [mcp_servers]', '[mcp_servers]\nvouch = { command = "npx", args = ["vouch", "mcp"] }\n', 'edited'],
+    ['an inline mcp_servers', 'mcp_servers = { other = { command = "x" } }\n', 'invalid'],
+  ])('Codex: %s is not vouch\'s, and is left exactly as it is', (_name, toml, state) => {
+    const project = tempProject('agent-mcp-codex-foreign', { 'package.json': PACKAGE_JSON, 'vouch.config.json': TWO_CHECKS, '.codex/config.toml': toml }, { git: false });
+    try {
+      const setup = json(project, ['agent', 'setup', 'codex', '--apply']);
+      expect(setup.code).toBe(1);
+      expectValid('agent-setup', setup.out);
+      expect(setup.out.items[3]).toMatchObject({ id: 'mcp', state, action: 'refused' });
+      expect(setup.out.conflicts.map((conflict: any) => conflict.code)).toEqual(state === 'edited' ? ['mcp-server'] : []);
+      expect(read(project, '.codex/config.toml')).toBe(toml);
+      expect(json(project, ['agent', 'remove', 'codex', '--apply']).out.items[3].action).toBe('refused');
+      expect(read(project, '.codex/config.toml')).toBe(toml);
+    } finally {
+      project.remove();
+    }
+  });
+
+  it('Codex: a key written after vouch\'s table (which TOML would read as part of it) is refused, not hidden', () => {
+    const project = tempProject('agent-mcp-codex-after', { 'package.json': PACKAGE_JSON, 'vouch.config.json': TWO_CHECKS }, { git: false });
+    try {
+      expect(json(project, ['agent', 'setup', 'codex', '--apply']).code).toBe(0);
+      const appended = `${read(project, '.codex/config.toml')}model = "o3"\n`;
+      project.write('.codex/config.toml', appended);
+      const doctor = json(project, ['agent', 'doctor', 'codex']);
+      expect(doctor.out.hosts[0].items[3]).toMatchObject({ state: 'invalid', problem: expect.stringContaining('part of [mcp_servers.vouch]') });
+      expect(json(project, ['agent', 'remove', 'codex', '--apply']).out.items[3].action).toBe('refused');
+      expect(read(project, '.codex/config.toml')).toBe(appended);
+    } finally {
+      project.remove();
+    }
+  });
+
+  it('--no-mcp leaves the server out; one registered before stays vouch\'s, and remove takes it out', () => {
+    const project = claudeProject('agent-mcp-no');
+    try {
+      const before = tree(project.root);
+      const without = json(project, ['agent', 'setup', 'claude', '--apply', '--no-mcp']);
+      expect(without.code).toBe(0);
+      expectValid('agent-setup', without.out);
+      expect(without.out.items[3]).toMatchObject({ id: 'mcp', state: 'missing', action: 'skipped' });
+      expect(without.out.command.mcp_server).toBeNull();
+      expect(without.out.notes.join('\n')).not.toContain('.mcp.json');
+      expect(vouch(project, ['agent', 'setup', 'claude', '--dry-run', '--no-mcp']).stdout).not.toContain('MCP server runs');
+      expect(existsSync(join(project.root, '.mcp.json'))).toBe(false);
+      expect(JSON.parse(read(project, '.vouch/agent-claude.json')).items.map((item: any) => item.kind)).toEqual(['hooks', 'section', 'file']);
+
+      expect(json(project, ['agent', 'setup', 'claude', '--apply']).out.items[3].action).toBe('create');
+      const registered = read(project, '.mcp.json');
+      const again = json(project, ['agent', 'setup', 'claude', '--apply', '--no-mcp']);
+      expect(again.out.items[3]).toMatchObject({ state: 'intact', action: 'skipped' });
+      expect(read(project, '.mcp.json')).toBe(registered);
+      expect(JSON.parse(read(project, '.vouch/agent-claude.json')).items.map((item: any) => item.kind)).toContain('server');
+
+      const misuse = vouch(project, ['agent', 'remove', 'claude', '--apply', '--no-mcp']);
+      expect(misuse.code).toBe(2);
+      expect(misuse.stderr).toContain('--no-mcp is an option of setup');
+
+      expect(json(project, ['agent', 'remove', 'claude', '--apply']).code).toBe(0);
+      expect(tree(project.root)).toEqual(before);
+    } finally {
+      project.remove();
+    }
+  });
+
+  it('the registered command starts this install\'s MCP server, with the options that find a config elsewhere', async () => {
+    const elsewhere = JSON.stringify({ ...JSON.parse(TWO_CHECKS), root: '..' }, null, 2);
+    const project = tempProject('agent-mcp-run', { 'package.json': PACKAGE_JSON, 'config/vouch.json': elsewhere }, { git: false });
+    try {
+      const setup = json(project, ['agent', 'setup', 'claude', '--apply', '--config', 'config/vouch.json'], shellNone);
+      expect(setup.code, JSON.stringify(setup.out)).toBe(0);
+      const entry = JSON.parse(read(project, '.mcp.json')).mcpServers.vouch;
+      expect(entry).toEqual({ command: process.execPath, args: [THIS_INSTALL, 'mcp', '--config', 'config/vouch.json'] });
+      expect(setup.out.command.mcp_server).toEqual(entry);
+      expect(setup.out.notes.join('\n')).toContain(".mcp.json names this machine's vouch by path");
+      const reply = await initializeServer(entry.command, entry.args, project.root);
+      expect(reply).toMatchObject({ jsonrpc: '2.0', id: 1, result: { serverInfo: { name: expect.stringContaining('vouch') } } });
+    } finally {
+      project.remove();
+    }
+  });
+});
+
 // ---------------------------------------------------------------- doctor
 
 describe('vouch agent doctor', () => {
@@ -594,12 +857,13 @@ describe('vouch agent doctor', () => {
         ['.claude/settings.local.json', 'intact'],
         ['CLAUDE.md', 'intact'],
         ['.claude/skills/vouch/SKILL.md', 'intact'],
+        ['.mcp.json', 'intact'],
       ]);
       expect(claude.hooks).toEqual([
         { path: join(project.root, '.claude', 'settings.local.json'), event: 'PreToolUse', matcher: 'Bash', command: 'vouch hook claude', runs: THIS_INSTALL, same_install: true },
         { path: join(project.root, '.claude', 'settings.local.json'), event: 'SessionStart', matcher: 'startup|resume|clear|compact', command: 'vouch hook claude', runs: THIS_INSTALL, same_install: true },
       ]);
-      expect(doctor.out.hosts[1].items.map((item: any) => item.state)).toEqual(['missing', 'missing', 'missing']);
+      expect(doctor.out.hosts[1].items.map((item: any) => item.state)).toEqual(['missing', 'missing', 'missing', 'missing']);
 
       // From a shell that finds no vouch, the installed "vouch" hooks run nothing this doctor can find.
       const lost = json(project, ['agent', 'doctor', 'claude'], shellNone);
@@ -607,7 +871,7 @@ describe('vouch agent doctor', () => {
       expect(lost.out.hosts).toHaveLength(1);
       expect(lost.out.command.same_install).toBe(false);
       expect(lost.out.hosts[0].hooks[0]).toMatchObject({ runs: null, same_install: false });
-      expect(lost.out.hosts[0].items.map((item: any) => item.state)).toEqual(['outdated', 'outdated', 'outdated']);
+      expect(lost.out.hosts[0].items.map((item: any) => item.state)).toEqual(['outdated', 'outdated', 'outdated', 'outdated']);
 
       const human = vouch(project, ['agent', 'doctor']);
       expect(human.code).toBe(0);

@@ -8,6 +8,7 @@ import { findConflicts, hookSources, type Conflict } from './conflicts.js';
 import { desiredHookEntries, findVouchEntries } from './hookEntries.js';
 import { sectionText, skillText } from './instructions.js';
 import { inspectItems, type InspectedItem } from './managedItem.js';
+import { desiredMcpServer, mcpServerConflict, registeredServer } from './mcpServer.js';
 import { realOrNull, resolveVouchCommand, type VouchCommand } from './vouchCommand.js';
 
 export interface InstalledHook {
@@ -21,12 +22,23 @@ export interface InstalledHook {
   sameInstall: boolean;
 }
 
+/** The MCP server named `vouch` in the host's project config, vouch's or not. */
+export interface RegisteredServer {
+  /** Absolute path of the config file. */
+  path: string;
+  registered: boolean;
+  /** What it runs, when vouch can read it (any entry in .mcp.json; vouch's own table in config.toml); else null. */
+  command: string | null;
+  args: string[] | null;
+}
+
 export interface HostDoctor {
   host: AgentHost;
   recordPath: string;
   recorded: boolean;
   items: InspectedItem[];
   hooks: InstalledHook[];
+  mcp: RegisteredServer;
   conflicts: Conflict[];
 }
 
@@ -57,7 +69,7 @@ function hostDoctor(host: AgentHost, project: AgentProject, command: VouchComman
     // An unreadable record: every item is judged as if none existed.
   }
   const facts = { host, program: command.program, options: project.commandOptions, checks: project.checks ?? [] };
-  const desired = { hooks: desiredHookEntries(host, layout.hooks, command.program), section: sectionText(facts), skill: skillText(facts) };
+  const desired = { hooks: desiredHookEntries(host, layout.hooks, command.program), section: sectionText(facts), skill: skillText(facts), server: desiredMcpServer(command, project) };
   const items = inspectItems(layout, project.root, recordedItems, desired);
   const hooks: InstalledHook[] = [];
   for (const path of hookSources(host, project.root, env.HOME)) {
@@ -75,7 +87,17 @@ function hostDoctor(host: AgentHost, project: AgentProject, command: VouchComman
       hooks.push({ path, event: entry.event, matcher: entry.matcher, command: text, runs, sameInstall: runs !== null && runs === command.thisInstall });
     }
   }
-  return { host, recordPath: recordPath(project.stateDir, host), recorded, items, hooks, conflicts: findConflicts(host, project.root, env.HOME) };
+  const server = items.find((item) => item.kind === 'server');
+  const entry = server?.fileText ? registeredServer(host, server.fileText) : null;
+  const mcp: RegisteredServer = {
+    path: server?.absolutePath ?? '',
+    // Whatever the state says about whose it is, a server named vouch is there.
+    registered: server !== undefined && server.state !== 'missing' && server.state !== 'invalid',
+    command: entry?.command ?? null,
+    args: entry?.args ?? null,
+  };
+  const conflicts = [...findConflicts(host, project.root, env.HOME), ...items.flatMap((item) => mcpServerConflict(item) ?? [])];
+  return { host, recordPath: recordPath(project.stateDir, host), recorded, items, hooks, mcp, conflicts };
 }
 
 /** The entry script a hook command runs: the login shell's vouch for plain `vouch`, else the last path before `hook HOST`. */

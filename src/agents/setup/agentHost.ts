@@ -1,4 +1,4 @@
-/** The agents `vouch agent` can set up, and where each one reads hooks, instructions and skills. */
+/** The agents `vouch agent` can set up, and where each one reads hooks, instructions, skills and MCP servers. */
 export const AGENT_HOSTS = ['claude', 'codex'] as const;
 export type AgentHost = (typeof AGENT_HOSTS)[number];
 
@@ -17,6 +17,8 @@ export interface HostLayout {
   hooksFile: string;
   instructionsFile: string;
   skillFile: string;
+  /** Where the project registers MCP servers; vouch's entry is named `vouch`. */
+  mcpFile: string;
   hooks: HookSpec[];
 }
 
@@ -28,6 +30,8 @@ export const HOST_LAYOUTS: Record<AgentHost, HostLayout> = {
     hooksFile: '.claude/settings.local.json',
     instructionsFile: 'CLAUDE.md',
     skillFile: '.claude/skills/vouch/SKILL.md',
+    // The project scope: Claude Code asks before it starts a server from this file.
+    mcpFile: '.mcp.json',
     hooks: [
       { event: 'PreToolUse', matcher: 'Bash', timeout: 30 },
       { event: 'SessionStart', matcher: 'startup|resume|clear|compact', timeout: 10 },
@@ -39,6 +43,8 @@ export const HOST_LAYOUTS: Record<AgentHost, HostLayout> = {
     hooksFile: '.codex/hooks.json',
     instructionsFile: 'AGENTS.md',
     skillFile: '.agents/skills/vouch/SKILL.md',
+    // Read only in a project the user trusts.
+    mcpFile: '.codex/config.toml',
     hooks: [
       { event: 'PreToolUse', matcher: 'Bash', timeout: 30 },
       // Codex has no "compact" source for SessionStart.

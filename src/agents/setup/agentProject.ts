@@ -20,6 +20,8 @@ export interface AgentProject {
   configError: { code: string; message: string } | null;
   /** Options the generated commands need so they find this config and state dir from the root: '' or ` --config FILE`. */
   commandOptions: string;
+  /** The same options as unquoted words, for commands spawned with no shell. */
+  commandArgs: string[];
 }
 
 /**
@@ -36,10 +38,11 @@ export async function agentProject(options: AgentProjectOptions, requireConfig: 
     if (requireConfig || !isVouchError(error)) throw error;
     configError = { code: error.code, message: error.message };
   }
-  const extra: string[] = [];
-  if (place.configPath !== join(place.root, 'vouch.config.json')) extra.push(`--config ${shellQuote(portable(place.root, place.configPath))}`);
-  if (place.stateDir !== resolve(place.root, '.vouch')) extra.push(`--state-dir ${shellQuote(portable(place.root, place.stateDir))}`);
-  return { root: place.root, configPath: place.configPath, stateDir: place.stateDir, checks, configError, commandOptions: extra.map((option) => ` ${option}`).join('') };
+  const args: string[] = [];
+  if (place.configPath !== join(place.root, 'vouch.config.json')) args.push('--config', portable(place.root, place.configPath));
+  if (place.stateDir !== resolve(place.root, '.vouch')) args.push('--state-dir', portable(place.root, place.stateDir));
+  const commandOptions = args.map((word) => ` ${word.startsWith('--') ? word : shellQuote(word)}`).join('');
+  return { root: place.root, configPath: place.configPath, stateDir: place.stateDir, checks, configError, commandOptions, commandArgs: args };
 }
 
 /** Relative to the root when inside it (agents work from the root), else absolute. */

@@ -3,20 +3,20 @@ import { dirname, join } from 'node:path';
 import { VouchError } from '../../core/errors.js';
 import type { AgentHost } from './agentHost.js';
 
-export type ItemKind = 'hooks' | 'section' | 'file';
+export type ItemKind = 'hooks' | 'section' | 'file' | 'server';
 
 /** What setup wrote for one managed item, so a later run can tell vouch's content from the user's edits. */
 export interface RecordedItem {
   kind: ItemKind;
   /** Root-relative, with `/`. */
   path: string;
-  /** sha256 of the managed content as written: the hook entries' canonical JSON, the section, or the file. */
+  /** sha256 of the managed content as written: the hook entries' canonical JSON, the section, the file, or the MCP server entry (canonical JSON in .mcp.json, the marked table in config.toml). */
   digest: string;
   /** Setup created the file, so removal may delete it once nothing else is left in it. */
   createdFile: boolean;
   /** Directories setup created for it, deepest last; removal takes them away when empty. */
   createdDirs: string[];
-  /** Sections: what setup put before the section when it appended it. */
+  /** Sections and config.toml's table: what setup put before it when it appended it. */
   separator: string;
 }
 

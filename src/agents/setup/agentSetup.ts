@@ -7,7 +7,8 @@ import { planRemove, planSetup, type FileChange, type ItemPlan } from './changeP
 import { findConflicts, type Conflict } from './conflicts.js';
 import { desiredHookEntries } from './hookEntries.js';
 import { sectionText, skillText } from './instructions.js';
-import { inspectItems, type Desired } from './managedItem.js';
+import { inspectItems, type Desired, type ItemId } from './managedItem.js';
+import { desiredMcpServer, mcpServerConflict, type McpServerEntry } from './mcpServer.js';
 import { resolveVouchCommand, type LookupFn, type VouchCommand } from './vouchCommand.js';
 
 export interface AgentSetupOptions extends AgentProjectOptions {
@@ -19,6 +20,8 @@ export interface AgentSetupOptions extends AgentProjectOptions {
   version: string;
   /** Replaces the login-shell lookup (tests). */
   lookup?: LookupFn;
+  /** Setup registers vouch's MCP server unless this is false (`--no-mcp`). */
+  mcp?: boolean;
 }
 
 /** What setup or removal would do, computed without writing anything. */
@@ -28,6 +31,8 @@ export interface AgentPlan {
   project: AgentProject;
   recordPath: string;
   command: VouchCommand | null;
+  /** The MCP server entry setup registers; null for removal. */
+  server: McpServerEntry | null;
   items: ItemPlan[];
   changes: FileChange[];
   conflicts: Conflict[];
@@ -42,7 +47,7 @@ export interface AgentPlan {
 function desiredFor(options: AgentSetupOptions, project: AgentProject, command: VouchCommand): Desired {
   const layout = HOST_LAYOUTS[options.host];
   const facts = { host: options.host, program: command.program, options: project.commandOptions, checks: project.checks ?? [] };
-  return { hooks: desiredHookEntries(options.host, layout.hooks, command.program), section: sectionText(facts), skill: skillText(facts) };
+  return { hooks: desiredHookEntries(options.host, layout.hooks, command.program), section: sectionText(facts), skill: skillText(facts), server: desiredMcpServer(command, project) };
 }
 
 export async function planAgentSetup(options: AgentSetupOptions): Promise<AgentPlan> {
@@ -52,7 +57,9 @@ export async function planAgentSetup(options: AgentSetupOptions): Promise<AgentP
   const desired = desiredFor(options, project, command);
   const record = readRecord(project.stateDir, options.host);
   const items = inspectItems(layout, project.root, record?.items ?? [], desired);
-  const plan = planSetup(options.host, project.root, items, desired.hooks);
+  const leaveOut = new Set<ItemId>(options.mcp === false ? ['mcp'] : []);
+  const server = desiredMcpServer(command, project);
+  const plan = planSetup(options.host, project.root, items, { hooks: desired.hooks, server }, leaveOut);
   const notes: string[] = [];
   if (!command.sameInstall) {
     const found = command.lookup.found === null ? 'finds no vouch' : `finds another vouch (${command.lookup.resolved ?? command.lookup.found})`;
@@ -63,7 +70,20 @@ export async function planAgentSetup(options: AgentSetupOptions): Promise<AgentP
   } else {
     notes.push('Start a new Claude Code session to load the hooks and the skill; Claude Code runs project hooks only once you have trusted the workspace.');
   }
-  return { operation: 'setup', host: options.host, project, recordPath: recordPath(project.stateDir, options.host), command, ...plan, hadRecord: record !== null, conflicts: findConflicts(options.host, project.root, options.env.HOME), notes, version: options.version };
+  if (!leaveOut.has('mcp')) notes.push(...mcpNotes(options.host, command));
+  return { operation: 'setup', host: options.host, project, recordPath: recordPath(project.stateDir, options.host), command, server, ...plan, hadRecord: record !== null, conflicts: [...findConflicts(options.host, project.root, options.env.HOME), ...items.flatMap((item) => mcpServerConflict(item) ?? [])], notes, version: options.version };
+}
+
+/** What it takes for the host to start the server setup registers. */
+function mcpNotes(host: AgentHost, command: VouchCommand): string[] {
+  const layout = HOST_LAYOUTS[host];
+  const notes =
+    host === 'codex'
+      ? [`Codex reads the MCP server in ${layout.mcpFile} only in a project you trust; start a new Codex session to load it.`]
+      : [`Claude Code asks you to approve the MCP server in ${layout.mcpFile} the first time it starts in this project.`];
+  // The hooks go in a local file for this reason; the MCP file is the project's, often committed.
+  if (!command.sameInstall) notes.push(`${layout.mcpFile} names this machine's vouch by path; if you commit it, install vouch on PATH and run setup again first, so it says plain "vouch".`);
+  return notes;
 }
 
 export async function planAgentRemove(options: AgentSetupOptions): Promise<AgentPlan> {
@@ -72,10 +92,10 @@ export async function planAgentRemove(options: AgentSetupOptions): Promise<Agent
   const record = readRecord(project.stateDir, options.host);
   // Without a record, only content equal to what setup would write now is known to be vouch's.
   const command = record === null && project.checks !== null ? resolveVouchCommand(options.entry, options.node, options.env, options.lookup) : null;
-  const desired: Desired = command ? desiredFor(options, project, command) : { hooks: [], section: '', skill: '' };
+  const desired: Desired = command ? desiredFor(options, project, command) : { hooks: [], section: '', skill: '', server: null };
   const items = inspectItems(layout, project.root, record?.items ?? [], desired);
   const plan = planRemove(options.host, project.root, items);
-  return { operation: 'remove', host: options.host, project, recordPath: recordPath(project.stateDir, options.host), command, ...plan, hadRecord: record !== null, conflicts: [], notes: [], version: options.version };
+  return { operation: 'remove', host: options.host, project, recordPath: recordPath(project.stateDir, options.host), command, server: null, ...plan, hadRecord: record !== null, conflicts: [], notes: [], version: options.version };
 }
 
 /** Writes the plan's files, then the record of what vouch now owns (deleted when it owns nothing). */

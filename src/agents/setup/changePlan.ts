@@ -7,8 +7,9 @@ import { addVouchHooks, removeVouchHooks, type HookEntry } from './hookEntries.j
 import { parseJsonObject } from './jsonText.js';
 import type { InspectedItem, ItemId, ItemState } from './managedItem.js';
 import { appendSection, findSection, removeSection, replaceSection } from './managedSection.js';
+import { addServer, isEmptyServerConfig, removeServer, type McpServerEntry } from './mcpServer.js';
 
-export type ItemAction = 'create' | 'update' | 'unchanged' | 'refused' | 'remove' | 'none';
+export type ItemAction = 'create' | 'update' | 'unchanged' | 'refused' | 'skipped' | 'remove' | 'none';
 
 export interface ItemPlan {
   id: ItemId;
@@ -38,12 +39,33 @@ export interface ChangePlan {
   record: RecordedItem[];
 }
 
+/** How messages name an item's content. */
+function itemName(item: InspectedItem, owned: boolean): string {
+  switch (item.kind) {
+    case 'hooks':
+      return owned ? `vouch's hook entries in ${item.path}` : `hooks in ${item.path}`;
+    case 'section':
+      return owned ? `vouch's section of ${item.path}` : `section in ${item.path}`;
+    case 'server':
+      return `MCP server "vouch" in ${item.path}`;
+    default:
+      return item.path;
+  }
+}
+
 function refusal(item: InspectedItem, verb: 'update' | 'remove'): string {
-  const what = item.kind === 'hooks' ? `vouch's hook entries in ${item.path}` : item.kind === 'section' ? `vouch's section of ${item.path}` : item.path;
+  const what = itemName(item, true);
   if (item.state === 'invalid') return `${what}: left as is, because ${item.problem}; fix the file, then run this again`;
   const left = `${what}: not ${verb === 'update' ? 'updated' : 'removed'}, because ${item.problem}`;
   if (verb === 'remove') {
-    const yourself = item.kind === 'section' ? 'delete the lines from vouch:begin to vouch:end yourself' : item.kind === 'hooks' ? 'delete the vouch hook entries yourself' : 'delete the file yourself';
+    const yourself =
+      item.kind === 'section'
+        ? 'delete the lines from vouch:begin to vouch:end yourself'
+        : item.kind === 'hooks'
+          ? 'delete the vouch hook entries yourself'
+          : item.kind === 'server'
+            ? 'delete the "vouch" server entry yourself'
+            : 'delete the file yourself';
     return `${left}; to remove it, ${yourself}`;
   }
   const fix =
@@ -51,7 +73,9 @@ function refusal(item: InspectedItem, verb: 'update' | 'remove'): string {
       ? 'move your text outside the vouch:begin/vouch:end markers, or delete the section'
       : item.kind === 'hooks'
         ? 'delete the vouch hook entries'
-        : 'move your changes elsewhere, or delete the file';
+        : item.kind === 'server'
+          ? 'delete or rename that "vouch" server entry'
+          : 'move your changes elsewhere, or delete the file';
   return `${left}; to let setup write it again, ${fix}, then run setup again`;
 }
 
@@ -62,11 +86,23 @@ function missingDirs(root: string, absolutePath: string): string[] {
   return dirs;
 }
 
-export function planSetup(host: AgentHost, root: string, items: readonly InspectedItem[], hooks: readonly HookEntry[]): ChangePlan {
+export interface SetupContent {
+  hooks: readonly HookEntry[];
+  server: McpServerEntry;
+}
+
+/** `leaveOut`: items the user declined (`--no-mcp`); they are neither written nor forgotten. */
+export function planSetup(host: AgentHost, root: string, items: readonly InspectedItem[], content: SetupContent, leaveOut: ReadonlySet<ItemId> = new Set()): ChangePlan {
   const plans: ItemPlan[] = [];
   const changes: FileChange[] = [];
   const record: RecordedItem[] = [];
   for (const item of items) {
+    if (leaveOut.has(item.id)) {
+      plans.push({ id: item.id, kind: item.kind, path: item.path, state: item.state, action: 'skipped', message: `${itemName(item, false)}: left out (--no-mcp); anything of vouch's already there stays` });
+      // A previous setup's entry stays vouch's, so that remove still takes it out.
+      if (item.recorded) record.push(item.recorded);
+      continue;
+    }
     if (item.state === 'edited' || item.state === 'invalid') {
       plans.push({ id: item.id, kind: item.kind, path: item.path, state: item.state, action: 'refused', message: refusal(item, 'update') });
       if (item.recorded) record.push(item.recorded);
@@ -81,7 +117,11 @@ export function planSetup(host: AgentHost, root: string, items: readonly Inspect
     if (!unchanged) {
       if (item.kind === 'file') after = item.desired;
       else if (item.kind === 'hooks') {
-        after = addVouchHooks(item.fileText ?? '', host, hooks);
+        after = addVouchHooks(item.fileText ?? '', host, content.hooks);
+      } else if (item.kind === 'server') {
+        const added = addServer(host, item.fileText ?? '', content.server);
+        after = added.text;
+        if (added.separator !== null) separator = added.separator;
       } else {
         const text = item.fileText ?? '';
         const section = findSection(text);
@@ -109,7 +149,7 @@ export function planSetup(host: AgentHost, root: string, items: readonly Inspect
 }
 
 function setupMessage(item: InspectedItem, action: ItemAction): string {
-  const what = item.kind === 'hooks' ? `hooks in ${item.path}` : item.kind === 'section' ? `section in ${item.path}` : item.path;
+  const what = itemName(item, false);
   switch (action) {
     case 'create':
       return `${what}: added`;
@@ -142,6 +182,9 @@ export function planRemove(host: AgentHost, root: string, items: readonly Inspec
       const rest = removeVouchHooks(item.fileText, host, events);
       const left = parseJsonObject(rest);
       after = created && 'value' in left && Object.keys(left.value).length === 0 ? null : rest;
+    } else if (item.kind === 'server') {
+      const rest = removeServer(host, item.fileText, item.recorded?.separator ?? '');
+      after = created && isEmptyServerConfig(host, rest) ? null : rest;
     } else {
       const section = findSection(item.fileText);
       if (section.kind !== 'one') throw new Error('unreachable: a present section is found');

@@ -4,7 +4,7 @@ import type { AgentHost } from './agentHost.js';
 import { parseJsonObject } from './jsonText.js';
 
 export interface Conflict {
-  code: 'agents-override' | 'rewrite-hook';
+  code: 'agents-override' | 'rewrite-hook' | 'mcp-server';
   /** Absolute path of the file that holds it. */
   path: string;
   /** The other tool (`rtk`, `snip`, `tokf`), or null. */

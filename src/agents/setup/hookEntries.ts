@@ -1,6 +1,6 @@
 import { canonicalJson } from '../../core/canonicalJson.js';
 import type { AgentHost, HookSpec } from './agentHost.js';
-import { appendMember, jsonAt, lineIndent, parseJsonTree, removeMember, type JsonNode, type JsonProperty } from './jsonTree.js';
+import { appendMember, findProperty as property, jsonAt, lineIndent, parseJsonTree, removeMember, type JsonNode } from './jsonTree.js';
 import { DEFAULT_JSON_STYLE, formatJson, jsonStyleOf } from './jsonText.js';
 
 /** One handler vouch owns, where it sits: in `hooks[event]`, in the group with `matcher`. */
@@ -59,16 +59,6 @@ interface Site {
   handlerIndex: number;
   handler: JsonNode;
   matcher: unknown;
-}
-
-function property(node: JsonNode | undefined, key: string): { index: number; property: JsonProperty } | null {
-  if (!node || node.type !== 'object') return null;
-  // JSON.parse keeps the last of duplicate keys, and so does this.
-  for (let index = node.properties.length - 1; index >= 0; index -= 1) {
-    const found = node.properties[index] as JsonProperty;
-    if (found.key === key) return { index, property: found };
-  }
-  return null;
 }
 
 function sites(text: string, host: AgentHost, event: string): Site[] {

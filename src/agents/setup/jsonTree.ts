@@ -73,6 +73,17 @@ export function parseJsonTree(text: string): JsonNode {
   return value();
 }
 
+/** An object's member by key, with its index. */
+export function findProperty(node: JsonNode | undefined, key: string): { index: number; property: JsonProperty } | null {
+  if (!node || node.type !== 'object') return null;
+  // JSON.parse keeps the last of duplicate keys, and so does this.
+  for (let index = node.properties.length - 1; index >= 0; index -= 1) {
+    const found = node.properties[index] as JsonProperty;
+    if (found.key === key) return { index, property: found };
+  }
+  return null;
+}
+
 /** A container's members as spans: an object's properties or an array's elements. */
 function members(node: JsonNode): Array<{ start: number; end: number }> {
   return node.type === 'object' ? node.properties : node.type === 'array' ? node.elements : [];

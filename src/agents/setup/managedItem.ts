@@ -7,8 +7,9 @@ import type { ItemKind, RecordedItem } from './agentRecord.js';
 import { findVouchEntries, type HookEntry } from './hookEntries.js';
 import { parseJsonObject } from './jsonText.js';
 import { findSection } from './managedSection.js';
+import { currentServerContent, serverContent, type McpServerEntry } from './mcpServer.js';
 
-export type ItemId = 'hooks' | 'instructions' | 'skill';
+export type ItemId = 'hooks' | 'instructions' | 'skill' | 'mcp';
 
 /**
  * missing: none of vouch's content is there. intact: it is exactly what vouch
@@ -41,12 +42,15 @@ export interface Desired {
   hooks: HookEntry[];
   section: string;
   skill: string;
+  /** null when there is nothing to compare with (removal without a record or a config). */
+  server: McpServerEntry | null;
 }
 
 const ITEMS: ReadonlyArray<{ id: ItemId; kind: ItemKind; path: (layout: HostLayout) => string }> = [
   { id: 'hooks', kind: 'hooks', path: (layout) => layout.hooksFile },
   { id: 'instructions', kind: 'section', path: (layout) => layout.instructionsFile },
   { id: 'skill', kind: 'file', path: (layout) => layout.skillFile },
+  { id: 'mcp', kind: 'server', path: (layout) => layout.mcpFile },
 ];
 
 export function hooksContent(entries: readonly HookEntry[]): string {
@@ -58,7 +62,7 @@ export function inspectItems(layout: HostLayout, root: string, recorded: readonl
     const rel = path(layout);
     const absolutePath = join(root, ...rel.split('/'));
     const record = recorded.find((item) => item.kind === kind && item.path === rel) ?? null;
-    const want = kind === 'hooks' ? hooksContent(desired.hooks) : kind === 'section' ? desired.section : desired.skill;
+    const want = kind === 'hooks' ? hooksContent(desired.hooks) : kind === 'section' ? desired.section : kind === 'server' ? serverContent(layout.host, desired.server) : desired.skill;
     const fileText = existsSync(absolutePath) ? readFileSync(absolutePath, 'utf8') : null;
     const found = currentContent(kind, fileText, layout.host, layout.hooks.map((spec) => spec.event));
     const base = { id, kind, path: rel, absolutePath, fileText, desired: want, recorded: record };
@@ -81,6 +85,7 @@ function stateOf(content: string | null, desired: string, record: RecordedItem |
 function currentContent(kind: ItemKind, text: string | null, host: AgentHost, events: readonly string[]): { content: string | null } | { problem: string } {
   if (text === null) return { content: null };
   if (kind === 'file') return { content: text };
+  if (kind === 'server') return currentServerContent(host, text);
   if (kind === 'section') {
     const section = findSection(text);
     if (section.kind === 'broken') return { problem: section.why };

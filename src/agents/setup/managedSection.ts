@@ -6,21 +6,29 @@
 export const SECTION_BEGIN = '<!-- vouch:begin -->';
 export const SECTION_END = '<!-- vouch:end -->';
 
+/** The lines that open and close a managed section, in the comment syntax of its file. */
+export interface SectionMarkers {
+  begin: string;
+  end: string;
+}
+
+export const MARKDOWN_MARKERS: SectionMarkers = { begin: SECTION_BEGIN, end: SECTION_END };
+
 export type SectionSearch =
   | { kind: 'none' }
   | { kind: 'one'; start: number; end: number; text: string }
   /** Two begin markers, or a begin without an end: vouch cannot tell which text is its own. */
   | { kind: 'broken'; why: string };
 
-export function findSection(text: string): SectionSearch {
-  const begin = markerLines(text, SECTION_BEGIN);
-  const end = markerLines(text, SECTION_END);
+export function findSection(text: string, markers: SectionMarkers = MARKDOWN_MARKERS): SectionSearch {
+  const begin = markerLines(text, markers.begin);
+  const end = markerLines(text, markers.end);
   if (begin.length === 0 && end.length === 0) return { kind: 'none' };
-  if (begin.length !== 1 || end.length !== 1) return { kind: 'broken', why: `${begin.length} "${SECTION_BEGIN}" and ${end.length} "${SECTION_END}" lines, where one of each is expected` };
+  if (begin.length !== 1 || end.length !== 1) return { kind: 'broken', why: `${begin.length} "${markers.begin}" and ${end.length} "${markers.end}" lines, where one of each is expected` };
   const start = begin[0] as number;
   const endLine = end[0] as number;
-  if (endLine < start) return { kind: 'broken', why: `"${SECTION_END}" comes before "${SECTION_BEGIN}"` };
-  const stop = endLine + SECTION_END.length;
+  if (endLine < start) return { kind: 'broken', why: `"${markers.end}" comes before "${markers.begin}"` };
+  const stop = endLine + markers.end.length;
   return { kind: 'one', start, end: stop, text: text.slice(start, stop) };
 }
 

@@ -24,6 +24,8 @@ export interface VouchCommand {
   sameInstall: boolean;
   /** The program words, ready for a shell: `vouch`, or this install by absolute path. */
   program: string;
+  /** The same words unquoted, for hosts that spawn a program with no shell (MCP servers). */
+  argv: string[];
 }
 
 export type LookupFn = (env: NodeJS.ProcessEnv) => CommandLookup;
@@ -48,8 +50,8 @@ export function resolveVouchCommand(entry: string, node: string, env: NodeJS.Pro
   const thisInstall = realOrNull(entry) ?? entry;
   const answer = lookup(env);
   const sameInstall = answer.resolved !== null && answer.resolved === thisInstall;
-  const program = sameInstall ? 'vouch' : `${shellQuote(node)} ${shellQuote(thisInstall)}`;
-  return { thisInstall, node, lookup: answer, sameInstall, program };
+  const argv = sameInstall ? ['vouch'] : [node, thisInstall];
+  return { thisInstall, node, lookup: answer, sameInstall, program: argv.map(shellQuote).join(' '), argv };
 }
 
 export function realOrNull(path: string): string | null {

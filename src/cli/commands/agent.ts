@@ -4,6 +4,7 @@ import type { DoctorReport } from '../../agents/setup/agentDoctor.js';
 import type { AgentPlan } from '../../agents/setup/agentSetup.js';
 import type { FileChange } from '../../agents/setup/changePlan.js';
 import type { Conflict } from '../../agents/setup/conflicts.js';
+import { shellQuote } from '../../agents/setup/shellQuote.js';
 import { unifiedDiff } from '../../agents/setup/unifiedDiff.js';
 import type { VouchCommand } from '../../agents/setup/vouchCommand.js';
 import { VouchError } from '../../core/errors.js';
@@ -11,7 +12,7 @@ import { writeJson, type CliIo } from '../io.js';
 import { parseCommand } from '../options.js';
 import { VERSION } from '../version.js';
 
-export const help = `Usage: vouch agent setup claude|codex [--dry-run | --apply] [--json]
+export const help = `Usage: vouch agent setup claude|codex [--dry-run | --apply] [--no-mcp] [--json]
        vouch agent remove claude|codex [--dry-run | --apply] [--json]
        vouch agent doctor [claude|codex] [--json]
 
@@ -19,15 +20,19 @@ Sets up, removes or checks what vouch gives a coding agent, so that it asks
 vouch before rerunning a check (docs/agent-setup.md):
 
   claude  hooks in .claude/settings.local.json (PreToolUse on Bash, SessionStart),
-          a short managed section in CLAUDE.md, a skill in .claude/skills/vouch/
+          a short managed section in CLAUDE.md, a skill in .claude/skills/vouch/,
+          and vouch's MCP server ("vouch mcp") as mcpServers.vouch in .mcp.json
   codex   hooks in .codex/hooks.json, a short managed section in AGENTS.md,
-          a skill in .agents/skills/vouch/ (Codex runs the hooks once you
-          trust them in /hooks)
+          a skill in .agents/skills/vouch/, and vouch's MCP server as a marked
+          [mcp_servers.vouch] table in .codex/config.toml (Codex runs the hooks
+          once you trust them in /hooks)
 
 What setup writes is recorded in the state dir (.vouch/agent-HOST.json), so a
 later setup updates its own content in place. Content of vouch's that you
 edited is never overwritten or removed: it is reported, with what to do.
-Text outside vouch's markers, and settings and hooks of your own, are kept.
+Text outside vouch's markers, and settings, hooks and MCP servers of your
+own, are kept; a server named "vouch" that vouch did not write is reported
+as a conflict and left as is.
 
 In a terminal, setup and remove show the changes and ask. Elsewhere (an
 agent, a script) they need --apply; --dry-run shows the changes and writes
@@ -36,6 +41,8 @@ nothing. doctor only reads.
 Options:
   --dry-run          show what would change; write nothing
   --apply            write without asking
+  --no-mcp           setup: do not register the MCP server (one registered
+                     before stays, and remove still takes it out)
   --json             machine-readable (docs/json.md, "vouch agent")
   --config FILE      use this config
   --state-dir DIR    where receipts and the setup record are kept
@@ -43,6 +50,7 @@ Options:
 Examples:
   vouch agent setup claude
   vouch agent setup codex --dry-run
+  vouch agent setup codex --apply --no-mcp
   vouch agent setup claude --apply --json
   vouch agent remove claude --apply
   vouch agent doctor
@@ -58,6 +66,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommand('agent', argv, {
     'dry-run': { type: 'boolean', default: false },
     apply: { type: 'boolean', default: false },
+    'no-mcp': { type: 'boolean', default: false },
   });
   const [operation, hostName, ...extra] = positionals;
   if (operation === undefined || !(OPERATIONS as readonly string[]).includes(operation)) {
@@ -76,6 +85,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     node: process.execPath,
     version: VERSION,
   };
+  if (values['no-mcp'] && operation !== 'setup') throw new VouchError('usage', `--no-mcp is an option of setup; vouch agent ${operation} takes it out only if setup added it. Leave --no-mcp out`);
   if (operation === 'doctor') {
     if (values['dry-run'] || values.apply) throw new VouchError('usage', 'vouch agent doctor only reads, so it takes neither --dry-run nor --apply; leave them out');
     const { agentDoctor } = await import('../../agents/setup/agentDoctor.js');
@@ -92,7 +102,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     throw new VouchError('usage', `vouch agent ${operation} ${hostName} writes files, and ${why}; pass --apply to write, or --dry-run to see the changes`);
   }
   const setup = await import('../../agents/setup/agentSetup.js');
-  const options = { ...base, host: hostName };
+  const options = { ...base, host: hostName, mcp: !values['no-mcp'] };
   const plan = operation === 'setup' ? await setup.planAgentSetup(options) : await setup.planAgentRemove(options);
   const mode: 'apply' | 'dry-run' | 'interactive' = values['dry-run'] ? 'dry-run' : values.apply ? 'apply' : 'interactive';
   let applied = false;
@@ -168,10 +178,11 @@ function planJson(plan: AgentPlan, mode: 'apply' | 'dry-run', applied: boolean) 
   };
   if (plan.operation === 'remove') return common;
   if (!plan.command) throw new Error('unreachable: setup always resolves the command');
-  return { ...common, command: { ...commandJson(plan.command), hook_command: `${plan.command.program} hook ${plan.host}` }, conflicts: plan.conflicts.map(conflictJson) };
+  const server = plan.items.some((item) => item.id === 'mcp' && item.action !== 'skipped') ? plan.server : null;
+  return { ...common, command: { ...commandJson(plan.command), hook_command: `${plan.command.program} hook ${plan.host}`, mcp_server: server }, conflicts: plan.conflicts.map(conflictJson) };
 }
 
-const ACTION_MARK: Record<string, string> = { create: '+', update: '~', unchanged: '=', refused: '!', remove: '-', none: ' ' };
+const ACTION_MARK: Record<string, string> = { create: '+', update: '~', unchanged: '=', refused: '!', skipped: ' ', remove: '-', none: ' ' };
 
 function planText(plan: AgentPlan, when: 'preview' | 'dry-run' | 'applied'): string {
   const layout = HOST_LAYOUTS[plan.host];
@@ -179,6 +190,9 @@ function planText(plan: AgentPlan, when: 'preview' | 'dry-run' | 'applied'): str
   const verb = plan.operation === 'setup' ? 'Setting up' : 'Removing';
   lines.push(`${verb} vouch for ${layout.title} in ${plan.project.root}${when === 'dry-run' ? ' (dry run: nothing is written)' : ''}`);
   if (plan.operation === 'setup' && plan.command) lines.push(`Hooks run: ${plan.command.program} hook ${plan.host}`);
+  if (plan.operation === 'setup' && plan.server && plan.items.some((item) => item.id === 'mcp' && item.action !== 'skipped')) {
+    lines.push(`MCP server runs: ${[plan.server.command, ...plan.server.args].map(shellQuote).join(' ')}`);
+  }
   lines.push('');
   for (const item of plan.items) lines.push(`  ${ACTION_MARK[item.action] ?? ' '} ${item.message}`);
   if (plan.conflicts.length > 0) {
@@ -226,6 +240,7 @@ function doctorJson(report: DoctorReport) {
       recorded: host.recorded,
       items: host.items.map((item) => ({ id: item.id, kind: item.kind, path: item.path, state: item.state, problem: item.problem })),
       hooks: host.hooks.map((hook) => ({ path: hook.path, event: hook.event, matcher: hook.matcher, command: hook.command, runs: hook.runs, same_install: hook.sameInstall })),
+      mcp_server: { path: host.mcp.path, registered: host.mcp.registered, command: host.mcp.command, args: host.mcp.args },
       conflicts: host.conflicts.map(conflictJson),
     })),
     behavior_verified: false,
@@ -259,6 +274,9 @@ function doctorText(report: DoctorReport): string {
       const runs = hook.runs === null ? 'an install that cannot be found; run setup again' : hook.sameInstall ? 'this install' : `another install: ${hook.runs}`;
       lines.push(`  hook ${hook.event} [${hook.matcher}] in ${hook.path}: ${hook.command} (runs ${runs})`);
     }
+    const mcp = host.mcp;
+    const runs = mcp.command === null ? '' : ` (${[mcp.command, ...(mcp.args ?? [])].map(shellQuote).join(' ')})`;
+    lines.push(mcp.registered ? `  MCP server "vouch" registered in ${mcp.path}${runs}` : `  MCP server: not registered in ${mcp.path} ("vouch agent setup ${host.host}" registers it)`);
     for (const conflict of host.conflicts) lines.push(`  ! ${conflict.message}`);
   }
   lines.push('');
