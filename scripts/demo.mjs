@@ -231,6 +231,22 @@ async function story() {
   expect(total === 5, `expected 5 receipts in the log (3 + 1 failed typecheck + 1 typecheck), found ${total}`);
   ok('5 receipts: three first runs, the failed typecheck, and the typecheck after the revert');
 
+  chapter('12. A claim: an edit, its test, and a control that must break where it says');
+  say('   claims/discount-cap.json caps discounts at 50% and tests it. Its control forgets the cap and');
+  say('   declares that the test must catch that at runtime. Nothing is written into the tree.');
+  step = await vouch('prove', 'claims/discount-cap.json');
+  expect(step.code === 0, `vouch prove exited ${step.code}; the discount-cap claim should earn a receipt`);
+  expect(/\nreceipt vouch-claim:[0-9a-f]{64}:runtime:/.test(step.output), 'the prove output should end with the receipt token');
+  expect(git('status', '--porcelain', '--', 'src', 'test').trim() === '', 'vouch prove must not write a draft into the working tree');
+  ok('case clean at type, lint and runtime; the control failed the test at runtime: receipt minted, tree untouched');
+
+  chapter('13. A control that breaks at the wrong stage earns nothing');
+  say('   claims/wrong-stage.json passes the cap as a string and declares the test will catch it at runtime.');
+  step = await vouch('prove', 'claims/wrong-stage.json');
+  expect(step.code === 1, `vouch prove exited ${step.code}; the wrong-stage claim should earn no receipt`);
+  expect(step.output.trimEnd().endsWith('no receipt') && /also breaks at the type stage/.test(step.output), 'the prove output should say the control breaks at type and end with "no receipt"');
+  ok('the compiler caught the control, so the test never proved anything: no receipt');
+
   say();
   say(bold('Demo passed: every step behaved as the story says.'));
   say(`The demo project stays in ${DEMO.slice(REPO.length + 1)}; try "node ../../dist/bin/main.js status" there.`);

@@ -7,7 +7,7 @@ import { answersOf, isRunning, liveFiles, ObserverTracker, PATIENT, rpcExchange,
 import { cleanEnv, REPO, tempProject, type TempProject } from './helpers/project.js';
 
 const SCHEMAS = join(REPO, 'schemas');
-const OUTPUTS = ['status', 'run', 'explain', 'log', 'init', 'start', 'stop', 'observer', 'error'] as const;
+const OUTPUTS = ['status', 'run', 'explain', 'log', 'init', 'start', 'stop', 'observer', 'prove', 'error'] as const;
 type SchemaName = (typeof OUTPUTS)[number] | 'config';
 
 function readSchema(name: SchemaName): any {
@@ -501,10 +501,10 @@ describe('schemas stay in step with the code', () => {
     expect(objects).toBeGreaterThan(10);
   });
 
-  it('config.schema.json is exactly what the generator makes from the validator', () => {
-    const result = spawnSync(process.execPath, [join(REPO, 'scripts', 'generate-config-schema.mjs'), '--stdout'], { encoding: 'utf8' });
+  it('config.schema.json and claim.schema.json are exactly what the generator makes from the validators', () => {
+    const result = spawnSync(process.execPath, [join(REPO, 'scripts', 'generate-config-schema.mjs'), '--check'], { encoding: 'utf8' });
     expect(result.status, result.stderr).toBe(0);
-    expect(readFileSync(join(SCHEMAS, 'config.schema.json'), 'utf8')).toBe(result.stdout);
-    expect(JSON.parse(result.stdout).additionalProperties).toBe(false);
+    expect(readSchema('config').additionalProperties).toBe(false);
+    expect(JSON.parse(readFileSync(join(SCHEMAS, 'claim.schema.json'), 'utf8')).additionalProperties).toBe(false);
   });
 });

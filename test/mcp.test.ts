@@ -5,6 +5,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { demoWorkspace, readClaim } from './helpers/claims.js';
 import { CLI, cleanEnv, REPO, tempProject, type TempProject } from './helpers/project.js';
 
 /** Printed by the check on its stdout: were it to reach the server's stdout, the protocol would break. */
@@ -102,12 +103,12 @@ describe('vouch mcp, driven by the SDK stdio client', () => {
     expect(server.client.getServerCapabilities()?.tools).toBeDefined();
   });
 
-  it('tools/list: four tools, each with an outputSchema; all but run are read-only', async () => {
+  it('tools/list: five tools, each with an outputSchema; all but run and prove are read-only', async () => {
     const { tools } = await server.client.listTools();
-    expect(tools.map((tool) => tool.name).sort()).toEqual(['explain', 'log', 'run', 'status']);
+    expect(tools.map((tool) => tool.name).sort()).toEqual(['explain', 'log', 'prove', 'run', 'status']);
     for (const tool of tools) {
       expect(tool.outputSchema?.type, tool.name).toBe('object');
-      expect(tool.annotations?.readOnlyHint, tool.name).toBe(tool.name !== 'run');
+      expect(tool.annotations?.readOnlyHint, tool.name).toBe(tool.name !== 'run' && tool.name !== 'prove');
       expect(tool.description, tool.name).toBeTruthy();
     }
     const run = tools.find((tool) => tool.name === 'run');
@@ -263,5 +264,83 @@ describe('vouch mcp without a config', () => {
       elsewhere.remove();
       empty.remove();
     }
+  });
+});
+
+describe('vouch mcp prove, on the bundled example', () => {
+  let app: TempProject;
+  let server: Connection;
+  const validateProve = (() => {
+    const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: true });
+    const validate = ajv.compile(JSON.parse(readFileSync(join(REPO, 'schemas', 'prove.schema.json'), 'utf8')));
+    return (value: unknown) => expect(validate(value) ? null : ajv.errorsText(validate.errors)).toBeNull();
+  })();
+  const claimInput = (name: string) => {
+    const { $schema, ...claim } = readClaim(app, name);
+    expect($schema).toBeDefined();
+    return claim;
+  };
+
+  beforeAll(async () => {
+    app = demoWorkspace('mcp-prove');
+    server = await connect(app.root);
+  });
+  afterAll(async () => {
+    await server?.client.close();
+    app?.remove();
+  });
+
+  it('lists prove with its input members and an outputSchema', async () => {
+    const { tools } = await server.client.listTools();
+    const prove = tools.find((tool) => tool.name === 'prove');
+    expect(prove?.inputSchema.required).toEqual(['case', 'control']);
+    expect(Object.keys(prove?.inputSchema.properties ?? {}).sort()).toEqual(['case', 'control', 'project']);
+    expect(prove?.outputSchema?.type).toBe('object');
+  });
+
+  it('mints the same receipt as the CLI, and ends its text with it; the second prove is warm', async () => {
+    const first = (await server.client.callTool({ name: 'prove', arguments: claimInput('discount-cap') })) as CallToolResult;
+    expect(first.isError, text(first)).toBeFalsy();
+    const report = first.structuredContent as any;
+    validateProve(report);
+    expect(report.receipt).toMatch(/^vouch-claim:[0-9a-f]{64}:runtime:/);
+    expect(text(first).split('\n').at(-1)).toBe(`receipt ${report.receipt}`);
+    const cli = app.json(['prove', 'claims/discount-cap.json']);
+    expect(cli.receipt).toBe(report.receipt);
+    const second = (await server.client.callTool({ name: 'prove', arguments: claimInput('discount-cap') })) as CallToolResult;
+    expect((second.structuredContent as any).cold).toBe(false);
+    expect((second.structuredContent as any).receipt).toBe(report.receipt);
+  });
+
+  it('a control that breaks at the wrong stage is an answer with no receipt, not a tool error', async () => {
+    const result = (await server.client.callTool({ name: 'prove', arguments: claimInput('wrong-stage') })) as CallToolResult;
+    expect(result.isError).toBeFalsy();
+    expect((result.structuredContent as any).receipt).toBeNull();
+    expect(text(result).split('\n').at(-1)).toBe('no receipt');
+    expect(text(result)).toContain('why: the control also breaks at the type stage');
+  });
+
+  it('refused input names the member it refused', async () => {
+    const badStage = claimInput('discount-cap');
+    badStage.control.stage = 'compile';
+    const typed = (await server.client.callTool({ name: 'prove', arguments: badStage })) as CallToolResult;
+    expect(typed.isError).toBe(true);
+    expect(text(typed)).toMatch(/control[.,"\s]*stage/);
+
+    const hostile = claimInput('discount-cap');
+    hostile.case.drafts[0].path = '../../etc/passwd';
+    const refused = (await server.client.callTool({ name: 'prove', arguments: hostile })) as CallToolResult;
+    expect(refused.isError).toBe(true);
+    expect(text(refused)).toBe('[claimant] refused: case.drafts[0].path leaves the workspace: "../../etc/passwd"');
+
+    const same = claimInput('discount-cap');
+    same.control.drafts = same.case.drafts;
+    const identical = (await server.client.callTool({ name: 'prove', arguments: same })) as CallToolResult;
+    expect(text(identical)).toMatch(/^\[claimant\] refused: control\.drafts are byte-identical to case\.drafts/);
+  });
+
+  it('nothing but protocol messages came over stdout, and the tree is untouched', () => {
+    expect(server.errors).toEqual([]);
+    expect(app.git('status', '--porcelain', '--ignored')).toBe('');
   });
 });

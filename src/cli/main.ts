@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { isClaimError } from '../core/claimError.js';
 import { isVouchError } from '../core/errors.js';
 import type { CliIo } from './io.js';
 import { VERSION } from './version.js';
@@ -21,6 +22,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   hook: () => import('./commands/hook.js'),
   agent: () => import('./commands/agent.js'),
   mcp: () => import('./commands/mcp.js'),
+  prove: () => import('./commands/prove.js'),
 };
 
 /** Commands that are not listed: the observer's own process. */
@@ -43,7 +45,8 @@ Commands:
   observer  report on the running observer
   hook      decide for an agent's shell command (Claude Code, Codex hooks)
   agent     set up, remove or check vouch's hooks and instructions for an agent
-  mcp       serve status, explain, log and run to an agent over MCP (stdio)
+  prove     prove an edit with a test and a broken control, from memory
+  mcp       serve status, explain, log, run and prove to an agent over MCP (stdio)
 
 Options for every command:
   --config FILE      use this config (default: vouch.config.json, searched upward)
@@ -56,6 +59,7 @@ Examples:
   vouch run --if-due
   vouch status
   vouch explain typecheck
+  vouch prove claim.json
 
 Exit codes: 0 answered or passed; 2 usage or config error; "run" passes the check's own code through.
 `;
@@ -87,7 +91,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     return await command.run(rest, io);
   } catch (error) {
     if (isVouchError(error)) {
-      if (json) writeError(io, error.code, error.message);
+      if (json) writeError(io, error.code, error.message, isClaimError(error) ? error.origin : undefined);
       io.stderr.write(`vouch: ${error.message}\n`);
       return error.exitCode;
     }
@@ -97,8 +101,10 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   }
 }
 
-function writeError(io: CliIo, code: string, message: string) {
-  io.stdout.write(JSON.stringify({ schema: 1, error: { code, message } }, null, 2) + '\n');
+function writeError(io: CliIo, code: string, message: string, origin?: string) {
+  // A claim error also says who must act (docs/claims.md).
+  const error = origin === undefined ? { code, message } : { code, origin, message };
+  io.stdout.write(JSON.stringify({ schema: 1, error }, null, 2) + '\n');
 }
 
 const io: CliIo = {

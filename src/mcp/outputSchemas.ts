@@ -97,3 +97,31 @@ export const runOutput = z.object({
     ]),
   ),
 });
+
+const stage = z.enum(['type', 'lint', 'runtime']);
+const phase = z.enum(['case', 'control']);
+const claimIssue = z.object({
+  origin: z.enum(['claimant', 'workspace', 'instrument']).describe('who must act: claimant (the drafts or test), workspace (already there, or config), instrument (the inspection did not complete)'),
+  stage,
+  path: z.string().nullable(),
+  line: z.number().int().min(1).nullable(),
+  code: z.string().nullable(),
+  message: z.string(),
+});
+
+export const proveOutput = z.object({
+  schema: z.literal(1),
+  digest: z.string(),
+  receipt: z.string().nullable().describe('the claim receipt token, or null when none was minted'),
+  why: z.array(z.string()).describe('every receipt condition that failed'),
+  verdict: z.object({
+    digest: z.string(),
+    control_stage: stage,
+    toolchain: z.object({ typescript: z.string(), linter: z.object({ name: z.string(), version: z.string() }), vitest: z.string() }),
+    project: z.object({ tsconfig: z.string(), options_digest: z.string() }),
+    checks: z.array(z.object({ stage, phase, completed: z.boolean(), issues: z.array(claimIssue) })),
+  }),
+  timings: z.array(z.object({ stage, phase, ms: z.number().int().min(0) })),
+  ms: z.number().int().min(0),
+  cold: z.boolean(),
+});

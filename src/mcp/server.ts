@@ -9,7 +9,11 @@ import { status } from '../api/status.js';
 import { VouchError } from '../core/errors.js';
 // The one JSON contract (docs/json.md): the tools return exactly what --json prints.
 import { explanationJson, logJson, runReportJson, statusReportJson } from '../api/reportJson.js';
-import { explainOutput, logOutput, runOutput, statusOutput } from './outputSchemas.js';
+import { explainOutput, logOutput, proveOutput, runOutput, statusOutput } from './outputSchemas.js';
+import { locateWorkspace, openProver, proveReportJson } from '../api/prove.js';
+import { proveText } from '../api/proveText.js';
+import { claimShape, parseClaim } from '../core/claimInput.js';
+import type { Prover } from '../probe/prover.js';
 import { OutputTail } from './outputTail.js';
 import { progressReporter } from './progress.js';
 import { explainSummary, logSummary, runSummary, statusSummary } from './summaries.js';
@@ -27,6 +31,15 @@ const READ_ONLY = { readOnlyHint: true, destructiveHint: false, openWorldHint: f
 
 /** Builds the server; `serveMcp` connects it to stdio. Kept apart so the tool set can be read in one place. */
 export function createVouchServer(options: McpServerOptions): McpServer {
+  // One resident prover per session, made on the first prove: only the first pays for warming the stages.
+  let prover: Promise<Prover> | null = null;
+  const resident = () => {
+    prover ??= openProver(locateWorkspace({ cwd: options.cwd, config: options.config, stateDir: options.stateDir }).root).catch((error: unknown) => {
+      prover = null;
+      throw error;
+    });
+    return prover;
+  };
   // Loaded per call, not once: the config may change while a host keeps the server running.
   const project = () => loadProject({ cwd: options.cwd, config: options.config, stateDir: options.stateDir });
   const server = new McpServer({ name: 'vouch', version: options.version });
@@ -145,6 +158,42 @@ export function createVouchServer(options: McpServerOptions): McpServer {
       }
     },
   );
+
+  server.registerTool(
+    'prove',
+    {
+      title: 'Prove a claim',
+      description:
+        'Proves an edit with a negative control, without touching the working tree. case: the drafts (whole files) and a test; ' +
+        'control: the same edit deliberately broken, the stage where it must break (type, lint or runtime) and why. ' +
+        "Both run through the workspace's own TypeScript, linter and Vitest. A receipt token is minted only when the case is clean " +
+        'at every stage and the control breaks exactly at its declared stage. The text ends with "receipt <token>" or "no receipt".',
+      inputSchema: claimShape,
+      outputSchema: proveOutput,
+      // Not read-only: the claimant's test runs, and a test can do what any code can.
+      annotations: { title: 'Prove a claim', readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    },
+    async (input, extra) => {
+      try {
+        const claim = parseClaim(input);
+        const progress = progressReporter(extra, 1);
+        progress('judging the case, then the control');
+        const result = await (await resident()).prove(claim);
+        const report = proveReportJson(result);
+        return answer(report as unknown as Record<string, unknown>, proveText(report).trimEnd());
+      } catch (error) {
+        return failure(error);
+      }
+    },
+  );
+
+  const close = server.close.bind(server);
+  server.close = async () => {
+    const open = prover;
+    prover = null;
+    if (open) await open.then((p) => p.close(), () => {});
+    await close();
+  };
 
   return server;
 }

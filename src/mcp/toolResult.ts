@@ -1,5 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Project } from '../api/project.js';
+import { isClaimError } from '../core/claimError.js';
 import { isVouchError, VouchError } from '../core/errors.js';
 
 /** A tool answer: the --json document as structuredContent, and a short summary for people and older clients. */
@@ -13,7 +14,10 @@ export function answer(structured: Record<string, unknown>, summary: string): Ca
  * message is written for users; anything else is a bug in vouch and says so.
  */
 export function failure(error: unknown): CallToolResult {
-  const text = isVouchError(error)
+  // A claim error's message is already `[origin] code: detail`, the form the CLI shows too.
+  const text = isClaimError(error)
+    ? error.message
+    : isVouchError(error)
     ? `${error.code}: ${error.message}`
     : `internal: internal error in vouch: ${(error as Error).message ?? String(error)}; please report it`;
   return { isError: true, content: [{ type: 'text', text }] };

@@ -41,7 +41,7 @@ export function observerFiles(stateDir: string, configPath: string): ObserverFil
 }
 
 /** Where the observer binds: its natural path, or one in a private runtime dir when that is too long for sun_path. */
-export function socketPath(files: ObserverFiles, env: NodeJS.ProcessEnv): string {
+export function socketPath(files: Pick<ObserverFiles, 'socket'>, env: NodeJS.ProcessEnv): string {
   if (Buffer.byteLength(files.socket) <= MAX_SOCKET_PATH) return files.socket;
   return join(runtimeDir(env), `${sha256(files.socket).slice(0, 16)}.sock`);
 }

@@ -14,16 +14,14 @@ Tools (docs/mcp.md):
   explain   what changed since a check's latest receipt          (read-only)
   log       receipts, newest first                              (read-only)
   run       run configured checks by name, optionally only if due
+  prove     prove a claim: an edit, its test and a broken control
 Each returns the same JSON as the command's --json (docs/json.md) as
-structuredContent, plus a short text summary. "prove" is not there yet.
+structuredContent, plus a short text summary. The stages prove uses stay
+warm for the session, so only the first prove pays for loading them.
 
-Register it with Claude Code in .mcp.json at the project root:
+Register it with "vouch agent setup claude" (.mcp.json) or "vouch agent setup
+codex" (.codex/config.toml), or by hand, for example in .mcp.json:
   {"mcpServers":{"vouch":{"command":"npx","args":["vouch","mcp"]}}}
-
-Or with Codex in ~/.codex/config.toml (or .codex/config.toml in the project):
-  [mcp_servers.vouch]
-  command = "npx"
-  args = ["vouch", "mcp"]
 
 Options:
   --config FILE      use this config

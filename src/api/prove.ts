@@ -1,0 +1,125 @@
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import type { Check, Claim, Issue, Stage } from '../core/claim.js';
+import { ClaimError } from '../core/claimError.js';
+import { CONFIG_FILE } from '../core/config.js';
+import { VouchError } from '../core/errors.js';
+import type { Deadlines } from '../probe/deadline.js';
+import type { Prover, ProveResult } from '../probe/prover.js';
+import { locateProject } from './project.js';
+
+/** Where claims are judged: the workspace whose own tools judge them, and where vouch keeps its files. */
+export interface ProveWorkspace {
+  root: string;
+  stateDir: string;
+}
+
+/**
+ * The workspace a claim is judged in: a vouch project's root when there is a
+ * config above `cwd`, else the nearest folder with a package.json (proving
+ * needs no config: the tools are the workspace's own).
+ */
+export function locateWorkspace(options: { cwd: string; config?: string | undefined; stateDir?: string | undefined }): ProveWorkspace {
+  if (options.config !== undefined || hasConfigAbove(options.cwd)) {
+    const place = locateProject(options);
+    return { root: place.root, stateDir: place.stateDir };
+  }
+  for (let dir = resolve(options.cwd); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) {
+      return { root: dir, stateDir: options.stateDir !== undefined ? resolve(options.cwd, options.stateDir) : join(dir, '.vouch') };
+    }
+    if (dirname(dir) === dir) break;
+  }
+  throw new VouchError('no-package-json', `no package.json in ${options.cwd} or any directory above it; run vouch prove inside the workspace whose TypeScript, linter and Vitest should judge the claim`);
+}
+
+function hasConfigAbove(cwd: string): boolean {
+  for (let dir = resolve(cwd); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, CONFIG_FILE))) return true;
+    if (existsSync(join(dir, 'package.json'))) return false;
+    if (dirname(dir) === dir) return false;
+  }
+}
+
+/** A resident prover on the workspace's own tools. The stages load only here: no other command pays for them. */
+export async function openProver(root: string, options: { deadlines?: Partial<Deadlines>; onProgress?: (message: string) => void } = {}): Promise<Prover> {
+  const [{ Prover }, { STAGE_FACTORIES }] = await Promise.all([import('../probe/prover.js'), import('../probe/stages.js')]);
+  return new Prover(root, { factories: STAGE_FACTORIES, ...options });
+}
+
+export interface IssueJson {
+  origin: Issue['origin'];
+  stage: Stage;
+  path: string | null;
+  line: number | null;
+  code: string | null;
+  message: string;
+}
+
+export interface ProveReportJson {
+  schema: 1;
+  digest: string;
+  /** The receipt token, or null when no receipt was minted. */
+  receipt: string | null;
+  /** Every receipt condition that failed, in plain sentences; empty with a receipt. */
+  why: string[];
+  verdict: {
+    digest: string;
+    control_stage: Stage;
+    toolchain: { typescript: string; linter: { name: string; version: string }; vitest: string };
+    project: { tsconfig: string; options_digest: string };
+    checks: { stage: Stage; phase: Check['phase']; completed: boolean; issues: IssueJson[] }[];
+  };
+  timings: { stage: Stage; phase: Check['phase']; ms: number }[];
+  ms: number;
+  cold: boolean;
+}
+
+export function proveReportJson(result: ProveResult): ProveReportJson {
+  const { verdict, receipt } = result;
+  return {
+    schema: 1,
+    digest: verdict.digest,
+    receipt: receipt.receipt,
+    why: receipt.receipt === null ? receipt.why : [],
+    verdict: {
+      digest: verdict.digest,
+      control_stage: verdict.controlStage,
+      toolchain: verdict.toolchain,
+      project: { tsconfig: verdict.project.tsconfig, options_digest: verdict.project.optionsDigest },
+      checks: verdict.checks.map((check) => ({
+        stage: check.stage,
+        phase: check.phase,
+        completed: check.completed,
+        issues: check.issues.map((issue) => ({
+          origin: issue.origin,
+          stage: issue.stage,
+          path: issue.path ?? null,
+          line: issue.line ?? null,
+          code: issue.code ?? null,
+          message: issue.message,
+        })),
+      })),
+    },
+    timings: result.timings,
+    ms: result.ms,
+    cold: result.cold,
+  };
+}
+
+/** A claim error as data, so it crosses a socket and is rebuilt the same on the other side. */
+export interface ClaimErrorJson {
+  origin: ClaimError['origin'];
+  code: ClaimError['code'];
+  detail: string;
+}
+
+export function claimErrorJson(error: ClaimError): ClaimErrorJson {
+  return { origin: error.origin, code: error.code, detail: error.detail };
+}
+
+export function claimErrorFrom(json: ClaimErrorJson): ClaimError {
+  return new ClaimError(json.origin, json.code, json.detail);
+}
+
+export type { Claim };

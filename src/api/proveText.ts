@@ -1,0 +1,43 @@
+import type { IssueJson, ProveReportJson } from './prove.js';
+
+function where(issue: IssueJson): string {
+  if (issue.path === null) return '';
+  return issue.line === null ? `${issue.path}: ` : `${issue.path}:${issue.line}: `;
+}
+
+function issueLine(issue: IssueJson): string {
+  const code = issue.code === null ? '' : ` (${issue.code})`;
+  return `    [${issue.origin}] ${where(issue)}${issue.message.split('\n')[0]}${code}`;
+}
+
+/**
+ * A prove report as text, the one form the CLI and the MCP tool both show:
+ * a line per stage per phase, the issues under it, the reasons a receipt was
+ * refused, and, last, `receipt <token>` or `no receipt`, so a reader (or a
+ * model) finds the outcome in one place.
+ */
+export function proveText(report: ProveReportJson, options: { maxIssues?: number } = {}): string {
+  const max = options.maxIssues ?? 5;
+  const { verdict } = report;
+  const lines = [
+    `claim ${report.digest.slice(0, 12)}: control must break at ${verdict.control_stage}; project ${verdict.project.tsconfig}`,
+    `judged by typescript@${verdict.toolchain.typescript}, ${verdict.toolchain.linter.name}@${verdict.toolchain.linter.version}, vitest@${verdict.toolchain.vitest}${report.cold ? ' (cold)' : ''} in ${report.ms} ms`,
+  ];
+  for (const check of verdict.checks) {
+    const claimant = check.issues.filter((issue) => issue.origin === 'claimant').length;
+    const other = check.issues.length - claimant;
+    const took = report.timings.find((timing) => timing.stage === check.stage && timing.phase === check.phase)?.ms;
+    const state = !check.completed
+      ? 'did not complete'
+      : claimant > 0
+        ? `breaks: ${claimant} claimant issue${claimant === 1 ? '' : 's'}`
+        : 'clean';
+    const notes = other > 0 ? `, ${other} other issue${other === 1 ? '' : 's'}` : '';
+    lines.push(`  ${check.phase.padEnd(8)}${check.stage.padEnd(9)}${state}${notes}${took === undefined ? '' : ` (${took} ms)`}`);
+    for (const issue of check.issues.slice(0, max)) lines.push(issueLine(issue));
+    if (check.issues.length > max) lines.push(`    … and ${check.issues.length - max} more (--json has all)`);
+  }
+  for (const why of report.why) lines.push(`why: ${why}`);
+  lines.push(report.receipt === null ? 'no receipt' : `receipt ${report.receipt}`);
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,260 @@
+import { existsSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { STAGES, type Check, type Claim, type Issue, type Phase, type Stage, type Toolchain, type Verdict } from '../core/claim.js';
+import { ClaimError, isClaimError } from '../core/claimError.js';
+import { validateClaim } from '../core/claimDigest.js';
+import { mintReceipt, type ClaimReceipt } from '../core/claimReceipt.js';
+import { containClaimPaths, sweepLeftovers } from '../fs/draftPaths.js';
+import { DEFAULT_DEADLINES, deadlineError, expired, withDeadline, type Deadlines } from './deadline.js';
+import { createOverlay } from './overlay.js';
+import type { Inspection, StageInstance, Tool } from './stage.js';
+
+const ORPHAN_WAIT_MS = 10_000;
+
+/** The type stage also says how it reads a project: the options digest the receipt token binds. */
+export interface TypeStageInstance extends StageInstance {
+  /** With a project, warming also builds its program and baseline, so the first prove does not pay for the full check. */
+  warm(project?: string): Promise<Tool>;
+  optionsDigest(project: string): Promise<string>;
+}
+
+export interface StageFactories {
+  type: (workspace: string) => TypeStageInstance;
+  lint: (workspace: string) => StageInstance;
+  runtime: (workspace: string) => StageInstance;
+}
+
+export interface StageTiming {
+  stage: Stage;
+  phase: Phase;
+  ms: number;
+}
+
+export interface ProveResult {
+  verdict: Verdict;
+  receipt: ClaimReceipt;
+  timings: StageTiming[];
+  /** Wall time of the whole prove, warming included. */
+  ms: number;
+  /** Whether any stage had to warm for this prove. */
+  cold: boolean;
+}
+
+export interface ProverOptions {
+  factories: StageFactories;
+  deadlines?: Partial<Deadlines>;
+  onProgress?: (message: string) => void;
+}
+
+/** A stage and its warming, replaced together when a deadline destroys it. */
+interface Slot {
+  instance: StageInstance;
+  tool: Promise<Tool> | null;
+  /** Projects whose program and baseline the type stage has built: building one is warming, under the warm deadline. */
+  prepared: Set<string>;
+}
+
+/**
+ * The coordinator: keeps the three stages resident, judges the case and then
+ * the control (the stages of one phase concurrently), owns every deadline,
+ * and assembles the verdict. One prove at a time: the stages are stateful.
+ */
+export class Prover {
+  readonly workspace: string;
+  private readonly factories: StageFactories;
+  private readonly deadlines: Deadlines;
+  private readonly onProgress: (message: string) => void;
+  private readonly slots = new Map<Stage, Slot>();
+  private queue: Promise<unknown> = Promise.resolve();
+  private closed = false;
+  /**
+   * Work a deadline walked away from: replaced stages being destroyed and the
+   * inspections they were running. close() waits for them, so nothing a dead
+   * stage does (Vitest restoring process.exitCode, say) lands after the caller
+   * has moved on.
+   */
+  private readonly orphans = new Set<Promise<unknown>>();
+
+  constructor(workspace: string, options: ProverOptions) {
+    this.workspace = workspace;
+    this.factories = options.factories;
+    this.deadlines = { ...DEFAULT_DEADLINES, ...options.deadlines };
+    this.onProgress = options.onProgress ?? (() => {});
+    for (const stage of STAGES) this.slots.set(stage, { instance: this.factories[stage](workspace), tool: null, prepared: new Set() });
+  }
+
+  /**
+   * Warms all three stages at once; resolves with the tools that will judge.
+   * `project` (an absolute tsconfig path) also takes the type stage's baseline for it.
+   */
+  warm(project?: string): Promise<Toolchain> {
+    return this.serial(() => this.toolchain(project));
+  }
+
+  prove(claim: Claim): Promise<ProveResult> {
+    return this.serial(() => this.judge(claim));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.allSettled([...this.slots.values()].map((slot) => slot.instance.destroy()));
+    let timer: NodeJS.Timeout | undefined;
+    // A stage that ignores destroy() must not hold the caller forever.
+    const cap = new Promise<void>((resolve) => (timer = setTimeout(resolve, ORPHAN_WAIT_MS)));
+    await Promise.race([Promise.allSettled(this.orphans), cap]);
+    clearTimeout(timer);
+  }
+
+  private orphan(work: Promise<unknown>): void {
+    const settled = work.catch(() => {}).finally(() => this.orphans.delete(settled));
+    this.orphans.add(settled);
+  }
+
+  private serial<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(work, work);
+    this.queue = next.catch(() => {});
+    return next;
+  }
+
+  private slot(stage: Stage): Slot {
+    if (this.closed) throw new ClaimError('instrument', 'destroyed', 'the prover was closed; start a new one');
+    return this.slots.get(stage)!;
+  }
+
+  /** A stage that cannot be trusted any more is destroyed and a fresh one takes its place, cold. */
+  private replace(stage: Stage): void {
+    const old = this.slot(stage);
+    this.orphan(old.instance.destroy());
+    this.slots.set(stage, { instance: this.factories[stage](this.workspace), tool: null, prepared: new Set() });
+  }
+
+  private async warmStage(stage: Stage, project?: string): Promise<Tool> {
+    const slot = this.slot(stage);
+    if (slot.tool === null) {
+      this.onProgress(`warming the ${stage} stage`);
+      slot.tool = stage === 'type' && project !== undefined ? (slot.instance as TypeStageInstance).warm(project) : slot.instance.warm();
+      if (stage === 'type' && project !== undefined) slot.prepared.add(project);
+    }
+    const before = slot.instance.progress();
+    const outcome = await withDeadline(slot.tool, this.deadlines.warmMs).catch((error: unknown) => {
+      // A stage that failed to warm is retried from scratch next time: the workspace may have been fixed.
+      if (this.slots.get(stage) === slot) this.replace(stage);
+      throw error;
+    });
+    if (expired(outcome)) {
+      const progressed = slot.instance.progress() !== before;
+      this.orphan(slot.tool);
+      this.replace(stage);
+      throw deadlineError(stage, 'warm', this.deadlines.warmMs, progressed);
+    }
+    return outcome;
+  }
+
+  private async toolchain(project?: string): Promise<Toolchain> {
+    const settled = await Promise.allSettled(STAGES.map((stage) => this.warmStage(stage, project)));
+    const failed = settled.find((outcome) => outcome.status === 'rejected');
+    if (failed) throw (failed as PromiseRejectedResult).reason;
+    const [type, lint, runtime] = settled.map((outcome) => (outcome as PromiseFulfilledResult<Tool>).value) as [Tool, Tool, Tool];
+    return { typescript: type.version, linter: { name: lint.name, version: lint.version }, vitest: runtime.version };
+  }
+
+  /**
+   * Builds the project's program and baseline in the type stage, once per
+   * project: a full check that belongs to warming, so an inspection's deadline
+   * measures the claim and not a cold compiler.
+   */
+  private async prepare(project: string): Promise<void> {
+    const slot = this.slot('type');
+    if (slot.prepared.has(project)) return;
+    this.onProgress(`building the type baseline of ${project}`);
+    const before = slot.instance.progress();
+    const work = (slot.instance as TypeStageInstance).warm(project);
+    const outcome = await withDeadline(work, this.deadlines.warmMs);
+    if (expired(outcome)) {
+      const progressed = slot.instance.progress() !== before;
+      this.orphan(work);
+      this.replace('type');
+      throw deadlineError('type', 'warm', this.deadlines.warmMs, progressed);
+    }
+    slot.prepared.add(project);
+  }
+
+  private async inspect(stage: Stage, inspection: Inspection): Promise<{ check: Check; ms: number }> {
+    const slot = this.slot(stage);
+    const before = slot.instance.progress();
+    const started = performance.now();
+    const work = slot.instance.inspect(inspection);
+    const outcome = await withDeadline(work, this.deadlines.inspectMs);
+    const ms = performance.now() - started;
+    if (expired(outcome)) {
+      this.orphan(work);
+      const progressed = slot.instance.progress() !== before;
+      this.replace(stage);
+      throw deadlineError(stage, inspection.phase, this.deadlines.inspectMs, progressed);
+    }
+    const issues: Issue[] = outcome;
+    const completed = !issues.some((issue) => issue.origin === 'instrument');
+    return { check: { stage, phase: inspection.phase, issues, completed }, ms };
+  }
+
+  private async judge(raw: Claim): Promise<ProveResult> {
+    const started = performance.now();
+    const claim = containClaimPaths(raw);
+    // Refusals that need no workspace come before any stage spends time.
+    const digest = validateClaim(claim);
+    const project = join(this.workspace, claim.project);
+    if (!existsSync(project) || !statSync(project).isFile()) {
+      throw new ClaimError('claimant', 'missing', `project "${claim.project}" is not a file in the workspace ${this.workspace}; name the tsconfig the claim is judged under`);
+    }
+    this.sweep(claim);
+
+    const cold = [...this.slots.values()].some((slot) => slot.tool === null) || !this.slot('type').prepared.has(project);
+    const toolchain = await this.toolchain(project);
+    await this.prepare(project);
+    const optionsDigest = await (this.slot('type').instance as TypeStageInstance).optionsDigest(project);
+
+    const checks: Check[] = [];
+    const timings: StageTiming[] = [];
+    for (const phase of ['case', 'control'] as const) {
+      const drafts = phase === 'case' ? claim.case.drafts : claim.control.drafts;
+      const test = claim.case.test;
+      const inspection: Inspection = { phase, drafts, test, overlay: createOverlay(this.workspace, [...drafts, test]), project };
+      this.onProgress(`judging the ${phase}`);
+      // All three run, even when one fails, so no stage is left mid-inspection when the error is thrown.
+      const settled = await Promise.allSettled(STAGES.map((stage) => this.inspect(stage, inspection)));
+      const failure = settled.find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult | undefined;
+      if (failure) throw asClaimError(failure.reason);
+      for (const outcome of settled as PromiseFulfilledResult<{ check: Check; ms: number }>[]) {
+        checks.push(outcome.value.check);
+        timings.push({ stage: outcome.value.check.stage, phase, ms: Math.round(outcome.value.ms) });
+      }
+    }
+
+    const verdict: Verdict = {
+      digest,
+      controlStage: claim.control.stage,
+      toolchain,
+      project: { tsconfig: claim.project, optionsDigest },
+      checks,
+    };
+    return { verdict, receipt: mintReceipt(verdict), timings, ms: Math.round(performance.now() - started), cold };
+  }
+
+  /** What a dead prover left beside the claim's files (a generated test, a scratch file) is swept before this one writes there. */
+  private sweep(claim: Claim): void {
+    const dirs = new Set([claim.case.test, ...claim.case.drafts, ...claim.control.drafts].map((draft) => dirname(join(this.workspace, draft.path))));
+    for (const dir of dirs) {
+      try {
+        sweepLeftovers(dir);
+      } catch {
+        // An unreadable directory holds nothing vouch can sweep; the stage will say what is wrong with it.
+      }
+    }
+  }
+}
+
+function asClaimError(error: unknown): Error {
+  if (isClaimError(error)) return error;
+  return new ClaimError('instrument', 'destroyed', `a stage failed: ${(error as Error)?.message ?? String(error)}`);
+}

@@ -1,0 +1,185 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claimDigest } from '../src/core/claimDigest.js';
+import { parseClaim } from '../src/core/claimInput.js';
+import { parseClaimToken } from '../src/core/claimToken.js';
+import { demoWorkspace, installedVersion, readClaim } from './helpers/claims.js';
+import { CLI, cleanEnv, REPO, type TempProject } from './helpers/project.js';
+
+/*
+ * `vouch prove` end to end on the bundled example, through the real
+ * TypeScript, oxlint and Vitest: the flagship claim earns a receipt, the
+ * wrong-stage claim earns none, and nothing touches the working tree.
+ */
+
+const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: true });
+const validateReport = ajv.compile(JSON.parse(readFileSync(join(REPO, 'schemas', 'prove.schema.json'), 'utf8')));
+const validateClaim = ajv.compile(JSON.parse(readFileSync(join(REPO, 'schemas', 'claim.schema.json'), 'utf8')));
+
+function expectReport(report: unknown): void {
+  expect(validateReport(report) ? null : ajv.errorsText(validateReport.errors), JSON.stringify(report)).toBeNull();
+}
+
+let app: TempProject;
+let copy: TempProject;
+beforeAll(() => {
+  app = demoWorkspace('prove');
+  copy = demoWorkspace('prove-copy');
+});
+afterAll(() => {
+  app?.remove();
+  copy?.remove();
+});
+
+describe('the bundled example claims', () => {
+  it('are valid against schemas/claim.schema.json', () => {
+    for (const name of ['discount-cap', 'wrong-stage']) expect(validateClaim(readClaim(app, name)) ? null : ajv.errorsText(validateClaim.errors)).toBeNull();
+  });
+
+  it('discount-cap earns a receipt whose token states the claim, the stage, the tools and the project', () => {
+    const result = app.vouch(['prove', 'claims/discount-cap.json', '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    const report = JSON.parse(result.stdout);
+    expectReport(report);
+    const digest = claimDigest(parseClaim(readClaim(app, 'discount-cap')));
+    expect(report.digest).toBe(digest);
+    const token = parseClaimToken(report.receipt);
+    expect(token.digest).toBe(digest);
+    expect(token.stage).toBe('runtime');
+    expect(token.toolchain).toEqual({ typescript: installedVersion('typescript'), linter: { name: 'oxlint', version: installedVersion('oxlint') }, vitest: installedVersion('vitest') });
+    expect(token.project.tsconfig).toBe('tsconfig.json');
+    expect(report.receipt).toBe(
+      `vouch-claim:${digest}:runtime:typescript@${installedVersion('typescript')}:oxlint@${installedVersion('oxlint')}:vitest@${installedVersion('vitest')}:tsconfig.json@${token.project.optionsDigest}`,
+    );
+    // The case is clean everywhere; the control breaks only where it said, with the test's failing assertion.
+    const checks = report.verdict.checks;
+    expect(checks.filter((check: any) => check.phase === 'case').flatMap((check: any) => check.issues.filter((issue: any) => issue.origin === 'claimant'))).toEqual([]);
+    const controlRuntime = checks.find((check: any) => check.phase === 'control' && check.stage === 'runtime');
+    expect(controlRuntime.issues.some((issue: any) => issue.origin === 'claimant' && issue.path === 'test/discount-cap.test.ts' && issue.line > 0)).toBe(true);
+    // Nothing was written into the working tree.
+    expect(app.git('status', '--porcelain', '--ignored')).toBe('');
+  });
+
+  it('the same claim in another checkout of the same commit gives the same token', () => {
+    const first = JSON.parse(app.vouch(['prove', 'claims/discount-cap.json', '--json']).stdout);
+    const second = JSON.parse(copy.vouch(['prove', 'claims/discount-cap.json', '--json']).stdout);
+    expect(second.receipt).toBe(first.receipt);
+    expect(copy.root).not.toBe(app.root);
+  });
+
+  it('wrong-stage earns no receipt: its control breaks at type, not at the declared runtime', () => {
+    const result = app.vouch(['prove', 'claims/wrong-stage.json']);
+    expect(result.code, result.stderr).toBe(1);
+    const lines = result.stdout.trimEnd().split('\n');
+    expect(lines.at(-1)).toBe('no receipt');
+    expect(result.stdout).toMatch(/why: the control did not break at its declared runtime stage/);
+    expect(result.stdout).toMatch(/why: the control also breaks at the type stage, not only at its declared runtime stage: .*TS2345|Argument of type 'string'/);
+    expect(result.stdout).toMatch(/\[claimant\] src\/cart\.ts:\d+: Argument of type 'string' is not assignable/);
+    const report = JSON.parse(app.vouch(['prove', 'claims/wrong-stage.json', '--json']).stdout);
+    expectReport(report);
+    expect(report.receipt).toBeNull();
+    const controlType = report.verdict.checks.find((check: any) => check.phase === 'control' && check.stage === 'type');
+    expect(controlType.issues).toContainEqual(expect.objectContaining({ origin: 'claimant', path: 'src/cart.ts', code: 'TS2345' }));
+  });
+
+  it('prints the receipt as the last line of its text', () => {
+    const result = app.vouch(['prove', 'claims/discount-cap.json']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout.trimEnd().split('\n').at(-1)).toMatch(/^receipt vouch-claim:[0-9a-f]{64}:runtime:/);
+    expect(result.stdout).toMatch(/control runtime  breaks: \d+ claimant issues?/);
+  });
+});
+
+describe('refusals and failures', () => {
+  it('a malformed claim names the member, exit 2, with the origin in --json', () => {
+    app.write('bad.json', JSON.stringify({ case: { drafts: [], test: { path: 'x.test.ts' } }, control: { drafts: [], stage: 'compile', reason: 'r' } }));
+    const result = app.vouch(['prove', 'bad.json', '--json']);
+    expect(result.code).toBe(2);
+    const error = JSON.parse(result.stdout).error;
+    expect(error.origin).toBe('claimant');
+    expect(error.code).toBe('malformed');
+    expect(error.message).toMatch(/case\.test\.text is missing.*control\.stage must be one of/);
+  });
+
+  it('a hostile path is refused before any stage runs', () => {
+    for (const path of ['/etc/passwd', '../escape.ts', 'src/../../escape.ts']) {
+      const claim = readClaim(app, 'discount-cap');
+      claim.case.drafts[0].path = path;
+      app.write('hostile.json', JSON.stringify(claim));
+      const result = app.vouch(['prove', 'hostile.json']);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/^vouch: \[claimant\] refused: case\.drafts\[0\]\.path (is absolute|leaves the workspace)/);
+    }
+  });
+
+  it('a test declared through a symlinked directory that leads outside: judged from memory, nothing written through the link', () => {
+    const claim = readClaim(app, 'discount-cap');
+    claim.case.test.path = 'linked/escape.test.ts';
+    app.write('symlinked.json', JSON.stringify(claim));
+    const outside = mkdtempSync(join(REPO, '.tmp', 'prove-outside-'));
+    symlinkSync(outside, join(app.root, 'linked'));
+    try {
+      const result = app.vouch(['prove', 'symlinked.json', '--json']);
+      // A verdict (receipt or not), never a crash, and the directory behind the link is as empty as before.
+      expect([0, 1], result.stderr).toContain(result.code);
+      expect(JSON.parse(result.stdout).schema).toBe(1);
+      expect(readdirSync(outside)).toEqual([]);
+    } finally {
+      unlinkSync(join(app.root, 'linked'));
+      rmSync(outside, { recursive: true, force: true });
+    }
+  });
+
+  it('an infinite loop in the test hits the deadline: the error names the stage and blames the claimant', () => {
+    const claim = readClaim(app, 'discount-cap');
+    claim.case.test.text = "import { it } from 'vitest';\nit('spins', () => {\n  while (true) {}\n});\n";
+    app.write('loop.json', JSON.stringify(claim));
+    const started = Date.now();
+    const result = app.vouch(['prove', 'loop.json', '--deadline', '4000', '--json'], { timeout: 90_000 });
+    expect(result.code, result.stderr).toBe(2);
+    const error = JSON.parse(result.stdout).error;
+    expect(error.code).toBe('deadline');
+    expect(error.origin).toBe('claimant');
+    expect(error.message).toMatch(/the runtime stage's inspection of the case did not finish within 4000 ms/);
+    expect(Date.now() - started).toBeLessThan(60_000);
+  });
+});
+
+describe('vouch prove --serve', () => {
+  it('keeps the stages warm: the second prove is not cold, and the answer is the same', async () => {
+    const server = spawn(process.execPath, [CLI, 'prove', '--serve'], { cwd: app.root, env: cleanEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    server.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    try {
+      const deadline = Date.now() + 90_000;
+      while (!/serving proves on/.test(stderr)) {
+        if (Date.now() > deadline || server.exitCode !== null) throw new Error(`the prover did not start: ${stderr}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const first = JSON.parse(app.vouch(['prove', 'claims/discount-cap.json', '--json']).stdout);
+      const second = JSON.parse(app.vouch(['prove', 'claims/discount-cap.json', '--json']).stdout);
+      expect(first.cold).toBe(false);
+      expect(second.cold).toBe(false);
+      expect(second.receipt).toBe(first.receipt);
+      expect(second.receipt).toMatch(/^vouch-claim:/);
+      const wrong = app.vouch(['prove', 'claims/wrong-stage.json', '--json']);
+      expect(wrong.code).toBe(1);
+      // A claim error crosses the socket as the same error.
+      const same = readClaim(app, 'discount-cap');
+      same.control.drafts = same.case.drafts;
+      app.write('same.json', JSON.stringify(same));
+      const refused = app.vouch(['prove', 'same.json', '--json']);
+      expect(refused.code).toBe(2);
+      expect(JSON.parse(refused.stdout).error).toMatchObject({ origin: 'claimant', code: 'refused' });
+      const again = app.vouch(['prove', 'claims/discount-cap.json', '--no-server', '--json']);
+      expect(JSON.parse(again.stdout).cold).toBe(true);
+    } finally {
+      server.kill('SIGTERM');
+      await new Promise((resolve) => server.once('exit', resolve));
+    }
+    expect(existsSync(join(app.root, '.vouch', 'prove.sock'))).toBe(false);
+  });
+});

@@ -1,0 +1,218 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Claim, Issue, Stage } from '../src/core/claim.js';
+import { ClaimError } from '../src/core/claimError.js';
+import { parseClaim } from '../src/core/claimInput.js';
+import { Prover, type StageFactories } from '../src/probe/prover.js';
+import type { Inspection, StageInstance, Tool } from '../src/probe/stage.js';
+import { REPO } from './helpers/project.js';
+
+/*
+ * The coordinator against scripted stages: how it orders phases, owns
+ * deadlines, replaces a stage, and refuses before any stage runs. The real
+ * tools are exercised in the stage tests and test/prove.test.ts.
+ */
+
+let workspace: string;
+beforeAll(() => {
+  mkdirSync(join(REPO, '.tmp'), { recursive: true });
+  workspace = mkdtempSync(join(REPO, '.tmp', 'prover-'));
+  writeFileSync(join(workspace, 'tsconfig.json'), '{}\n');
+});
+afterAll(() => rmSync(workspace, { recursive: true, force: true }));
+
+type Script = (inspection: Inspection, stage: ScriptedStage) => Promise<Issue[]>;
+
+class ScriptedStage implements StageInstance {
+  inspections: Inspection[] = [];
+  destroyed = false;
+  moved = 0;
+  constructor(
+    readonly stage: Stage,
+    private readonly script: Script,
+  ) {}
+  async warm(): Promise<Tool> {
+    return { name: this.stage === 'lint' ? 'oxlint' : this.stage, version: '1.0.0' };
+  }
+  inspect(inspection: Inspection): Promise<Issue[]> {
+    this.inspections.push(inspection);
+    return this.script(inspection, this);
+  }
+  progress(): number {
+    return this.moved;
+  }
+  async destroy(): Promise<void> {
+    this.destroyed = true;
+  }
+  optionsDigest(): Promise<string> {
+    return Promise.resolve('0123456789abcdef');
+  }
+}
+
+const clean: Script = async () => [];
+/** Breaks exactly where a control of this claim says it breaks: a claimant issue at `stage` for the control only. */
+const breaksAt =
+  (stage: Stage): Script =>
+  async (inspection, self) =>
+    inspection.phase === 'control' && self.stage === stage ? [{ origin: 'claimant', stage, message: 'broken', path: 'src/a.ts', line: 1 }] : [];
+const never: Script = () => new Promise(() => {});
+
+function harness(scripts: Partial<Record<Stage, Script>>, deadlineMs = 5_000) {
+  const made: ScriptedStage[] = [];
+  const make = (stage: Stage) => (ws: string) => {
+    expect(ws).toBe(workspace);
+    const instance = new ScriptedStage(stage, scripts[stage] ?? clean);
+    made.push(instance);
+    return instance;
+  };
+  const factories: StageFactories = { type: make('type') as StageFactories['type'], lint: make('lint'), runtime: make('runtime') };
+  const prover = new Prover(workspace, { factories, deadlines: { inspectMs: deadlineMs } });
+  return { prover, made, of: (stage: Stage) => made.filter((instance) => instance.stage === stage) };
+}
+
+function claim(overrides: Partial<Claim> = {}): Claim {
+  return parseClaim({
+    case: { drafts: [{ path: 'src/a.ts', text: 'export const a = 1;\n' }], test: { path: 'test/a.test.ts', text: 'test\n' } },
+    control: { drafts: [{ path: 'src/a.ts', text: 'export const a = 2;\n' }], stage: 'runtime', reason: 'a must be 1' },
+    ...overrides,
+  });
+}
+
+describe('the prover', () => {
+  it('judges the case, then the control, at every stage, and mints a receipt when the control breaks where declared', async () => {
+    const { prover, of } = harness({ runtime: breaksAt('runtime') });
+    const result = await prover.prove(claim());
+    expect(result.verdict.checks.map((check) => `${check.phase}/${check.stage}`)).toEqual([
+      'case/type',
+      'case/lint',
+      'case/runtime',
+      'control/type',
+      'control/lint',
+      'control/runtime',
+    ]);
+    expect(result.receipt.receipt).toMatch(/^vouch-claim:[0-9a-f]{64}:runtime:typescript@1\.0\.0:oxlint@1\.0\.0:vitest@1\.0\.0:tsconfig\.json@0123456789abcdef$/);
+    const runtime = of('runtime')[0]!;
+    // Each phase sees its own drafts plus the case's test, under absolute paths and a fresh revision.
+    expect(runtime.inspections.map((inspection) => [...inspection.overlay.files.values()][0])).toEqual(['export const a = 1;\n', 'export const a = 2;\n']);
+    expect([...runtime.inspections[1]!.overlay.files.keys()]).toEqual([join(workspace, 'src/a.ts'), join(workspace, 'test/a.test.ts')]);
+    expect(runtime.inspections[0]!.overlay.revision).not.toBe(runtime.inspections[1]!.overlay.revision);
+    expect(runtime.inspections[0]!.project).toBe(join(workspace, 'tsconfig.json'));
+    expect(result.cold).toBe(true);
+    expect((await prover.prove(claim())).cold).toBe(false);
+    await prover.close();
+  });
+
+  it('mints no receipt when the control breaks at another stage, and says why', async () => {
+    const { prover } = harness({ type: breaksAt('type') });
+    const result = await prover.prove(claim());
+    expect(result.receipt.receipt).toBeNull();
+    expect(result.receipt.receipt === null && result.receipt.why.join('\n')).toMatch(/did not break at its declared runtime stage[\s\S]*also breaks at the type stage/);
+    await prover.close();
+  });
+
+  it('blames the claimant when a stage runs past its deadline after it began on the drafts, and replaces the stage', async () => {
+    const { prover, of } = harness(
+      {
+        runtime: (inspection, self) => {
+          if (inspection.phase === 'case') return Promise.resolve([]);
+          self.moved += 1;
+          return never(inspection, self);
+        },
+      },
+      300,
+    );
+    const error = await prover.prove(claim()).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ClaimError);
+    expect((error as ClaimError).origin).toBe('claimant');
+    expect((error as ClaimError).code).toBe('deadline');
+    expect((error as ClaimError).message).toMatch(/^\[claimant\] deadline: the runtime stage's inspection of the control did not finish within 300 ms/);
+    expect(of('runtime')).toHaveLength(2);
+    expect(of('runtime')[0]!.destroyed).toBe(true);
+    // The other stages are untouched and the replacement is warmed on the next prove.
+    expect(of('type')).toHaveLength(1);
+    await prover.close();
+  });
+
+  it('blames the instrument when a stage runs past its deadline without progress', async () => {
+    const { prover } = harness({ type: never }, 300);
+    const error = (await prover.prove(claim()).catch((caught: unknown) => caught)) as ClaimError;
+    expect([error.origin, error.code]).toEqual(['instrument', 'deadline']);
+    expect(error.message).toMatch(/the type stage's inspection of the case/);
+    await prover.close();
+  });
+
+  it('refuses a control identical to its case before any stage inspects it', async () => {
+    const { prover, made } = harness({});
+    const same = claim({ control: { drafts: [{ path: './src/a.ts', text: 'export const a = 1;\n' }], stage: 'type', reason: 'x' } });
+    await expect(prover.prove(same)).rejects.toThrow(/^\[claimant\] refused: control\.drafts are byte-identical/);
+    expect(made.every((instance) => instance.inspections.length === 0)).toBe(true);
+    await prover.close();
+  });
+
+  it.each([
+    ['/etc/passwd', /case\.drafts\[0\]\.path is absolute/],
+    ['../outside.ts', /case\.drafts\[0\]\.path leaves the workspace/],
+    ['src/\0.ts', /case\.drafts\[0\]\.path holds a NUL byte/],
+  ])('refuses the hostile draft path %j before any stage inspects it', async (path, message) => {
+    const { prover, made } = harness({});
+    const hostile = claim({ case: { drafts: [{ path, text: 'x' }], test: { path: 'test/a.test.ts', text: 't' } } });
+    await expect(prover.prove(hostile)).rejects.toThrow(message);
+    expect(made.every((instance) => instance.inspections.length === 0)).toBe(true);
+    await prover.close();
+  });
+
+  it('says the project is missing, naming it', async () => {
+    const { prover } = harness({});
+    await expect(prover.prove(claim({ project: 'tsconfig.app.json' }))).rejects.toThrow(/^\[claimant\] missing: project "tsconfig\.app\.json" is not a file/);
+    await prover.close();
+  });
+
+  it('passes a stage error through with its origin and code, after the other stages settle', async () => {
+    let settled = 0;
+    const { prover } = harness({
+      lint: async () => {
+        throw new ClaimError('workspace', 'missing', 'no linter');
+      },
+      runtime: async () => {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        settled += 1;
+        return [];
+      },
+    });
+    await expect(prover.prove(claim())).rejects.toThrow('[workspace] missing: no linter');
+    expect(settled).toBe(1);
+    await prover.close();
+  });
+
+  it('runs one prove at a time: the stages are stateful', async () => {
+    let active = 0;
+    let most = 0;
+    const slow: Script = async () => {
+      active += 1;
+      most = Math.max(most, active);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      active -= 1;
+      return [];
+    };
+    const { prover } = harness({ type: slow });
+    await Promise.all([prover.prove(claim()), prover.prove(claim()), prover.prove(claim())]);
+    expect(most).toBe(1);
+    await prover.close();
+  });
+});
+
+describe('claim input', () => {
+  it('names every member it refuses', () => {
+    expect(() => parseClaim({ case: { drafts: [{ path: 1, text: 'x' }] }, control: { drafts: [], stage: 'compile', reason: 'r' }, extra: 1 })).toThrow(
+      /^\[claimant\] malformed: .*case\.drafts\[0\]\.path must be string.*case\.test is missing.*control\.stage must be one of "type", "lint", "runtime"/,
+    );
+    expect(() => parseClaim({ case: { drafts: [], test: { path: 't', text: 't' } }, control: { drafts: [], stage: 'type', reason: 'r' }, extra: 1 })).toThrow(
+      /the claim has unknown member "extra"/,
+    );
+  });
+
+  it('defaults the project to tsconfig.json', () => {
+    expect(claim().project).toBe('tsconfig.json');
+  });
+});
