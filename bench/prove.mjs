@@ -186,7 +186,7 @@ async function main() {
       `| **warm prove** (resident) | ${warmStats.n} | **${warmStats.p50}** | ${warmStats.min} | ${warmStats.max} | < ${BUDGET_WARM_MS} |`,
       `| spawned tools on a mirror, per claim | ${spawnStats.n} | ${spawnStats.p50} | ${spawnStats.min} | ${spawnStats.max} | |`,
       "",
-      "Warm prove, time per stage summed over both phases (stages of one phase run concurrently, so the shares overlap):",
+      "Warm prove, time per stage summed over both phases. The stages run at the same time, and the runtime stage's two lanes run the case and the control at the same time, so the shares overlap and add up to more than 100%:",
       "",
       "| stage | p50 ms | share of warm p50 |",
       "|---|---|---|",

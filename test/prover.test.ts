@@ -58,7 +58,7 @@ const breaksAt =
     inspection.phase === 'control' && self.stage === stage ? [{ origin: 'claimant', stage, message: 'broken', path: 'src/a.ts', line: 1 }] : [];
 const never: Script = () => new Promise(() => {});
 
-function harness(scripts: Partial<Record<Stage, Script>>, deadlineMs = 5_000) {
+function harness(scripts: Partial<Record<Stage, Script>>, deadlineMs = 5_000, runtimeLanes: 1 | 2 = 2) {
   const made: ScriptedStage[] = [];
   const make = (stage: Stage) => (ws: string) => {
     expect(ws).toBe(workspace);
@@ -67,7 +67,7 @@ function harness(scripts: Partial<Record<Stage, Script>>, deadlineMs = 5_000) {
     return instance;
   };
   const factories: StageFactories = { type: make('type') as StageFactories['type'], lint: make('lint'), runtime: make('runtime') };
-  const prover = new Prover(workspace, { factories, deadlines: { inspectMs: deadlineMs } });
+  const prover = new Prover(workspace, { factories, deadlines: { inspectMs: deadlineMs }, runtimeLanes });
   return { prover, made, of: (stage: Stage) => made.filter((instance) => instance.stage === stage) };
 }
 
@@ -83,6 +83,12 @@ describe('the prover', () => {
   it('judges the case, then the control, at every stage, and mints a receipt when the control breaks where declared', async () => {
     const { prover, of } = harness({ runtime: breaksAt('runtime') });
     const result = await prover.prove(claim());
+    // The second runtime lane is not waited for when cold: the first takes both phases, and the second warms afterwards.
+    const phases = () => of('runtime').map((instance) => instance.inspections.map((inspection) => inspection.phase));
+    expect(phases()).toEqual([['case', 'control'], []]);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    await prover.prove(claim());
+    expect(phases()).toEqual([['case', 'control', 'case'], ['control']]);
     expect(result.verdict.checks.map((check) => `${check.phase}/${check.stage}`)).toEqual([
       'case/type',
       'case/lint',
@@ -92,14 +98,15 @@ describe('the prover', () => {
       'control/runtime',
     ]);
     expect(result.receipt.receipt).toMatch(/^vouch-claim:[0-9a-f]{64}:runtime:typescript@1\.0\.0:oxlint@1\.0\.0:vitest@1\.0\.0:tsconfig\.json@0123456789abcdef$/);
-    const runtime = of('runtime')[0]!;
+    const runtime = of('lint')[0]!;
     // Each phase sees its own drafts plus the case's test, under absolute paths and a fresh revision.
-    expect(runtime.inspections.map((inspection) => [...inspection.overlay.files.values()][0])).toEqual(['export const a = 1;\n', 'export const a = 2;\n']);
+    expect(runtime.inspections.slice(0, 2).map((inspection) => [...inspection.overlay.files.values()][0])).toEqual(['export const a = 1;\n', 'export const a = 2;\n']);
     expect([...runtime.inspections[1]!.overlay.files.keys()]).toEqual([join(workspace, 'src/a.ts'), join(workspace, 'test/a.test.ts')]);
     expect(runtime.inspections[0]!.overlay.revision).not.toBe(runtime.inspections[1]!.overlay.revision);
     expect(runtime.inspections[0]!.project).toBe(join(workspace, 'tsconfig.json'));
     expect(result.cold).toBe(true);
     expect((await prover.prove(claim())).cold).toBe(false);
+    expect(of('runtime').every((instance) => !instance.destroyed)).toBe(true);
     await prover.close();
   });
 
@@ -127,8 +134,9 @@ describe('the prover', () => {
     expect((error as ClaimError).origin).toBe('claimant');
     expect((error as ClaimError).code).toBe('deadline');
     expect((error as ClaimError).message).toMatch(/^\[claimant\] deadline: the runtime stage's inspection of the control did not finish within 300 ms/);
-    expect(of('runtime')).toHaveLength(2);
-    expect(of('runtime')[0]!.destroyed).toBe(true);
+    // Cold, the first runtime lane judged both phases; it was replaced, and the spare lane was left alone.
+    expect(of('runtime')).toHaveLength(3);
+    expect(of('runtime').map((instance) => instance.destroyed)).toEqual([true, false, false]);
     // The other stages are untouched and the replacement is warmed on the next prove.
     expect(of('type')).toHaveLength(1);
     await prover.close();
@@ -181,8 +189,52 @@ describe('the prover', () => {
       },
     });
     await expect(prover.prove(claim())).rejects.toThrow('[workspace] missing: no linter');
-    expect(settled).toBe(1);
+    // The runtime stage finished both its phases before the error was thrown.
+    expect(settled).toBe(2);
     await prover.close();
+  });
+
+  it('each stage judges the case before the control, without waiting for the other stages', async () => {
+    const events: string[] = [];
+    const { prover } = harness({
+      type: async (inspection) => {
+        events.push(`type ${inspection.phase}`);
+        return [];
+      },
+      runtime: async (inspection) => {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        events.push(`runtime ${inspection.phase}`);
+        return [];
+      },
+    }, 5_000, 1);
+    await prover.prove(claim());
+    expect(events).toEqual(['type case', 'type control', 'runtime case', 'runtime control']);
+    await prover.close();
+  });
+
+  it('with two runtime lanes, the case and the control run at the same time; with one, in order', async () => {
+    for (const lanes of [2, 1] as const) {
+      let active = 0;
+      let most = 0;
+      const { prover, of } = harness(
+        {
+          runtime: async () => {
+            active += 1;
+            most = Math.max(most, active);
+            await new Promise((resolve) => setTimeout(resolve, 50));
+            active -= 1;
+            return [];
+          },
+        },
+        5_000,
+        lanes,
+      );
+      await prover.warm();
+      await prover.prove(claim());
+      expect(of('runtime')).toHaveLength(lanes);
+      expect(most).toBe(lanes);
+      await prover.close();
+    }
   });
 
   it('runs one prove at a time: the stages are stateful', async () => {

@@ -42,7 +42,10 @@ function hasConfigAbove(cwd: string): boolean {
 }
 
 /** A resident prover on the workspace's own tools. The stages load only here: no other command pays for them. */
-export async function openProver(root: string, options: { deadlines?: Partial<Deadlines>; onProgress?: (message: string) => void } = {}): Promise<Prover> {
+export async function openProver(
+  root: string,
+  options: { deadlines?: Partial<Deadlines>; onProgress?: (message: string) => void; runtimeLanes?: 1 | 2 } = {},
+): Promise<Prover> {
   const [{ Prover }, { STAGE_FACTORIES }] = await Promise.all([import('../probe/prover.js'), import('../probe/stages.js')]);
   return new Prover(root, { factories: STAGE_FACTORIES, ...options });
 }

@@ -43,29 +43,41 @@ export interface ProveResult {
 
 export interface ProverOptions {
   factories: StageFactories;
+  /**
+   * Resident runtime stages. With two (the default), the case's test and the
+   * control's run at the same time in two Vitest instances; the runtime stage
+   * is the slowest, so that halves a warm prove at the cost of a second
+   * instance's memory. One runs them one after the other.
+   */
+  runtimeLanes?: 1 | 2;
   deadlines?: Partial<Deadlines>;
   onProgress?: (message: string) => void;
 }
 
 /** A stage and its warming, replaced together when a deadline destroys it. */
 interface Slot {
+  stage: Stage;
   instance: StageInstance;
   tool: Promise<Tool> | null;
+  /** The warming resolved: the lane can take an inspection without paying for it. */
+  ready: boolean;
   /** Projects whose program and baseline the type stage has built: building one is warming, under the warm deadline. */
   prepared: Set<string>;
 }
 
 /**
- * The coordinator: keeps the three stages resident, judges the case and then
- * the control (the stages of one phase concurrently), owns every deadline,
- * and assembles the verdict. One prove at a time: the stages are stateful.
+ * The coordinator: keeps the three stages resident, has each judge the case and
+ * then the control (the three stages concurrently), owns every deadline, and
+ * assembles the verdict. One prove at a time: the stages are stateful.
  */
 export class Prover {
   readonly workspace: string;
   private readonly factories: StageFactories;
   private readonly deadlines: Deadlines;
   private readonly onProgress: (message: string) => void;
-  private readonly slots = new Map<Stage, Slot>();
+  /** One slot per lane: `type`, `lint`, `runtime`, and `runtime#1` when the runtime stage has two lanes. */
+  private readonly slots = new Map<string, Slot>();
+  private readonly lanes: Record<Stage, string[]>;
   private queue: Promise<unknown> = Promise.resolve();
   private closed = false;
   /**
@@ -81,7 +93,9 @@ export class Prover {
     this.factories = options.factories;
     this.deadlines = { ...DEFAULT_DEADLINES, ...options.deadlines };
     this.onProgress = options.onProgress ?? (() => {});
-    for (const stage of STAGES) this.slots.set(stage, { instance: this.factories[stage](workspace), tool: null, prepared: new Set() });
+    const runtimeLanes = options.runtimeLanes ?? 2;
+    this.lanes = { type: ['type'], lint: ['lint'], runtime: runtimeLanes === 2 ? ['runtime', 'runtime#1'] : ['runtime'] };
+    for (const stage of STAGES) for (const lane of this.lanes[stage]) this.slots.set(lane, this.fresh(stage));
   }
 
   /**
@@ -89,7 +103,7 @@ export class Prover {
    * `project` (an absolute tsconfig path) also takes the type stage's baseline for it.
    */
   warm(project?: string): Promise<Toolchain> {
-    return this.serial(() => this.toolchain(project));
+    return this.serial(() => this.toolchain(project, [...this.slots.keys()]));
   }
 
   prove(claim: Claim): Promise<ProveResult> {
@@ -117,20 +131,25 @@ export class Prover {
     return next;
   }
 
-  private slot(stage: Stage): Slot {
+  private fresh(stage: Stage): Slot {
+    return { stage, instance: this.factories[stage](this.workspace), tool: null, ready: false, prepared: new Set() };
+  }
+
+  private slot(lane: string): Slot {
     if (this.closed) throw new ClaimError('instrument', 'destroyed', 'the prover was closed; start a new one');
-    return this.slots.get(stage)!;
+    return this.slots.get(lane)!;
   }
 
   /** A stage that cannot be trusted any more is destroyed and a fresh one takes its place, cold. */
-  private replace(stage: Stage): void {
-    const old = this.slot(stage);
+  private replace(lane: string): void {
+    const old = this.slot(lane);
     this.orphan(old.instance.destroy());
-    this.slots.set(stage, { instance: this.factories[stage](this.workspace), tool: null, prepared: new Set() });
+    this.slots.set(lane, this.fresh(old.stage));
   }
 
-  private async warmStage(stage: Stage, project?: string): Promise<Tool> {
-    const slot = this.slot(stage);
+  private async warmStage(lane: string, project?: string): Promise<Tool> {
+    const slot = this.slot(lane);
+    const stage = slot.stage;
     if (slot.tool === null) {
       this.onProgress(`warming the ${stage} stage`);
       slot.tool = stage === 'type' && project !== undefined ? (slot.instance as TypeStageInstance).warm(project) : slot.instance.warm();
@@ -139,23 +158,30 @@ export class Prover {
     const before = slot.instance.progress();
     const outcome = await withDeadline(slot.tool, this.deadlines.warmMs).catch((error: unknown) => {
       // A stage that failed to warm is retried from scratch next time: the workspace may have been fixed.
-      if (this.slots.get(stage) === slot) this.replace(stage);
+      if (this.slots.get(lane) === slot) this.replace(lane);
       throw error;
     });
     if (expired(outcome)) {
       const progressed = slot.instance.progress() !== before;
       this.orphan(slot.tool);
-      this.replace(stage);
+      this.replace(lane);
       throw deadlineError(stage, 'warm', this.deadlines.warmMs, progressed);
     }
+    slot.ready = true;
     return outcome;
   }
 
-  private async toolchain(project?: string): Promise<Toolchain> {
-    const settled = await Promise.allSettled(STAGES.map((stage) => this.warmStage(stage, project)));
+  /** The first lane of each stage is needed to judge at all; a second one only speeds up later proves. */
+  private firstLanes(): string[] {
+    return STAGES.map((stage) => this.lanes[stage][0]!);
+  }
+
+  private async toolchain(project: string | undefined, lanes: string[]): Promise<Toolchain> {
+    const settled = await Promise.allSettled(lanes.map((lane) => this.warmStage(lane, project)));
     const failed = settled.find((outcome) => outcome.status === 'rejected');
     if (failed) throw (failed as PromiseRejectedResult).reason;
-    const [type, lint, runtime] = settled.map((outcome) => (outcome as PromiseFulfilledResult<Tool>).value) as [Tool, Tool, Tool];
+    const tool = (stage: Stage) => (settled[lanes.indexOf(this.lanes[stage][0]!)] as PromiseFulfilledResult<Tool>).value;
+    const [type, lint, runtime] = [tool('type'), tool('lint'), tool('runtime')];
     return { typescript: type.version, linter: { name: lint.name, version: lint.version }, vitest: runtime.version };
   }
 
@@ -180,8 +206,9 @@ export class Prover {
     slot.prepared.add(project);
   }
 
-  private async inspect(stage: Stage, inspection: Inspection): Promise<{ check: Check; ms: number }> {
-    const slot = this.slot(stage);
+  private async inspect(lane: string, inspection: Inspection): Promise<{ check: Check; ms: number }> {
+    const slot = this.slot(lane);
+    const stage = slot.stage;
     const before = slot.instance.progress();
     const started = performance.now();
     const work = slot.instance.inspect(inspection);
@@ -190,7 +217,7 @@ export class Prover {
     if (expired(outcome)) {
       this.orphan(work);
       const progressed = slot.instance.progress() !== before;
-      this.replace(stage);
+      this.replace(lane);
       throw deadlineError(stage, inspection.phase, this.deadlines.inspectMs, progressed);
     }
     const issues: Issue[] = outcome;
@@ -209,27 +236,47 @@ export class Prover {
     }
     this.sweep(claim);
 
-    const cold = [...this.slots.values()].some((slot) => slot.tool === null) || !this.slot('type').prepared.has(project);
-    const toolchain = await this.toolchain(project);
-    await this.prepare(project);
-    const optionsDigest = await (this.slot('type').instance as TypeStageInstance).optionsDigest(project);
+    const cold = this.firstLanes().some((lane) => !this.slot(lane).ready) || !this.slot('type').prepared.has(project);
+    // The type baseline is built inside the type lane, not before the others start: the lint and runtime
+    // stages' first (cold) inspections overlap the full check, which is most of a cold prove.
+    const toolchain = await this.toolchain(undefined, this.firstLanes());
 
-    const checks: Check[] = [];
-    const timings: StageTiming[] = [];
-    for (const phase of ['case', 'control'] as const) {
+    // Each lane judges its phases in order (a stage with one lane: the case, then the control). Lanes do not
+    // wait for one another, so a prove takes as long as its slowest lane, not the sum of each phase's slowest.
+    const inspections = (['case', 'control'] as const).map((phase): Inspection => {
       const drafts = phase === 'case' ? claim.case.drafts : claim.control.drafts;
       const test = claim.case.test;
-      const inspection: Inspection = { phase, drafts, test, overlay: createOverlay(this.workspace, [...drafts, test]), project };
-      this.onProgress(`judging the ${phase}`);
-      // All three run, even when one fails, so no stage is left mid-inspection when the error is thrown.
-      const settled = await Promise.allSettled(STAGES.map((stage) => this.inspect(stage, inspection)));
-      const failure = settled.find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult | undefined;
-      if (failure) throw asClaimError(failure.reason);
-      for (const outcome of settled as PromiseFulfilledResult<{ check: Check; ms: number }>[]) {
-        checks.push(outcome.value.check);
-        timings.push({ stage: outcome.value.check.stage, phase, ms: Math.round(outcome.value.ms) });
-      }
+      return { phase, drafts, test, overlay: createOverlay(this.workspace, [...drafts, test]), project };
+    });
+    this.onProgress('judging the case, then the control');
+    const work = new Map<string, Inspection[]>();
+    for (const stage of STAGES) {
+      // A lane still cold is not waited for: its stage's other lane takes both phases.
+      const lanes = this.lanes[stage].filter((lane) => this.slot(lane).ready);
+      inspections.forEach((inspection, index) => {
+        const lane = lanes[index % lanes.length]!;
+        work.set(lane, [...(work.get(lane) ?? []), inspection]);
+      });
     }
+    const settled = await Promise.allSettled(
+      [...work].map(async ([lane, queue]) => {
+        const done: { check: Check; ms: number }[] = [];
+        if (this.slot(lane).stage === 'type') await this.prepare(project);
+        for (const inspection of queue) done.push(await this.inspect(lane, inspection));
+        return done;
+      }),
+    );
+    // All three run to the end, even when one fails, so no stage is left mid-inspection when the error is thrown.
+    const failure = settled.find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult | undefined;
+    if (failure) throw asClaimError(failure.reason);
+    const done = (settled as PromiseFulfilledResult<{ check: Check; ms: number }[]>[]).flatMap((outcome) => outcome.value);
+    const order = (check: Check) => (check.phase === 'case' ? 0 : 3) + STAGES.indexOf(check.stage);
+    done.sort((a, b) => order(a.check) - order(b.check));
+    const checks = done.map((entry) => entry.check);
+    const timings: StageTiming[] = done.map((entry) => ({ stage: entry.check.stage, phase: entry.check.phase, ms: Math.round(entry.ms) }));
+
+    const optionsDigest = await (this.slot('type').instance as TypeStageInstance).optionsDigest(project);
+    this.warmSpareLanes();
 
     const verdict: Verdict = {
       digest,
@@ -239,6 +286,13 @@ export class Prover {
       checks,
     };
     return { verdict, receipt: mintReceipt(verdict), timings, ms: Math.round(performance.now() - started), cold };
+  }
+
+  /** Warms, in the background and after a prove has its answer, the lanes that only make later proves faster. */
+  private warmSpareLanes(): void {
+    for (const [lane, slot] of this.slots) {
+      if (slot.tool === null && !this.firstLanes().includes(lane)) this.orphan(this.warmStage(lane));
+    }
   }
 
   /** What a dead prover left beside the claim's files (a generated test, a scratch file) is swept before this one writes there. */

@@ -218,8 +218,12 @@ class RuntimeStage implements StageInstance {
               enforce: 'post',
               // Plugins passed as overrides reach the root project only; inline and function projects get the overlay here.
               config(config) {
-                const test = (config as { test?: { projects?: unknown[] } }).test;
-                if (test?.projects !== undefined) test.projects = test.projects.map((project) => instrumentProject(project, overlay));
+                const holder = config as { test?: { projects?: unknown[]; pool?: unknown } };
+                const test = (holder.test ??= {});
+                if (test.projects !== undefined) test.projects = test.projects.map((project) => instrumentProject(project, overlay));
+                // A pool the workspace chose is kept. Left to Vitest's default (forks), each run would start a child
+                // process, about twice the cost of a worker thread, on every inspection.
+                test.pool ??= 'threads';
               },
             },
           ],

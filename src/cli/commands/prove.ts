@@ -68,7 +68,8 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   // A served prover has its own deadlines; asking for others means proving here.
   if (!values['no-server'] && deadlines === undefined) report = await proveViaServer(workspace, claim, io.env);
   if (report === null) {
-    const prover = await openProver(workspace.root, { deadlines, onProgress: progress });
+    // One prove and out: a second runtime lane would cost more to warm than it saves.
+    const prover = await openProver(workspace.root, { deadlines, onProgress: progress, runtimeLanes: 1 });
     try {
       report = proveReportJson(await prover.prove(claim));
     } finally {
