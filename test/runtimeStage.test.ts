@@ -19,6 +19,8 @@ const FILES = {
   'vitest.config.ts': CONFIG,
   'src/money.ts': `export const VALUE = 'disk';\nexport function add(a: number, b: number): number {\n  return a + b;\n}\n`,
   'src/label.ts': `import { VALUE } from './money.js';\nexport const label = (): string => 'label:' + VALUE;\n`,
+  'src/where/index.ts': `export const WHERE = 'directory';\n`,
+  'src/pick.ts': `import { WHERE } from './where';\nexport const picked = (): string => WHERE;\n`,
   'test/existing.test.ts': `import { expect, it } from 'vitest';\nit('is on disk', () => expect(1).toBe(1));\n`,
 };
 
@@ -148,6 +150,21 @@ describe('runtime stage on a warm Vitest', () => {
     expect(issues).toHaveLength(1);
     expect(issues[0]!.message).toContain(`expected 'label:edit' to be 'label:disk'`);
     project.write('src/money.ts', FILES['src/money.ts']);
+    expect(await inspect([], test)).toEqual([]);
+  }, 30_000);
+
+  it('re-resolves an unchanged module when a new file beside its import target changes what the import means', async () => {
+    const test = testDraft(`import { picked } from '../src/pick.js';\nit('picks the directory', () => expect(picked()).toBe('directory'));`);
+    expect(await inspect([], test)).toEqual([]);
+    // './where' now names src/where.ts, not src/where/index.ts; src/pick.ts itself did not change.
+    project.write('src/where.ts', `export const WHERE = 'file';\n`);
+    try {
+      const issues = await inspect([], test);
+      expect(issues).toHaveLength(1);
+      expect(issues[0]!.message).toContain(`expected 'file' to be 'directory'`);
+    } finally {
+      rmSync(join(project.root, 'src/where.ts'));
+    }
     expect(await inspect([], test)).toEqual([]);
   }, 30_000);
 

@@ -128,7 +128,11 @@ class RuntimeStage implements StageInstance {
 
     resident.runs += 1;
     this.#overlay.use(files);
-    this.#invalidate(vitest, [...this.#previous, ...files.keys(), ...this.#disk.changed(loadedFiles(vitest))]);
+    const loaded = loadedFiles(vitest);
+    const changed = this.#disk.changed(loaded);
+    // A directory that gained or lost an entry may change what an unchanged module's imports resolve to.
+    const stale = this.#disk.directoriesChanged(loaded) ? loaded : changed;
+    this.#invalidate(vitest, [...this.#previous, ...files.keys(), ...stale]);
     this.#previous = [...files.keys()];
 
     const exitCode = process.exitCode;

@@ -1,5 +1,5 @@
 import { statSync } from 'node:fs';
-import { isAbsolute, join } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 
 /**
  * A file as the disk has it now: inode, size, mtime and ctime in nanoseconds,
@@ -45,6 +45,28 @@ export class DiskModules {
       if (this.#seen.get(path) !== identity.key) changed.push(path);
       if (now - identity.mtimeMs < SETTLE_MS) this.#seen.delete(path);
       else this.#seen.set(path, identity.key);
+    }
+    return changed;
+  }
+
+  /**
+   * Whether a directory holding a loaded file gained, lost or renamed an
+   * entry. A module Vite already transformed keeps the ids its imports
+   * resolved to; a new `x.ts` beside an `x/index.ts` it resolved to changes
+   * what `./x` means without changing any loaded file. The directory's own
+   * mtime and ctime move on every such change, so this is the signal to
+   * re-transform, and so re-resolve, everything loaded.
+   */
+  directoriesChanged(paths: Iterable<string>, now = Date.now()): boolean {
+    const dirs = new Set<string>();
+    for (const path of paths) dirs.add(dirname(path));
+    let changed = false;
+    for (const dir of dirs) {
+      const identity = identify(dir);
+      const key = `dir:${dir}`;
+      if (this.#seen.get(key) !== identity.key) changed = true;
+      if (now - identity.mtimeMs < SETTLE_MS) this.#seen.delete(key);
+      else this.#seen.set(key, identity.key);
     }
     return changed;
   }
