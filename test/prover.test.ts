@@ -42,8 +42,11 @@ class ScriptedStage implements StageInstance {
   progress(): number {
     return this.moved;
   }
+  /** What destroy() ends: a real stage rejects its pending inspection when it is destroyed. */
+  readonly pending = new Set<(error: Error) => void>();
   async destroy(): Promise<void> {
     this.destroyed = true;
+    for (const reject of this.pending) reject(new ClaimError('instrument', 'destroyed', 'destroyed'));
   }
   optionsDigest(): Promise<string> {
     return Promise.resolve('0123456789abcdef');
@@ -56,7 +59,7 @@ const breaksAt =
   (stage: Stage): Script =>
   async (inspection, self) =>
     inspection.phase === 'control' && self.stage === stage ? [{ origin: 'claimant', stage, message: 'broken', path: 'src/a.ts', line: 1 }] : [];
-const never: Script = () => new Promise(() => {});
+const never: Script = (_inspection, self) => new Promise((_resolve, reject) => self.pending.add(reject));
 
 function harness(scripts: Partial<Record<Stage, Script>>, deadlineMs = 5_000, runtimeLanes: 1 | 2 = 2) {
   const made: ScriptedStage[] = [];
