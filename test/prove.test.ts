@@ -104,6 +104,17 @@ describe('refusals and failures', () => {
     expect(error.message).toMatch(/case\.test\.text is missing.*control\.stage must be one of/);
   });
 
+  it('a missing claim file and a folder with no package.json are errors that name the fix', () => {
+    const missing = app.vouch(['prove', 'nope.json', '--json']);
+    expect(missing.code).toBe(2);
+    expect(JSON.parse(missing.stdout).error).toMatchObject({ code: 'claim-unreadable' });
+    expect(missing.stderr).toMatch(/cannot read the claim nope\.json \(ENOENT\)/);
+    // The file system root has no package.json, and nothing is above it.
+    const result = app.vouch(['prove', 'claim.json'], { cwd: '/' });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/no package\.json in \/ or any directory above it/);
+  });
+
   it('a hostile path is refused before any stage runs', () => {
     for (const path of ['/etc/passwd', '../escape.ts', 'src/../../escape.ts']) {
       const claim = readClaim(app, 'discount-cap');

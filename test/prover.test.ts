@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Claim, Issue, Stage } from '../src/core/claim.js';
@@ -170,6 +170,19 @@ describe('the prover', () => {
     const hostile = claim({ case: { drafts: [{ path, text: 'x' }], test: { path: 'test/a.test.ts', text: 't' } } });
     await expect(prover.prove(hostile)).rejects.toThrow(message);
     expect(made.every((instance) => instance.inspections.length === 0)).toBe(true);
+    await prover.close();
+  });
+
+  it('sweeps what a dead prover left beside the claim\'s files, and nothing else', async () => {
+    mkdirSync(join(workspace, 'test'), { recursive: true });
+    // pid 2^22 + 1 is above Linux's pid_max, so no process has it.
+    const dead = join(workspace, 'test', 'a.vouch-4194305-abcdefabcdef.test.ts');
+    const live = join(workspace, 'test', `a.vouch-${process.pid}-abcdefabcdef.test.ts`);
+    const mine = join(workspace, 'test', 'a.test.ts');
+    for (const path of [dead, live, mine]) writeFileSync(path, 'x');
+    const { prover } = harness({});
+    await prover.prove(claim());
+    expect([existsSync(dead), existsSync(live), existsSync(mine)]).toEqual([false, true, true]);
     await prover.close();
   });
 
