@@ -125,4 +125,4 @@ export function claimErrorFrom(json: ClaimErrorJson): ClaimError {
   return new ClaimError(json.origin, json.code, json.detail);
 }
 
-export type { Claim };
+export type { Claim, Prover };

@@ -10,10 +10,9 @@ import { VouchError } from '../core/errors.js';
 // The one JSON contract (docs/json.md): the tools return exactly what --json prints.
 import { explanationJson, logJson, runReportJson, statusReportJson } from '../api/reportJson.js';
 import { explainOutput, logOutput, proveOutput, runOutput, statusOutput } from './outputSchemas.js';
-import { locateWorkspace, openProver, proveReportJson } from '../api/prove.js';
+import { locateWorkspace, openProver, proveReportJson, type Prover } from '../api/prove.js';
 import { proveText } from '../api/proveText.js';
 import { claimShape, parseClaim } from '../core/claimInput.js';
-import type { Prover } from '../probe/prover.js';
 import { OutputTail } from './outputTail.js';
 import { progressReporter } from './progress.js';
 import { explainSummary, logSummary, runSummary, statusSummary } from './summaries.js';
