@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -159,17 +159,61 @@ describe('refusals and failures', () => {
   });
 });
 
+/** Starts `vouch prove --serve` in the workspace and resolves once it serves. */
+async function serve(project: TempProject): Promise<{ server: ChildProcess; stderr: () => string }> {
+  const server = spawn(process.execPath, [CLI, 'prove', '--serve'], { cwd: project.root, env: cleanEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  server.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const deadline = Date.now() + 90_000;
+  while (!/serving proves on/.test(stderr)) {
+    if (Date.now() > deadline || server.exitCode !== null) {
+      server.kill('SIGKILL');
+      throw new Error(`the prover did not start: ${stderr}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { server, stderr: () => stderr };
+}
+
+/** Runs the CLI without blocking the test's event loop, so several can run at once. */
+function vouchAsync(project: TempProject, args: string[]): Promise<{ code: number | null; stdout: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd: project.root, env: cleanEnv(), stdio: ['ignore', 'pipe', 'ignore'] });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.on('close', (code) => resolve({ code, stdout }));
+  });
+}
+
+describe('kill -9 in the middle of a prove', () => {
+  it('leaves no tool process behind and the working tree untouched', async () => {
+    const prove = spawn(process.execPath, [CLI, 'prove', 'claims/discount-cap.json'], { cwd: app.root, env: cleanEnv(), stdio: 'ignore' });
+    const children = (): number[] => {
+      const found = spawnSync('pgrep', ['-P', String(prove.pid)], { encoding: 'utf8' }).stdout.trim();
+      return found === '' ? [] : found.split('\n').map(Number);
+    };
+    // The linter's server is a child process; wait until it runs, then kill vouch mid-prove.
+    const deadline = Date.now() + 60_000;
+    let seen: number[] = [];
+    while ((seen = children()).length === 0) {
+      if (Date.now() > deadline || prove.exitCode !== null) throw new Error('vouch prove started no child process');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    prove.kill('SIGKILL');
+    await new Promise((resolve) => prove.once('exit', resolve));
+    const gone = Date.now() + 10_000;
+    const alive = () => seen.filter((pid) => existsSync(`/proc/${pid}`) && !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8')));
+    while (alive().length > 0 && Date.now() < gone) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(alive()).toEqual([]);
+    // Earlier tests wrote claim files at the root; the workspace's own folders must be as committed.
+    expect(app.git('status', '--porcelain', '--ignored', '--', 'src', 'test', 'claims')).toBe('');
+  });
+});
+
 describe('vouch prove --serve', () => {
   it('keeps the stages warm: the second prove is not cold, and the answer is the same', async () => {
-    const server = spawn(process.execPath, [CLI, 'prove', '--serve'], { cwd: app.root, env: cleanEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    server.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const { server } = await serve(app);
     try {
-      const deadline = Date.now() + 90_000;
-      while (!/serving proves on/.test(stderr)) {
-        if (Date.now() > deadline || server.exitCode !== null) throw new Error(`the prover did not start: ${stderr}`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
       const first = JSON.parse(app.vouch(['prove', 'claims/discount-cap.json', '--json']).stdout);
       const second = JSON.parse(app.vouch(['prove', 'claims/discount-cap.json', '--json']).stdout);
       expect(first.cold).toBe(false);
@@ -192,5 +236,46 @@ describe('vouch prove --serve', () => {
       await new Promise((resolve) => server.once('exit', resolve));
     }
     expect(existsSync(join(app.root, '.vouch', 'prove.sock'))).toBe(false);
+  });
+
+  it('after kill -9 of the server, prove falls back to its own process and a new server starts over the dead socket', async () => {
+    const first = await serve(app);
+    first.server.kill('SIGKILL');
+    await new Promise((resolve) => first.server.once('exit', resolve));
+    expect(existsSync(join(app.root, '.vouch', 'prove.sock'))).toBe(true);
+    const fallback = app.vouch(['prove', 'claims/discount-cap.json', '--json']);
+    expect(fallback.code).toBe(0);
+    expect(JSON.parse(fallback.stdout).cold).toBe(true);
+
+    const { server } = await serve(app);
+    try {
+      // Concurrent proves through one server are judged one at a time, each with its own answer.
+      const answers = await Promise.all([
+        vouchAsync(app, ['prove', 'claims/discount-cap.json', '--json']),
+        vouchAsync(app, ['prove', 'claims/wrong-stage.json', '--json']),
+        vouchAsync(app, ['prove', 'claims/discount-cap.json', '--json']),
+      ]);
+      expect(answers.map((answer) => answer.code)).toEqual([0, 1, 0]);
+      const [a, b, c] = answers.map((answer) => JSON.parse(answer.stdout));
+      expect(a.receipt).toBe(JSON.parse(fallback.stdout).receipt);
+      expect(c.receipt).toBe(a.receipt);
+      expect(b.receipt).toBeNull();
+      expect([a.cold, b.cold, c.cold]).toEqual([false, false, false]);
+    } finally {
+      server.kill('SIGTERM');
+      await new Promise((resolve) => server.once('exit', resolve));
+    }
+  });
+
+  it('refuses a second server for the same workspace', async () => {
+    const { server } = await serve(app);
+    try {
+      const second = app.vouch(['prove', '--serve', '--json']);
+      expect(second.code).toBe(2);
+      expect(JSON.parse(second.stdout).error.code).toBe('prove-serving');
+    } finally {
+      server.kill('SIGTERM');
+      await new Promise((resolve) => server.once('exit', resolve));
+    }
   });
 });
