@@ -366,7 +366,10 @@ describe('picking the linter', () => {
     ws.write('package.json', JSON.stringify({ name: 'ws', scripts: { lint: 'oxlint src' } }));
     expect(await stage.inspect(inspection(ws.root, [loose]))).toEqual([]);
     const progress = stage.progress();
+    // Flags alone are absorbed; another linter makes the stage stale, so a resident prover replaces it.
+    expect(stage.stale()).toBe(false);
     ws.write('package.json', JSON.stringify({ name: 'ws', scripts: { lint: 'eslint .' } }));
+    expect(stage.stale()).toBe(true);
     expect(await stage.inspect(inspection(ws.root, [loose]))).toEqual([expect.objectContaining({ origin: 'instrument', message: expect.stringContaining('now eslint@') })]);
     expect(stage.progress()).toBe(progress);
   });

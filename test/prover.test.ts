@@ -27,6 +27,11 @@ type Script = (inspection: Inspection, stage: ScriptedStage) => Promise<Issue[]>
 class ScriptedStage implements StageInstance {
   inspections: Inspection[] = [];
   destroyed = false;
+  /** Set by a test: the tool was upgraded since this stage warmed. */
+  upgraded = false;
+  stale(): boolean {
+    return this.upgraded;
+  }
   moved = 0;
   constructor(
     readonly stage: Stage,
@@ -183,6 +188,19 @@ describe('the prover', () => {
     const { prover } = harness({});
     await prover.prove(claim());
     expect([existsSync(dead), existsSync(live), existsSync(mine)]).toEqual([false, true, true]);
+    await prover.close();
+  });
+
+  it('replaces a stage whose tool was upgraded since it warmed, before it judges again', async () => {
+    const { prover, of } = harness({});
+    await prover.prove(claim());
+    of('lint')[0]!.upgraded = true;
+    const result = await prover.prove(claim());
+    expect(of('lint').map((instance) => [instance.destroyed, instance.inspections.length])).toEqual([
+      [true, 2],
+      [false, 2],
+    ]);
+    expect(result.cold).toBe(true);
     await prover.close();
   });
 

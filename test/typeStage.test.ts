@@ -219,6 +219,30 @@ describe('type stage failure paths', () => {
     }
   });
 
+  it('is stale once another typescript is installed than the one it warmed', { timeout: 30_000 }, async () => {
+    const wrapper = `module.exports = { ...require('${join(REPO, 'node_modules', 'typescript').replace(/\\/g, '/')}'), version: '6.0.0' };\n`;
+    const project = tempProject(
+      'type-upgrade',
+      {
+        ...FILES,
+        'node_modules/typescript/package.json': JSON.stringify({ name: 'typescript', version: '6.0.0', main: 'index.js' }),
+        'node_modules/typescript/index.js': wrapper,
+      },
+      { git: false },
+    );
+    const stage = createTypeStage(project.root);
+    try {
+      expect(stage.stale()).toBe(false);
+      expect(await stage.warm()).toEqual({ name: 'typescript', version: '6.0.0' });
+      expect(stage.stale()).toBe(false);
+      project.write('node_modules/typescript/package.json', JSON.stringify({ name: 'typescript', version: '6.0.1', main: 'index.js' }));
+      expect(stage.stale()).toBe(true);
+    } finally {
+      await stage.destroy();
+      project.remove();
+    }
+  });
+
   it('answers an instrument issue when the compiler kills its worker or throws, and again on the next inspection', { timeout: 30_000 }, async () => {
     // A "TypeScript 6" whose builder ends the worker thread: the inspection could not look, so it must say so.
     const fake = `const ts = require('${join(REPO, 'node_modules', 'typescript').replace(/\\/g, '/')}');

@@ -78,6 +78,11 @@ export class EslintStage implements StageInstance {
     return { name: 'eslint', version };
   }
 
+  /** The lint stage around this linter decides when the workspace's linter changed. */
+  stale(): boolean {
+    return false;
+  }
+
   progress(): number {
     return this.#progress;
   }

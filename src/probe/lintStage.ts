@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Issue } from '../core/claim.js';
 import { ClaimError } from '../core/claimError.js';
+import { installedVersion } from './workspaceTool.js';
 import { createEslintStage } from './eslintStage.js';
 import { ESLINT_CONFIGS, OXLINT_CONFIGS } from './lintIgnore.js';
 import { createOxlintStage } from './oxlintStage.js';
@@ -31,15 +32,6 @@ function named(script: string): LinterChoice | null {
   return { name, warningsFail };
 }
 
-/** The version of `name` installed for the workspace, or null when it resolves nowhere. */
-function installedVersion(workspace: string, name: LinterName): string | null {
-  try {
-    const manifest = createRequire(join(workspace, 'package.json')).resolve(`${name}/package.json`);
-    return (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version;
-  } catch {
-    return null;
-  }
-}
 
 /**
  * The linter the workspace itself uses, in order of how plainly it says so:
@@ -129,6 +121,17 @@ export class LintStage implements StageInstance {
 
   progress(): number {
     return this.#progressBefore + (this.#linter?.progress() ?? 0);
+  }
+
+  stale(): boolean {
+    if (this.#tool === null) return false;
+    try {
+      const choice = pickLinter(this.#workspace);
+      return choice.name !== this.#tool.name || installedVersion(this.#workspace, choice.name) !== this.#tool.version;
+    } catch {
+      // No linter at all now: warming again says so, as workspace/missing.
+      return true;
+    }
   }
 
   async destroy(): Promise<void> {

@@ -112,6 +112,11 @@ export class OxlintStage implements StageInstance {
     return { name: 'oxlint', version };
   }
 
+  /** The lint stage around this linter decides when the workspace's linter changed. */
+  stale(): boolean {
+    return false;
+  }
+
   progress(): number {
     return this.#progress;
   }

@@ -235,6 +235,7 @@ export class Prover {
       throw new ClaimError('claimant', 'missing', `project "${claim.project}" is not a file in the workspace ${this.workspace}; name the tsconfig the claim is judged under`);
     }
     this.sweep(claim);
+    this.replaceStale();
 
     const cold = this.firstLanes().some((lane) => !this.slot(lane).ready) || !this.slot('type').prepared.has(project);
     // The type baseline is built inside the type lane, not before the others start: the lint and runtime
@@ -286,6 +287,15 @@ export class Prover {
       checks,
     };
     return { verdict, receipt: mintReceipt(verdict), timings, ms: Math.round(performance.now() - started), cold };
+  }
+
+  /** A lane whose tool was upgraded or switched since it warmed is replaced, cold, so the verdict names the tool that judged. */
+  private replaceStale(): void {
+    for (const [lane, slot] of this.slots) {
+      if (!slot.ready || !slot.instance.stale()) continue;
+      this.onProgress(`the workspace's ${slot.stage} tool changed; warming it again`);
+      this.replace(lane);
+    }
   }
 
   /** Warms, in the background and after a prove has its answer, the lanes that only make later proves faster. */

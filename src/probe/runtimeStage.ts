@@ -10,6 +10,7 @@ import { leftoverName } from '../fs/draftPaths.js';
 import { OVERLAY_PLUGIN_NAME, OverlayServer } from './overlayPlugin.js';
 import type { Inspection, StageInstance, Tool } from './stage.js';
 import { DiskModules, configIdentity, loadedFiles } from './vitestModules.js';
+import { installedVersion } from './workspaceTool.js';
 
 type VitestNode = typeof import('vitest/node');
 type SerializedError = ReturnType<TestModule['errors']>[number];
@@ -60,6 +61,8 @@ class RuntimeStage implements StageInstance {
   #resident: Promise<Resident> | undefined;
   #destroyed = false;
   #progress = 0;
+  /** The Vitest version warm() loaded; another one installed since makes the stage stale. */
+  #warmed: string | undefined;
   /** The test path of the run in flight: queued-hook progress counts only for it. */
   #running: string | undefined;
   /** Paths served in the previous inspection: their modules hold that inspection's text until invalidated. */
@@ -80,7 +83,12 @@ class RuntimeStage implements StageInstance {
   async warm(): Promise<Tool> {
     const { tool } = await this.#load();
     await this.#instance();
+    this.#warmed = tool.version;
     return tool;
+  }
+
+  stale(): boolean {
+    return this.#warmed !== undefined && installedVersion(this.#workspace, 'vitest') !== this.#warmed;
   }
 
   async destroy(): Promise<void> {

@@ -41,6 +41,12 @@ export interface StageInstance {
    * one that expires before blames the instrument.
    */
   progress(): number;
+  /**
+   * Whether the tool this stage warmed is no longer the workspace's (another
+   * version installed, another linter chosen). A resident prover replaces a
+   * stale stage before the next prove, so the verdict names the tool that judged.
+   */
+  stale(): boolean;
   /** Stops the tool at once, even mid-inspection; the stage is not used again. */
   destroy(): Promise<void>;
 }

@@ -3,6 +3,7 @@ import { Worker } from 'node:worker_threads';
 import type { Issue } from '../core/claim.js';
 import { ClaimError } from '../core/claimError.js';
 import type { Inspection, StageInstance, Tool } from './stage.js';
+import { installedVersion } from './workspaceTool.js';
 import type { TypeReply, TypeRequest, TypeWorkerData } from './typeWorker.js';
 
 /** Distributes Omit over the request union, so each kind keeps its own fields. */
@@ -28,6 +29,8 @@ export class TypeStage implements StageInstance {
   #nextId = 1;
   #progress = 0;
   #destroyed = false;
+  /** The installed typescript version warm() saw; undefined before warm(). */
+  #warmed: string | null | undefined;
 
   constructor(workspace: string) {
     this.#workspace = resolve(workspace);
@@ -39,8 +42,20 @@ export class TypeStage implements StageInstance {
    * its baseline now, so the first inspection does not pay the full check.
    */
   async warm(project?: string): Promise<Tool> {
+    const installed = installedVersion(this.#workspace, 'typescript');
     const request: Unsent<TypeRequest> = project === undefined ? { kind: 'warm' } : { kind: 'warm', project: this.#absolute(project) };
-    return (await this.#send(request)) as Tool;
+    const tool = (await this.#send(request)) as Tool;
+    this.#warmed = installed;
+    return tool;
+  }
+
+  /**
+   * Compares the `typescript` package installed now with the one there at
+   * warm(), not with the tool's version: with TypeScript 7 the compiler that
+   * judges is `@typescript/typescript6`, but either upgrade means a new one.
+   */
+  stale(): boolean {
+    return this.#warmed !== undefined && installedVersion(this.#workspace, 'typescript') !== this.#warmed;
   }
 
   async inspect(inspection: Inspection): Promise<Issue[]> {
