@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,7 +7,7 @@ import { evaluateCommand } from '../src/agents/evaluate.js';
 import { intercept } from '../src/agents/intercept.js';
 import { expectCurrent, type Json } from './helpers/answers.js';
 import { ObserverTracker } from './helpers/observer.js';
-import { cleanEnv, tempProject, type TempProject } from './helpers/project.js';
+import { cleanEnv, REPO, tempProject, type TempProject } from './helpers/project.js';
 
 /*
  * evaluateCommand and intercept against a real temporary project: receipts
@@ -185,5 +186,31 @@ describe('evaluateCommand with an observer that does not answer', () => {
     expect(slow.decision.kind).toBe('deny');
     expect(slow.latencyMs).toBeGreaterThanOrEqual(3_900);
     expect(slow.latencyMs).toBeLessThan(10_000);
+  });
+});
+
+describe('the vouch/intercept package export', () => {
+  it('resolves with its type declarations for a TypeScript consumer, and loads as an ES module', () => {
+    // Inside the repository, "vouch/intercept" is the package's own export (a self-reference).
+    const consumer = tempProject('intercept-consumer', {
+      'use.ts': [
+        "import { intercept, type InterceptResult } from 'vouch/intercept';",
+        "const result: Promise<InterceptResult> = intercept({ kind: 'shell', command: 'npm test', cwd: '.' });",
+        '// @ts-expect-error: a request needs a command',
+        "void intercept({ kind: 'shell', cwd: '.' });",
+        'void result;',
+        '',
+      ].join('\n'),
+      'tsconfig.json': JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, types: ['node'] }, files: ['use.ts'] }),
+    }, { git: false });
+    try {
+      const tsc = spawnSync(process.execPath, [join(REPO, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', consumer.root], { encoding: 'utf8' });
+      expect(tsc.stdout + tsc.stderr).toBe('');
+      expect(tsc.status).toBe(0);
+      const loaded = spawnSync(process.execPath, ['--input-type=module', '-e', "import('vouch/intercept').then((m) => console.log(typeof m.intercept))"], { cwd: REPO, encoding: 'utf8' });
+      expect(loaded.stdout.trim()).toBe('function');
+    } finally {
+      consumer.remove();
+    }
   });
 });
