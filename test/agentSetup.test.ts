@@ -256,6 +256,18 @@ describe('vouch agent setup/remove claude, on a real project', () => {
     }
   });
 
+  it('says so when git would not ignore .claude/settings.local.json, whose hooks name this machine', () => {
+    const repo = tempProject('agent-claude-gitignore', { 'package.json': PACKAGE_JSON, 'vouch.config.json': TWO_CHECKS });
+    try {
+      const warning = '.claude/settings.local.json is not ignored by git';
+      expect(json(repo, ['agent', 'setup', 'claude', '--dry-run']).out.notes.join('\n')).toContain(warning);
+      repo.write('.gitignore', '.claude/settings.local.json\n');
+      expect(json(repo, ['agent', 'setup', 'claude', '--dry-run']).out.notes.join('\n')).not.toContain(warning);
+    } finally {
+      repo.remove();
+    }
+  });
+
   it('runs this install by absolute path when a login shell finds no vouch (or another one)', () => {
     const other = claudeProject('agent-claude-path');
     try {

@@ -1,5 +1,6 @@
 import { ensureStateDir } from '../../store/stateDir.js';
 import { HOST_LAYOUTS, type AgentHost } from './agentHost.js';
+import { ignoredByGit } from './ignoredByGit.js';
 import { agentProject, type AgentProject, type AgentProjectOptions } from './agentProject.js';
 import { deleteRecord, readRecord, recordPath, writeRecord, type RecordedItem } from './agentRecord.js';
 import { applyChanges } from './applyChanges.js';
@@ -69,6 +70,11 @@ export async function planAgentSetup(options: AgentSetupOptions): Promise<AgentP
     notes.push('Codex runs project hooks only after you trust them: open /hooks in Codex and trust the vouch hooks. Changing them (an upgrade) asks again.');
   } else {
     notes.push('Start a new Claude Code session to load the hooks and the skill; Claude Code runs project hooks only once you have trusted the workspace.');
+    const hooksFile = HOST_LAYOUTS.claude.hooksFile;
+    // The hooks name this machine's vouch; the local settings file is meant never to be committed.
+    if (ignoredByGit(project.root, hooksFile) === false) {
+      notes.push(`${hooksFile} is not ignored by git, so the hooks vouch writes there (which name this machine's vouch) could be committed; add "${hooksFile}" to .gitignore.`);
+    }
   }
   if (!leaveOut.has('mcp')) notes.push(...mcpNotes(options.host, command));
   return { operation: 'setup', host: options.host, project, recordPath: recordPath(project.stateDir, options.host), command, server, ...plan, hadRecord: record !== null, conflicts: [...findConflicts(options.host, project.root, options.env.HOME), ...items.flatMap((item) => mcpServerConflict(item) ?? [])], notes, version: options.version };
