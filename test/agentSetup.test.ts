@@ -590,6 +590,23 @@ describe('vouch agent setup/remove codex, on a real project', () => {
       project.remove();
     }
   });
+
+  it('reports a rewrite hook in the [hooks] tables of .codex/config.toml, which Codex loads too', () => {
+    const toml = ['model = "gpt-5"', '', '[[hooks.PreToolUse]]', 'matcher = "Bash"', '', '[[hooks.PreToolUse.hooks]]', 'type = "command"', 'command = "rtk hook codex"', ''].join('\n');
+    const project = tempProject('agent-codex-toml-rtk', { 'package.json': PACKAGE_JSON, 'vouch.config.json': TWO_CHECKS, '.codex/config.toml': toml }, { git: false });
+    try {
+      const setup = json(project, ['agent', 'setup', 'codex', '--dry-run']);
+      expect(setup.code).toBe(0);
+      expect(setup.out.conflicts).toEqual([
+        { code: 'rewrite-hook', path: join(project.root, '.codex', 'config.toml'), tool: 'rtk', message: expect.stringContaining('rtk also rewrites Bash commands') },
+      ]);
+      // A config.toml that does not parse holds no hook that runs, and is no conflict.
+      project.write('.codex/config.toml', '[[hooks.PreToolUse]\ncommand = "rtk hook codex"\n');
+      expect(json(project, ['agent', 'setup', 'codex', '--dry-run']).out.conflicts).toEqual([]);
+    } finally {
+      project.remove();
+    }
+  });
 });
 
 // ---------------------------------------------------------------- the MCP server

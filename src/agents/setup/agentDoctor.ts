@@ -4,7 +4,7 @@ import { AGENT_HOSTS, HOST_LAYOUTS, type AgentHost } from './agentHost.js';
 import { agentProject, type AgentProject } from './agentProject.js';
 import { readRecord, recordPath } from './agentRecord.js';
 import type { AgentSetupOptions } from './agentSetup.js';
-import { findConflicts, hookSources, type Conflict } from './conflicts.js';
+import { findConflicts, hookSources, readSettings, type Conflict } from './conflicts.js';
 import { desiredHookEntries, findVouchEntries } from './hookEntries.js';
 import { sectionText, skillText } from './instructions.js';
 import { inspectItems, type InspectedItem } from './managedItem.js';
@@ -74,14 +74,14 @@ function hostDoctor(host: AgentHost, project: AgentProject, command: VouchComman
   const hooks: InstalledHook[] = [];
   for (const path of hookSources(host, project.root, env.HOME)) {
     if (!existsSync(path)) continue;
-    let settings: unknown;
+    let settings: Record<string, unknown> | null;
     try {
-      settings = JSON.parse(readFileSync(path, 'utf8'));
+      settings = readSettings(path, readFileSync(path, 'utf8'));
     } catch {
       continue;
     }
-    if (settings === null || typeof settings !== 'object' || Array.isArray(settings)) continue;
-    for (const entry of findVouchEntries(settings as Record<string, unknown>, host, layout.hooks.map((spec) => spec.event))) {
+    if (settings === null || Array.isArray(settings)) continue;
+    for (const entry of findVouchEntries(settings, host, layout.hooks.map((spec) => spec.event))) {
       const text = String(entry.handler.command);
       const runs = installRun(text, host, command);
       hooks.push({ path, event: entry.event, matcher: entry.matcher, command: text, runs, sameInstall: runs !== null && runs === command.thisInstall });

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parse as parseToml } from 'smol-toml';
 import type { AgentHost } from './agentHost.js';
 import { parseJsonObject } from './jsonText.js';
 
@@ -15,11 +16,29 @@ export interface Conflict {
 /** Tools known to rewrite Bash commands from a PreToolUse hook (agent-hosts notes §6). */
 const REWRITERS = ['rtk', 'snip', 'tokf'] as const;
 
-/** Settings files the host merges hooks from, project and user level. */
+/** Settings files the host merges hooks from, project and user level. Codex also reads `[hooks]` tables in its config.toml. */
 export function hookSources(host: AgentHost, root: string, home: string | undefined): string[] {
-  const project = host === 'claude' ? [join(root, '.claude', 'settings.json'), join(root, '.claude', 'settings.local.json')] : [join(root, '.codex', 'hooks.json')];
+  const project =
+    host === 'claude'
+      ? [join(root, '.claude', 'settings.json'), join(root, '.claude', 'settings.local.json')]
+      : [join(root, '.codex', 'hooks.json'), join(root, '.codex', 'config.toml')];
   if (!home) return project;
-  return [...project, host === 'claude' ? join(home, '.claude', 'settings.json') : join(home, '.codex', 'hooks.json')];
+  const user = host === 'claude' ? [join(home, '.claude', 'settings.json')] : [join(home, '.codex', 'hooks.json'), join(home, '.codex', 'config.toml')];
+  return [...project, ...user];
+}
+
+/** A hooks file as an object: JSON, or TOML for Codex's config.toml (same shape once parsed). Null when it does not parse. */
+export function readSettings(path: string, text: string): Record<string, unknown> | null {
+  if (path.endsWith('.toml')) {
+    try {
+      return parseToml(text) as Record<string, unknown>;
+    } catch {
+      // A config.toml Codex cannot read either holds no hooks that run.
+      return null;
+    }
+  }
+  const parsed = parseJsonObject(text);
+  return 'error' in parsed ? null : parsed.value;
 }
 
 /** A matcher that selects the Bash tool, read as the hosts read it: empty or `*` is all, plain words are a list, anything else a regex. */
@@ -54,9 +73,9 @@ export function findConflicts(host: AgentHost, root: string, home: string | unde
     } catch {
       continue;
     }
-    const parsed = parseJsonObject(text);
-    if ('error' in parsed) continue;
-    const hooks = parsed.value.hooks as Record<string, unknown> | undefined;
+    const settings = readSettings(path, text);
+    if (settings === null) continue;
+    const hooks = settings.hooks as Record<string, unknown> | undefined;
     const groups = hooks && typeof hooks === 'object' ? hooks.PreToolUse : undefined;
     if (!Array.isArray(groups)) continue;
     for (const group of groups as Array<{ matcher?: unknown; hooks?: unknown }>) {
