@@ -3,9 +3,11 @@ import type { McpServerEntry, ServerContent } from './mcpServer.js';
 
 /**
  * vouch's `[mcp_servers.vouch]` table in Codex's project `.codex/config.toml`.
- * The project has no TOML parser, so vouch never edits the user's TOML: it
- * appends one table between comment markers and later replaces or removes
- * exactly those lines. What it cannot rule out by reading lines (another
+ * vouch never rewrites the user's TOML (a parse and re-serialise would lose
+ * their comments and layout): it appends one table between comment markers
+ * and later replaces or removes exactly those lines. The file is read line by
+ * line, because what matters here is layout a parser discards: whether
+ * `mcp_servers` is an inline table, and which lines are vouch's. What it cannot rule out by reading lines (another
  * definition of the server, an `mcp_servers` that a table cannot extend) it
  * reports instead of writing, because a second definition makes the whole
  * file unreadable to Codex.
