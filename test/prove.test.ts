@@ -115,6 +115,22 @@ describe('refusals and failures', () => {
     expect(result.stderr).toMatch(/no package\.json in \/ or any directory above it/);
   });
 
+  it('a test the workspace\'s Vitest would not run earns no receipt: the runtime check did not complete', () => {
+    const claim = readClaim(app, 'discount-cap');
+    // vitest.config.ts includes test/**/*.test.ts only.
+    claim.case.test.path = 'src/discount-cap.spec.ts';
+    claim.case.test.text = claim.case.test.text.replaceAll('../src/', './');
+    app.write('outside-include.json', JSON.stringify(claim));
+    const result = app.vouch(['prove', 'outside-include.json', '--json']);
+    expect(result.code, result.stderr).toBe(1);
+    const report = JSON.parse(result.stdout);
+    const runtime = report.verdict.checks.filter((check: any) => check.stage === 'runtime');
+    expect(runtime.map((check: any) => check.completed)).toEqual([false, false]);
+    expect(runtime[0].issues).toEqual([expect.objectContaining({ origin: 'workspace', path: 'src/discount-cap.spec.ts', message: expect.stringContaining('would not run it there') })]);
+    expect(report.why).toContain('the case inspection at the runtime stage did not complete');
+    expect(JSON.stringify(report)).not.toContain('unjudged');
+  });
+
   it('a hostile path is refused before any stage runs', () => {
     for (const path of ['/etc/passwd', '../escape.ts', 'src/../../escape.ts']) {
       const claim = readClaim(app, 'discount-cap');

@@ -126,6 +126,26 @@ describe('the prover', () => {
     await prover.close();
   });
 
+  it('a baseline workspace issue does not block a receipt; a draft the tool did not judge leaves the check incomplete, and blocks it', async () => {
+    const baseline: Script = async (inspection, self) => [
+      { origin: 'workspace', stage: self.stage, path: 'src/old.ts', message: 'already broken on disk' },
+      ...(await breaksAt('runtime')(inspection, self)),
+    ];
+    const judged = harness({ lint: baseline, runtime: breaksAt('runtime') });
+    const minted = await judged.prover.prove(claim());
+    expect(minted.receipt.receipt).not.toBeNull();
+    expect(minted.verdict.checks.every((check) => check.completed)).toBe(true);
+    await judged.prover.close();
+
+    const ignored: Script = async (_inspection, self) => [{ origin: 'workspace', stage: self.stage, path: 'src/a.ts', message: 'ignored', unjudged: true }];
+    const blind = harness({ lint: ignored, runtime: breaksAt('runtime') });
+    const refused = await blind.prover.prove(claim());
+    expect(refused.receipt.receipt).toBeNull();
+    expect(refused.verdict.checks.filter((check) => !check.completed).map((check) => `${check.phase}/${check.stage}`)).toEqual(['case/lint', 'control/lint']);
+    expect(refused.receipt.receipt === null && refused.receipt.why).toContain('the case inspection at the lint stage did not complete');
+    await blind.prover.close();
+  });
+
   it('blames the claimant when a stage runs past its deadline after it began on the drafts, and replaces the stage', async () => {
     const { prover, of } = harness(
       {

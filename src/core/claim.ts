@@ -59,6 +59,12 @@ export interface Issue {
   message: string;
   /** The tool's own code (TS2322, no-unused-vars, ...), when it has one. */
   code?: string;
+  /**
+   * The tool did not judge this draft at all (a path the linter ignores, a
+   * test the runner would not run): its silence says nothing, so the check
+   * did not complete. Not part of the JSON: `completed` carries it there.
+   */
+  unjudged?: true;
 }
 
 /** One stage inspected in one phase. `completed: false` means the answer cannot be trusted, whatever its issues say. */

@@ -111,6 +111,7 @@ export class EslintStage implements StageInstance {
           stage: 'lint',
           path: draft.path,
           message: `${draft.path} is ignored by ESLint's config (an ignores pattern, or no config object whose files match it); the linter would not check it, so its silence is not a pass`,
+          unjudged: true,
         });
         continue;
       }
@@ -168,7 +169,7 @@ export class EslintStage implements StageInstance {
     const line = message.line === undefined ? {} : { line: message.line };
     const probe = await eslint.lintText(parseProbe(path), { filePath, warnIgnored: true });
     if (probe.some((result) => result.messages.some((m) => m.fatal))) {
-      return { origin: 'workspace', stage: 'lint', path, message: `ESLint's config cannot parse ${extname(path)} files such as ${path} (${message.message}); configure a parser for them` };
+      return { origin: 'workspace', stage: 'lint', path, message: `ESLint's config cannot parse ${extname(path)} files such as ${path} (${message.message}); configure a parser for them`, unjudged: true };
     }
     return { origin: 'claimant', stage: 'lint', path, message: message.message, ...line };
   }

@@ -257,6 +257,7 @@ function ignoredIssue(path: string, source: string): Issue {
     stage: 'lint',
     path,
     message: `${path} is ignored by ${source}; the linter would not check it, so its silence is not a pass`,
+    unjudged: true,
   };
 }
 

@@ -221,7 +221,8 @@ export class Prover {
       throw deadlineError(stage, inspection.phase, this.deadlines.inspectMs, progressed);
     }
     const issues: Issue[] = outcome;
-    const completed = !issues.some((issue) => issue.origin === 'instrument');
+    // An instrument issue, or a draft the tool did not judge at all, leaves nothing to trust in the rest.
+    const completed = !issues.some((issue) => issue.origin === 'instrument' || issue.unjudged === true);
     return { check: { stage, phase: inspection.phase, issues, completed }, ms };
   }
 

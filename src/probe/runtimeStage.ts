@@ -116,12 +116,12 @@ class RuntimeStage implements StageInstance {
     const declared = join(this.#workspace, inspection.test.path);
     const projects = vitest.projects.filter((project) => project.matchesTestGlob(declared, () => inspection.test.text));
     if (projects.length === 0) {
-      return [this.#issue('workspace', `the workspace's Vitest config does not include ${inspection.test.path} as a test file, so Vitest would not run it there`, inspection.test.path)];
+      return [{ ...this.#issue('workspace', `the workspace's Vitest config does not include ${inspection.test.path} as a test file, so Vitest would not run it there`, inspection.test.path), unjudged: true }];
     }
     const unreached = projects.filter((project) => !project.vite.config.plugins.some((plugin) => plugin.name === OVERLAY_PLUGIN_NAME));
     if (unreached.length > 0) {
       const names = unreached.map((project) => project.name || '(root)').join(', ');
-      return [this.#issue('workspace', `Vitest project ${names} is declared as a path string, so vouch cannot serve drafts into it`, inspection.test.path)];
+      return [{ ...this.#issue('workspace', `Vitest project ${names} is declared as a path string, so vouch cannot serve drafts into it`, inspection.test.path), unjudged: true }];
     }
 
     const fresh = freshTestPath(declared);
