@@ -20,6 +20,7 @@ const FILES = {
   'src/money.ts': `export const VALUE = 'disk';\nexport function add(a: number, b: number): number {\n  return a + b;\n}\n`,
   'src/label.ts': `import { VALUE } from './money.js';\nexport const label = (): string => 'label:' + VALUE;\n`,
   'src/where/index.ts': `export const WHERE = 'directory';\n`,
+  'src/late.ts': `export const LATE = 'disk';\n`,
   'src/pick.ts': `import { WHERE } from './where';\nexport const picked = (): string => WHERE;\n`,
   'test/existing.test.ts': `import { expect, it } from 'vitest';\nit('is on disk', () => expect(1).toBe(1));\n`,
 };
@@ -47,9 +48,10 @@ function listing(root: string): string[] {
 }
 
 /**
- * Dates every file a minute back. The stage re-reads any file younger than
- * its settle window on every inspection, which would mask a missing
- * invalidation of overlaid paths in a freshly written fixture.
+ * Dates every file and directory a minute back. The stage re-reads any file
+ * younger than its settle window on every inspection, and re-reads everything
+ * when a young directory might have gained an entry, either of which would
+ * mask a missing invalidation of overlaid paths in a freshly written fixture.
  */
 function age(root: string): void {
   const past = new Date(Date.now() - 60_000);
@@ -57,10 +59,11 @@ function age(root: string): void {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
       if (entry.isDirectory()) walk(path);
-      else utimesSync(path, past, past);
+      utimesSync(path, past, past);
     }
   };
   walk(root);
+  utimesSync(root, past, past);
 }
 
 const signalListeners = (): number => (['SIGINT', 'SIGTERM', 'exit', 'unhandledRejection'] as const).reduce((sum, event) => sum + process.listenerCount(event), 0);
@@ -166,6 +169,22 @@ describe('runtime stage on a warm Vitest', () => {
       rmSync(join(project.root, 'src/where.ts'));
     }
     expect(await inspect([], test)).toEqual([]);
+  }, 30_000);
+
+  it('re-reads a module first loaded by a run and edited during that run', async () => {
+    const late = join(project.root, 'src/late.ts');
+    // The test imports the module (Vite reads it), then edits it on disk while the run is still going.
+    const edits = testDraft(
+      `import { writeFileSync } from 'node:fs';\nimport { LATE } from '../src/late.js';\nit('reads, then edits', () => {\n  expect(LATE).toBe('disk');\n  writeFileSync(${JSON.stringify(late)}, "export const LATE = 'edited';\\n");\n});`,
+    );
+    try {
+      expect(await inspect([], edits)).toEqual([]);
+      const reads = testDraft(`import { LATE } from '../src/late.js';\nit('sees the edit', () => expect(LATE).toBe('edited'));`);
+      expect(await inspect([], reads)).toEqual([]);
+    } finally {
+      project.write('src/late.ts', FILES['src/late.ts']!);
+      age(project.root);
+    }
   }, 30_000);
 
   it('reports a test file that declares no tests', async () => {

@@ -145,6 +145,7 @@ class RuntimeStage implements StageInstance {
 
     const exitCode = process.exitCode;
     this.#running = fresh;
+    const runStarted = Date.now();
     try {
       const result = await vitest.runTestSpecifications(
         projects.map((project) => project.createSpecification(fresh)),
@@ -158,6 +159,7 @@ class RuntimeStage implements StageInstance {
         ...result.unhandledErrors.map((error) => this.#unhandledIssue(error as SerializedError, declaredPaths)),
       ];
       if (modules.length < projects.length) issues.push(this.#issue('instrument', 'Vitest returned no result for the test', inspection.test.path));
+      this.#disk.noteAfterRun(loadedFiles(vitest), runStarted);
       return issues;
     } catch (error) {
       if (this.#destroyed) throw new ClaimError('instrument', 'destroyed', 'the runtime stage was destroyed during the inspection');

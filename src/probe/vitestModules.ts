@@ -71,6 +71,26 @@ export class DiskModules {
     return changed;
   }
 
+  /**
+   * Records, after a run, the files it loaded and their directories, so the
+   * next run does not take a file merely never looked at for a changed one
+   * (and re-transform everything a first run loaded). Only what has not
+   * changed since well before the run began is recorded: a file edited
+   * during the run, after Vite read it, stays unrecorded and so is read again.
+   */
+  noteAfterRun(paths: Iterable<string>, runStartedMs: number): void {
+    const note = (key: string, path: string) => {
+      const identity = identify(path);
+      if (identity.key !== 'absent' && identity.mtimeMs < runStartedMs - SETTLE_MS) this.#seen.set(key, identity.key);
+    };
+    const dirs = new Set<string>();
+    for (const path of paths) {
+      if (!this.#seen.has(path)) note(path, path);
+      dirs.add(dirname(path));
+    }
+    for (const dir of dirs) if (!this.#seen.has(`dir:${dir}`)) note(`dir:${dir}`, dir);
+  }
+
   clear(): void {
     this.#seen.clear();
   }
