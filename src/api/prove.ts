@@ -15,30 +15,24 @@ export interface ProveWorkspace {
 }
 
 /**
- * The workspace a claim is judged in: a vouch project's root when there is a
- * config above `cwd`, else the nearest folder with a package.json (proving
- * needs no config: the tools are the workspace's own).
+ * The workspace a claim is judged in, found in one walk up from `cwd`: a
+ * vouch project's root when its config comes first, else the nearest folder
+ * with a package.json (proving needs no config: the tools are the workspace's own).
  */
 export function locateWorkspace(options: { cwd: string; config?: string | undefined; stateDir?: string | undefined }): ProveWorkspace {
-  if (options.config !== undefined || hasConfigAbove(options.cwd)) {
-    const place = locateProject(options);
+  const fromConfig = (config: string | undefined): ProveWorkspace => {
+    const place = locateProject({ ...options, config });
     return { root: place.root, stateDir: place.stateDir };
-  }
+  };
+  if (options.config !== undefined) return fromConfig(options.config);
   for (let dir = resolve(options.cwd); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, CONFIG_FILE))) return fromConfig(join(dir, CONFIG_FILE));
     if (existsSync(join(dir, 'package.json'))) {
       return { root: dir, stateDir: options.stateDir !== undefined ? resolve(options.cwd, options.stateDir) : join(dir, '.vouch') };
     }
     if (dirname(dir) === dir) break;
   }
   throw new VouchError('no-package-json', `no package.json in ${options.cwd} or any directory above it; run vouch prove inside the workspace whose TypeScript, linter and Vitest should judge the claim`);
-}
-
-function hasConfigAbove(cwd: string): boolean {
-  for (let dir = resolve(cwd); ; dir = dirname(dir)) {
-    if (existsSync(join(dir, CONFIG_FILE))) return true;
-    if (existsSync(join(dir, 'package.json'))) return false;
-    if (dirname(dir) === dir) return false;
-  }
 }
 
 /** A resident prover on the workspace's own tools. The stages load only here: no other command pays for them. */
