@@ -49,6 +49,7 @@ export function renderMarkdown(results) {
     row("`vouch status --json`, cold (empty stat cache)", (s) => timing(f("status_cold")(s))),
     row("`vouch status --json`, warm", (s) => timing(f("status_warm")(s))),
     row("… of which the scan (its `observation.duration_ms`)", (s) => observation(f("status_warm")(s))),
+    row("`vouch status --json`, warm, without the native scan (`VOUCH_NATIVE=0`)", (s) => timing(f("status_warm_portable")(s))),
     row("`node bench/scanFloor.mjs` (git ls-files + lstat of every input)", (s) => timing(f("scan_floor")(s))),
     row("`turbo run check --dry=json` (npm bin)", (s) => timing(f("turbo")(s))),
     row("`turbo run check --dry=json` (native binary)", (s) => timing(f("turbo_native")(s))),

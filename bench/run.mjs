@@ -40,6 +40,8 @@ import { summarize } from "./stats.mjs";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const BUILT_VOUCH = join(REPO, "dist", "bin", "main.js");
+// The native scan (native/, built by npm install); without it vouch walks in JavaScript.
+const NATIVE_SCAN = join(REPO, "build", "Release", "vouch_scan.node");
 // Set by snapshotBuild(): the copy of the build that every vouch process of this run executes.
 let VOUCH = BUILT_VOUCH;
 const SCAN_FLOOR = join(REPO, "bench", "scanFloor.mjs");
@@ -132,7 +134,7 @@ function quiet(command, args) {
 
 /** Whether src/ differs from the commit, so that a result can say which code it measured. */
 function dirtyTree() {
-  const status = quiet("git", ["-C", REPO, "status", "--porcelain", "--", "src", "package.json"]);
+  const status = quiet("git", ["-C", REPO, "status", "--porcelain", "--", "src", "native", "binding.gyp", "package.json"]);
   return status === null ? null : status.length > 0;
 }
 
@@ -195,11 +197,13 @@ function describeFailure(what, sample) {
 
 function makeRunner(root) {
   const vouch = (...args) => measureProcess([process.execPath, VOUCH, ...args], { cwd: root, env: ENV });
+  // The same build without its native scan: what a machine that could not compile it gets.
+  const vouchPortable = (...args) => measureProcess([process.execPath, VOUCH, ...args], { cwd: root, env: { ...ENV, VOUCH_NATIVE: "0" } });
   const turbo = (binary, ...extra) =>
     measureProcess([binary, "run", CHECK, "--dry=json", ...extra], { cwd: root, env: ENV });
   const floor = () => measureProcess([process.execPath, "-e", "0"], { cwd: root, env: ENV });
   const scanFloor = () => measureProcess([process.execPath, SCAN_FLOOR], { cwd: root, env: ENV });
-  return { vouch, turbo, floor, scanFloor };
+  return { vouch, vouchPortable, turbo, floor, scanFloor };
 }
 
 /** The check's entry of `vouch status --json`, or throws with what went wrong. */
@@ -240,6 +244,8 @@ function makeColdState(stateDir, coldDir) {
 
 function restoreState(stateDir, coldDir) {
   for (const suffix of ["-wal", "-shm"]) rmSync(join(stateDir, `state.db${suffix}`), { force: true });
+  // The native scan's directory listings are a cache too.
+  for (const name of readdirSync(stateDir)) if (/^tree-.*\.cache$/.test(name)) rmSync(join(stateDir, name), { force: true });
   copyFileSync(join(coldDir, "state.db"), join(stateDir, "state.db"));
 }
 
@@ -270,6 +276,7 @@ async function measureInterleaved(run, result, options, { withVouch }) {
     turbo: new Figure(),
     turbo_native: new Figure(),
     status_warm: new Figure(),
+    status_warm_portable: new Figure(),
   };
   let reps = options.reps;
   if (withVouch) {
@@ -291,6 +298,9 @@ async function measureInterleaved(run, result, options, { withVouch }) {
       const entry = checkStatus(sample);
       if (entry.freshness !== "CURRENT") result.errors.push(`warm status said ${entry.freshness} on an unchanged tree`);
       figures.status_warm.add(sample);
+      const portable = await run.vouchPortable("status", "--json");
+      if (checkStatus(portable).freshness !== "CURRENT") result.errors.push("warm status without the native scan was not CURRENT on an unchanged tree");
+      figures.status_warm_portable.add(portable);
     }
   }
   for (const [key, figure] of Object.entries(figures)) if (figure.ms.length > 0) result.figures[key] = figure.toJSON();
@@ -410,6 +420,10 @@ function snapshotBuild() {
     const remove = () => rmSync(dir, { recursive: true, force: true });
     cpSync(join(REPO, "dist"), join(dir, "dist"), { recursive: true });
     copyFileSync(join(REPO, "package.json"), join(dir, "package.json"));
+    if (existsSync(NATIVE_SCAN)) {
+      mkdirSync(join(dir, "build", "Release"), { recursive: true });
+      copyFileSync(NATIVE_SCAN, join(dir, "build", "Release", "vouch_scan.node"));
+    }
     const main = join(dir, "dist", "bin", "main.js");
     const works = spawnSync(process.execPath, [main, "--help"], { stdio: "ignore" }).status === 0;
     if (works || attempt === 3) {
@@ -496,7 +510,7 @@ async function main() {
     finished_at: null,
     command: `node bench/run.mjs ${process.argv.slice(2).join(" ")}`.trim(),
     machine: describeMachine(),
-    vouch: { commit: quiet("git", ["-C", REPO, "rev-parse", "--short", "HEAD"]), dirty: dirtyTree(), bundle_digest: build.digest },
+    vouch: { commit: quiet("git", ["-C", REPO, "rev-parse", "--short", "HEAD"]), dirty: dirtyTree(), bundle_digest: build.digest, native_scan: existsSync(NATIVE_SCAN) },
     options: { sizes: options.sizes.map((s) => s.label), reps: options.reps, cold_reps: options.coldReps, check_ms: options.checkMs },
     sizes: [],
   };
@@ -514,7 +528,7 @@ async function main() {
   const m = results.machine;
   const v = results.vouch;
   console.log(
-    `vouch ${v.commit ?? "(no commit)"}${v.dirty ? " + uncommitted changes" : ""}, bundle ${v.bundle_digest}; ${m.cpus} × ${m.cpu_model}, ${m.memory_gb} GB, ${m.platform} ${m.kernel}, Node ${m.node}, npm ${m.npm}, turbo ${m.turbo}, temp dir on ${m.tmp_dir_fs}, load average ${m.load_average_at_start.join(" ")} at start, ${m.load_average_at_end.join(" ")} at end\n`,
+    `vouch ${v.commit ?? "(no commit)"}${v.dirty ? " + uncommitted changes" : ""}, bundle ${v.bundle_digest}, native scan ${v.native_scan ? "built" : "missing"}; ${m.cpus} × ${m.cpu_model}, ${m.memory_gb} GB, ${m.platform} ${m.kernel}, Node ${m.node}, npm ${m.npm}, turbo ${m.turbo}, temp dir on ${m.tmp_dir_fs}, load average ${m.load_average_at_start.join(" ")} at start, ${m.load_average_at_end.join(" ")} at end\n`,
   );
   console.log(renderMarkdown(results));
   console.log(`results: ${options.out}`);

@@ -308,11 +308,18 @@ const mutations: Mutation[] = [
   },
 ];
 
-describe('freshness mutations: each leaves CURRENT, explain names it, reverting restores CURRENT', () => {
+// Both ways of looking at installed files: the native tree scan, and the JavaScript walk every
+// machine has (VOUCH_NATIVE=0). Each must see every mutation.
+const SCANS = [
+  { scan: 'native scan', env: {} },
+  { scan: 'JavaScript scan', env: { VOUCH_NATIVE: '0' } },
+];
+
+describe.each(SCANS)('freshness mutations ($scan): each leaves CURRENT, explain names it, reverting restores CURRENT', ({ env: scanEnv }) => {
   it.each(mutations.map((m) => [m.name, m] as const))('%s', async (_name, m) => {
     const p = project('fresh', BASE_FILES);
     const check = m.check ?? 'check';
-    const baseEnv = cleanEnv(m.runEnv ?? {});
+    const baseEnv = cleanEnv({ ...scanEnv, ...m.runEnv });
     const outputs: string[] = [];
 
     outputs.push(runCheck(p, [check], baseEnv).stdout);
@@ -323,7 +330,7 @@ describe('freshness mutations: each leaves CURRENT, explain names it, reverting 
     }
 
     const extra = m.mutate(p);
-    const observeEnv = extra ? cleanEnv({ ...m.runEnv, ...extra }) : baseEnv;
+    const observeEnv = extra ? cleanEnv({ ...scanEnv, ...m.runEnv, ...extra }) : baseEnv;
     const stale = expectOutOfCurrent(p, check, observeEnv, 'STALE');
     outputs.push(JSON.stringify(stale));
 
@@ -368,16 +375,17 @@ describe('freshness mutations: each leaves CURRENT, explain names it, reverting 
     };
     npm(join(p.root, 'vendor/dep'), 'pack', '--pack-destination', '..');
     npm(p.root, 'install', '--offline', '--no-audit', '--no-fund');
+    const env = cleanEnv(scanEnv);
     const inodeBefore = statSync(join(p.root, 'node_modules/dep/index.js')).ino;
 
-    runCheck(p, ['check']);
-    expectCurrent(p, 'check');
+    runCheck(p, ['check'], env);
+    expectCurrent(p, 'check', env);
 
     npm(p.root, 'ci', '--offline', '--no-audit', '--no-fund');
     expect(readFileSync(join(p.root, 'node_modules/dep/index.js'), 'utf8')).toBe(DEP_JS);
-    const status = expectOutOfCurrent(p, 'check', undefined, 'STALE');
+    const status = expectOutOfCurrent(p, 'check', env, 'STALE');
     expect(status.reasons.map((r: Json) => r.code)).toContain('inputs-changed');
-    const explanation = explainOf(p, 'check');
+    const explanation = explainOf(p, 'check', env);
     const installed = explanation.input_changes.filter((c: Json) => c.origin === 'installed');
     expect(installed.length).toBeGreaterThan(0);
     expect(explanation.input_changes.filter((c: Json) => c.origin === 'source')).toEqual([]);
@@ -388,8 +396,8 @@ describe('freshness mutations: each leaves CURRENT, explain names it, reverting 
     if (statSync(join(p.root, 'node_modules/dep/index.js')).ino !== inodeBefore) expect(index.identity_fields).toContain('ino');
 
     // A new run binds the new install.
-    runCheck(p, ['check']);
-    expectCurrent(p, 'check');
+    runCheck(p, ['check'], env);
+    expectCurrent(p, 'check', env);
   });
 
   it('edit in a project with no git repo of its own, inside a parent repo that ignores it', () => {
@@ -401,17 +409,18 @@ describe('freshness mutations: each leaves CURRENT, explain names it, reverting 
     }, { git: false });
     const ignored = spawnSync('git', ['check-ignore', '-q', p.root], { cwd: REPO });
     expect(ignored.status, 'precondition: the parent repo ignores the temp project').toBe(0);
+    const env = cleanEnv(scanEnv);
 
-    runCheck(p, ['check']);
-    expectCurrent(p, 'check');
+    runCheck(p, ['check'], env);
+    expectCurrent(p, 'check', env);
     const [receipt] = logJson(p, 'check').receipts;
     // check.js and src/a.js are what the check reads.
     expect.soft(receipt.input_count, 'inputs recorded by the receipt').toBeGreaterThanOrEqual(2);
 
     p.write('src/a.js', 'export const a = 100;\n');
-    expectOutOfCurrent(p, 'check');
+    expectOutOfCurrent(p, 'check', env);
     p.write('src/a.js', A_JS);
-    expectCurrent(p, 'check');
+    expectCurrent(p, 'check', env);
   });
 });
 

@@ -3,6 +3,8 @@ import type { CheckDefinition } from '../core/definition.js';
 import type { ObservedContext, Observation } from '../core/observation.js';
 import { planCheck } from '../exec/checkPlan.js';
 import { InputScanner } from '../fs/inputScanner.js';
+import type { InstalledScans } from '../fs/installedScans.js';
+import { startInstalledScans } from './installedScans.js';
 import { latestReceipt } from '../store/receipts.js';
 import { saveStatCache } from '../store/statCacheTable.js';
 import type { Project } from './project.js';
@@ -15,8 +17,14 @@ export interface CheckObservation {
 }
 
 /** Observes each check's context and inputs now, sharing one scan between them. */
-export function observeChecks(project: Project, session: Session, definitions: CheckDefinition[], env: NodeJS.ProcessEnv): CheckObservation[] {
-  const scanner = new InputScanner(project.root, project.excluded, session.statCache);
+export function observeChecks(
+  project: Project,
+  session: Session,
+  definitions: CheckDefinition[],
+  env: NodeJS.ProcessEnv,
+  installedScans = startInstalledScans(project, definitions),
+): CheckObservation[] {
+  const scanner = new InputScanner(project.root, project.excluded, session.statCache, installedScans);
   const observations = definitions.map((definition) => ({
     definition,
     observed: planCheck({ root: project.root, definition, scripts: project.scripts, env, envKey: session.envKey }).observed,
@@ -31,12 +39,14 @@ export async function scanStatus(
   project: Project,
   definitions: CheckDefinition[],
   env: NodeJS.ProcessEnv,
+  installedScans = startInstalledScans(project, definitions),
 ): Promise<{ checks: CheckStatus[]; observedAt: number; durationMs: number; notices: string[] }> {
+  const started = Date.now();
   return withSession(project, async (session) => {
-    const started = Date.now();
-    const checks = observeChecks(project, session, definitions, env).map(({ definition, observed, inputs }) =>
+    const checks = observeChecks(project, session, definitions, env, installedScans).map(({ definition, observed, inputs }) =>
       decide(definition, observed, inputs, latestReceipt(session.db, definition.name)),
     );
     return { checks, observedAt: started, durationMs: Date.now() - started, notices: session.notices };
   });
 }
+

@@ -1,5 +1,6 @@
 import { decide, type CheckStatus } from '../core/decide.js';
 import type { ObserveMode } from '../observer/protocol.js';
+import { startInstalledScans } from './installedScans.js';
 import { askObserver, type ObserverUse } from './observed.js';
 import { selectChecks, type Project } from './project.js';
 
@@ -32,9 +33,11 @@ export async function status(
       };
     }
   }
+  // The install trees are walked on other threads from here on, while the scan's code loads.
+  const installedScans = startInstalledScans(project, definitions);
   // Loaded only now: a healthy observer spares this process the SQLite driver and the scan.
   const { scanStatus } = await import('./scan.js');
-  const scanned = await scanStatus(project, definitions, env);
+  const scanned = await scanStatus(project, definitions, env, installedScans);
   return {
     observation: { healthy: true, source: 'scan', mode: null, observedAt: scanned.observedAt, durationMs: scanned.durationMs },
     checks: scanned.checks,

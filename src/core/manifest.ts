@@ -50,3 +50,138 @@ export function manifestOf(entries: InputEntry[]): Manifest {
 export function comparePaths(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
+
+/**
+ * Installed entries already rendered as manifest lines (by the native tree
+ * scan), sorted by path. `offsets` has one more item than there are lines.
+ * Lines are ASCII, so a path's length in bytes is its length in JavaScript.
+ */
+export interface PlainLines {
+  lines: Buffer;
+  offsets: Uint32Array;
+}
+
+export function plainLineCount(plain: PlainLines): number {
+  return plain.offsets.length - 1;
+}
+
+export function plainPathAt(plain: PlainLines, index: number): string {
+  const start = plain.offsets[index] as number;
+  const colon = plain.lines.indexOf(58, start);
+  const length = Number(plain.lines.toString('latin1', start, colon));
+  return plain.lines.toString('latin1', colon + 1, colon + 1 + length);
+}
+
+function plainEntryAt(plain: PlainLines, index: number): InputEntry {
+  const start = plain.offsets[index] as number;
+  const end = plain.offsets[index + 1] as number;
+  const colon = plain.lines.indexOf(58, start);
+  const pathEnd = colon + 1 + Number(plain.lines.toString('latin1', start, colon));
+  // `${path} i ${identity} -\n`
+  const identity = plain.lines.toString('latin1', pathEnd + 3, end - 3);
+  return { path: plain.lines.toString('latin1', colon + 1, pathEnd), origin: 'installed', type: 'file', identity };
+}
+
+/**
+ * The manifest of `entries` (sorted) and `plain` together, as manifestOf would
+ * make it of all of them sorted: the same digest, without turning every plain
+ * line into an entry. The entries are built only when someone asks for them.
+ */
+export function mergedManifest(entries: InputEntry[], plain: PlainLines): Manifest {
+  const count = plainLineCount(plain);
+  const hash = createHash('sha256');
+  // Where each entry goes among the plain lines; positions only grow, so each search starts at the last.
+  const at = new Uint32Array(entries.length);
+  let position = 0;
+  let cached = -1;
+  let cachedPath = '';
+  const pathAt = (index: number) => {
+    if (index !== cached) {
+      cached = index;
+      cachedPath = plainPathAt(plain, index);
+    }
+    return cachedPath;
+  };
+  let chunk = '';
+  for (let index = 0; index < entries.length; index++) {
+    const path = (entries[index] as InputEntry).path;
+    if (position < count && comparePaths(path, pathAt(position)) > 0) {
+      let low = position + 1;
+      let high = count;
+      while (low < high) {
+        const middle = (low + high) >>> 1;
+        if (comparePaths(pathAt(middle), path) < 0) low = middle + 1;
+        else high = middle;
+      }
+      if (chunk !== '') hash.update(chunk);
+      chunk = '';
+      hash.update(plain.lines.subarray(plain.offsets[position], plain.offsets[low]));
+      position = low;
+    }
+    at[index] = position;
+    chunk += entryLine(entries[index] as InputEntry);
+    if (chunk.length > 1 << 16) {
+      hash.update(chunk);
+      chunk = '';
+    }
+  }
+  if (chunk !== '') hash.update(chunk);
+  hash.update(plain.lines.subarray(plain.offsets[position], plain.offsets[count]));
+  const digest = hash.digest('hex');
+
+  let merged: InputEntry[] | undefined;
+  return {
+    digest,
+    get entries() {
+      if (merged) return merged;
+      merged = [];
+      let next = 0;
+      for (let index = 0; index < entries.length; index++) {
+        for (const stop = at[index] as number; next < stop; next++) merged.push(plainEntryAt(plain, next));
+        merged.push(entries[index] as InputEntry);
+      }
+      for (; next < count; next++) merged.push(plainEntryAt(plain, next));
+      return merged;
+    },
+  };
+}
+
+/** The first plain line whose path is not below `path` (a lower bound). */
+export function plainLowerBound(plain: PlainLines, path: string): number {
+  let low = 0;
+  let high = plainLineCount(plain);
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (comparePaths(plainPathAt(plain, middle), path) < 0) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+/**
+ * Joins runs of plain lines, each sorted and all of one run sorting before the
+ * next, leaving out the [from, to) line ranges given for each run.
+ */
+export function joinPlainLines(runs: { plain: PlainLines; drop: [number, number][] }[]): PlainLines {
+  const parts: Buffer[] = [];
+  const offsets: number[] = [];
+  let base = 0;
+  for (const { plain, drop } of runs) {
+    const keep: [number, number][] = [];
+    let from = 0;
+    for (const [start, end] of [...drop].sort((a, b) => a[0] - b[0])) {
+      if (start > from) keep.push([from, start]);
+      from = Math.max(from, end);
+    }
+    if (plainLineCount(plain) > from) keep.push([from, plainLineCount(plain)]);
+    for (const [start, end] of keep) {
+      const first = plain.offsets[start] as number;
+      for (let index = start; index < end; index++) offsets.push(base + (plain.offsets[index] as number) - first);
+      const bytes = plain.lines.subarray(first, plain.offsets[end]);
+      parts.push(bytes);
+      base += bytes.length;
+    }
+  }
+  offsets.push(base);
+  return { lines: Buffer.concat(parts), offsets: Uint32Array.from(offsets) };
+}

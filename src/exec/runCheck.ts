@@ -6,11 +6,13 @@ import { contextDigest } from '../core/context.js';
 import { decide, type CheckStatus } from '../core/decide.js';
 import { definitionDigest, type CheckDefinition } from '../core/definition.js';
 import { diffManifest } from '../core/diff.js';
+import { nowNs } from '../core/identity.js';
 import { reason, type Reason } from '../core/reason.js';
 import type { Observation } from '../core/observation.js';
 import type { Receipt } from '../core/receipt.js';
 import type { MemoryStatCache } from '../core/statCache.js';
 import { InputScanner } from '../fs/inputScanner.js';
+import { InstalledScans } from '../fs/installedScans.js';
 import { insertReceipt, latestReceipt } from '../store/receipts.js';
 import { saveStatCache } from '../store/statCacheTable.js';
 import { ensureStateDir } from '../store/stateDir.js';
@@ -77,7 +79,8 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
       if (skipped) return skipped;
     }
     const { db, statCache, envKey } = await request.session();
-    const observe = () => new InputScanner(request.root, request.excluded, statCache).observe(definition);
+    const observe = () =>
+      new InputScanner(request.root, request.excluded, statCache, new InstalledScans(request.root, nowNs(), request.stateDir)).observe(definition);
     const before = plan(envKey);
     const inputsBefore = observe();
     if (request.ifDue) {

@@ -3,12 +3,15 @@ import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import picomatch from 'picomatch';
 import type { CheckDefinition } from '../core/definition.js';
 import { identityOf, isRacy, nowNs, racyWindowNs } from '../core/identity.js';
-import { comparePaths, manifestOf, type InputEntry } from '../core/manifest.js';
+import { comparePaths, manifestOf, mergedManifest, type InputEntry } from '../core/manifest.js';
 import type { Observation } from '../core/observation.js';
 import { reason, type Reason } from '../core/reason.js';
 import { TOOL_CACHES } from '../core/toolCaches.js';
 import { hashFile } from './hashFile.js';
 import { listInstalledFiles, type InstalledListing } from './installedFiles.js';
+import { globMatcher } from './globMatcher.js';
+import { InstalledScans } from './installedScans.js';
+import { startPathStats } from './nativeTreeScan.js';
 import { listSourceFiles, type SourceListing } from './sourceFiles.js';
 import type { StatCache } from '../core/statCache.js';
 
@@ -33,44 +36,91 @@ export class InputScanner {
     private readonly root: string,
     private readonly excludedDirs: readonly string[],
     private readonly statCache: StatCache,
+    /** Started early by a caller that knows the checks, so the walks overlap opening the store. */
+    private readonly installedScans = new InstalledScans(root, nowNs()),
   ) {
     this.realRoot = realpathSync.native(root);
   }
 
   observe(definition: CheckDefinition): Observation {
-    this.sources ??= listSourceFiles(this.root, this.excludedDirs);
+    this.installedScans.start(definition.installed);
+    if (!this.sources) {
+      this.sources = listSourceFiles(this.root, this.excludedDirs);
+      this.startSourceStats(this.sources.paths);
+    }
     const problems: Reason[] = [...this.sources.problems];
     const selected = selectPaths(this.sources.paths, definition.inputs);
-    const key = JSON.stringify(definition.installed);
-    let installed = this.installed.get(key);
-    if (!installed) {
-      installed = listInstalledFiles(this.root, definition.installed);
-      this.installed.set(key, installed);
-    }
+    const native = this.installedScans.finish(definition.installed, selected);
+    const installed = native ?? this.listInstalled(definition.installed);
     problems.push(...installed.problems);
 
     const entries = new Map<string, InputEntry>();
-    const take = (looked: Looked) => {
-      if (looked === null) return;
-      if ('code' in looked) problems.push(looked);
-      else entries.set(looked.path, looked);
-    };
-    for (const path of selected) take(this.look(path, 'source'));
+    for (const path of selected) this.take(this.look(path, 'source'), entries, problems);
+    this.lookInstalledPaths(installed.paths, entries, problems);
+    const sorted = [...entries.values()];
+    sorted.sort((a, b) => comparePaths(a.path, b.path));
+    const manifest = native ? mergedManifest(sorted, native.plain) : manifestOf(sorted);
+    return { manifest, problems: dedupe(problems), healthy: true, source: 'scan', sourceIdentities: this.identitiesOf(selected) };
+  }
+
+  private listInstalled(globs: readonly string[]): InstalledListing {
+    const key = JSON.stringify(globs);
+    let installed = this.installed.get(key);
+    if (!installed) {
+      installed = listInstalledFiles(this.root, globs);
+      this.installed.set(key, installed);
+    }
+    return installed;
+  }
+
+  private take(looked: Looked, entries: Map<string, InputEntry>, problems: Reason[]) {
+    if (looked === null) return;
+    if ('code' in looked) problems.push(looked);
+    else entries.set(looked.path, looked);
+  }
+
+  /** A path that is a source of this check stays a source. */
+  private lookInstalledPaths(paths: readonly string[], entries: Map<string, InputEntry>, problems: Reason[]) {
     const racy: string[] = [];
-    for (const path of installed.paths) {
+    for (const path of paths) {
       if (entries.has(path)) continue;
-      take(this.look(path, 'installed'));
+      this.take(this.look(path, 'installed'), entries, problems);
       if (this.racyInstalled.has(path)) racy.push(path);
     }
     if (racy.length > 0) this.settle(racy, entries, problems);
-    const sorted = [...entries.values()];
-    sorted.sort((a, b) => comparePaths(a.path, b.path));
-    const sourceIdentities = new Map<string, string>();
+  }
+
+  private identitiesOf(selected: readonly string[]): Map<string, string> {
+    const identities = new Map<string, string>();
     for (const path of selected) {
       const identity = this.sourceIdentity.get(path);
-      if (identity !== undefined) sourceIdentities.set(path, identity);
+      if (identity !== undefined) identities.set(path, identity);
     }
-    return { manifest: manifestOf(sorted), problems: dedupe(problems), healthy: true, source: 'scan', sourceIdentities };
+    return identities;
+  }
+
+  private sourceStats: { paths: readonly string[]; finish(): { identities: (string | null)[]; executable: Uint8Array } } | null = null;
+  private sourceStatIndex: Map<string, number> | null = null;
+
+  /** Every source is lstat'ed at once on other threads, while this one selects each check's inputs. */
+  private startSourceStats(paths: readonly string[]) {
+    if (paths.some((path) => path.includes('\0'))) return;
+    const pending = startPathStats(this.root, paths);
+    if (pending) this.sourceStats = { paths, finish: pending.finish };
+  }
+
+  /** The identity the native lstat found, when it found a regular file; anything else is looked at here. */
+  private nativeSourceStat(path: string): { identity: string; executable: boolean } | null {
+    if (this.sourceStats === null) return null;
+    if (this.sourceStatIndex === null) {
+      this.sourceStatIndex = new Map();
+      for (const [index, known] of this.sourceStats.paths.entries()) this.sourceStatIndex.set(known, index);
+    }
+    const index = this.sourceStatIndex.get(path);
+    if (index === undefined) return null;
+    const { identities, executable } = this.sourceStats.finish();
+    const identity = identities[index];
+    return identity ? { identity, executable: executable[index] === 1 } : null;
   }
 
   private readonly racyInstalled = new Set<string>();
@@ -135,6 +185,15 @@ export class InputScanner {
   }
 
   private lookSource(path: string): Looked {
+    // The common case: a regular file unchanged since its digest was cached.
+    const native = this.nativeSourceStat(path);
+    if (native !== null) {
+      const cached = this.statCache.get(path);
+      if (cached?.identity === native.identity) {
+        this.sourceIdentity.set(path, native.identity);
+        return { path, origin: 'source', type: 'file', digest: cached.digest, executable: native.executable };
+      }
+    }
     for (let attempt = 0; attempt < 3; attempt++) {
       const stats = this.lstat(path);
       if (stats === null || 'code' in stats) return stats;
@@ -214,7 +273,7 @@ function selectPaths(paths: readonly string[], globs: readonly string[]): string
   const negative = [...globs.filter((glob) => glob.startsWith('!')).map((glob) => glob.slice(1)), ...TOOL_CACHES];
   const everything = positive.length === 1 && positive[0] === '**';
   const selects = everything ? () => true : picomatch(positive, { dot: true });
-  const excludes = picomatch(negative, { dot: true });
+  const excludes = globMatcher(negative);
   return paths.filter((path) => selects(path) && !excludes(path));
 }
 

@@ -3,11 +3,39 @@ import { join } from 'node:path';
 import picomatch from 'picomatch';
 import { reason, type Reason } from '../core/reason.js';
 import { TOOL_CACHES } from '../core/toolCaches.js';
+import { globMatcher } from './globMatcher.js';
 
 export interface InstalledListing {
   /** Root-relative paths of files and links (never directories) the globs select. */
   paths: string[];
   problems: Reason[];
+}
+
+/** How the installed globs are walked: from which directories, keeping and pruning what. */
+export interface InstalledWalk {
+  /** Directories walked, none inside another. */
+  bases: string[];
+  selects: (path: string) => boolean;
+  excludes: (path: string) => boolean;
+  /** A directory (or a link) the "x/**" exclusions prune. */
+  pruned: (path: string) => boolean;
+  /** Every file under the bases is kept unless pruned: the native tree scan can walk them. */
+  wholeTrees: boolean;
+}
+
+export function planInstalledWalk(globs: readonly string[]): InstalledWalk {
+  const positive = globs.filter((glob) => !glob.startsWith('!'));
+  const negative = [...globs.filter((glob) => glob.startsWith('!')).map((glob) => glob.slice(1)), ...TOOL_CACHES];
+  // "dir/**" globs are walked from dir, so every file found is selected; "x/**" exclusions prune whole directories.
+  const wholeTree = positive.every(isWholeTree);
+  const selects = wholeTree ? () => true : picomatch(positive, { dot: true });
+  const fileExcludes = negative.filter((glob) => !glob.endsWith('/**'));
+  const excludes = globMatcher(fileExcludes);
+  const pruned = globMatcher(negative.filter((glob) => glob.endsWith('/**')).map((glob) => glob.slice(0, -3)));
+  const sorted = [...new Set(positive.map((glob) => picomatch.scan(glob).base))].sort();
+  const bases = sorted.filter((base, index) => !sorted.slice(0, index).some((outer) => outer === '' || base.startsWith(outer + '/')));
+  const wholeTrees = positive.length > 0 && wholeTree && fileExcludes.length === 0 && !bases.includes('');
+  return { bases, selects, excludes, pruned, wholeTrees };
 }
 
 /**
@@ -16,19 +44,10 @@ export interface InstalledListing {
  * select. Tool caches are pruned by name; see docs/config.md.
  */
 export function listInstalledFiles(root: string, globs: readonly string[]): InstalledListing {
-  const positive = globs.filter((glob) => !glob.startsWith('!'));
-  const negative = [...globs.filter((glob) => glob.startsWith('!')).map((glob) => glob.slice(1)), ...TOOL_CACHES];
   const paths: string[] = [];
   const problems: Reason[] = [];
-  if (positive.length === 0) return { paths, problems };
-  // "dir/**" globs are walked from dir, so every file found is selected; "x/**" exclusions prune whole directories.
-  const selects = positive.every(isWholeTree) ? () => true : picomatch(positive, { dot: true });
-  const fileExcludes = negative.filter((glob) => !glob.endsWith('/**'));
-  const excludes = fileExcludes.length > 0 ? picomatch(fileExcludes, { dot: true }) : () => false;
-  const prunedDirs = negative.filter((glob) => glob.endsWith('/**')).map((glob) => picomatch(glob.slice(0, -3), { dot: true }));
-
-  const bases = [...new Set(positive.map((glob) => picomatch.scan(glob).base))].sort();
-  const walked = bases.filter((base, index) => !bases.slice(0, index).some((outer) => outer === '' || base.startsWith(outer + '/')));
+  if (!globs.some((glob) => !glob.startsWith('!'))) return { paths, problems };
+  const { bases, selects, excludes, pruned } = planInstalledWalk(globs);
   const visit = (rel: string) => {
     let entries: Dirent[];
     try {
@@ -42,18 +61,18 @@ export function listInstalledFiles(root: string, globs: readonly string[]): Inst
     for (const entry of entries) {
       const path = rel === '' ? entry.name : `${rel}/${entry.name}`;
       if (rel === '' && entry.name === '.git') continue;
-      const pruned = () => prunedDirs.some((matches) => matches(path));
       if (entry.isDirectory()) {
-        if (!pruned()) visit(path);
-      } else if (selects(path) && !excludes(path) && !(entry.isSymbolicLink() && pruned())) {
+        if (!pruned(path)) visit(path);
+      } else if (selects(path) && !excludes(path) && !(entry.isSymbolicLink() && pruned(path))) {
         paths.push(path);
       }
     }
   };
-  for (const base of walked) visit(base);
+  for (const base of bases) visit(base);
   return { paths, problems };
 }
 
 function isWholeTree(glob: string): boolean {
   return glob.endsWith('/**') && !picomatch.scan(glob.slice(0, -3)).isGlob;
 }
+

@@ -1,0 +1,259 @@
+// N-API face of the native scans (src/fs/nativeTreeScan.ts). Each start...() begins work on
+// threads of its own and returns at once, so JavaScript goes on meanwhile; finish...() waits for
+// that work and hands over what it found.
+#include <node_api.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pathStats.h"
+#include "treeScan.h"
+
+typedef enum { JOB_TREE, JOB_PATHS } JobKind;
+
+typedef struct {
+  JobKind kind;
+  char *root, *base, *cache_file;
+  int64_t observed_at_ns;
+  int threads;
+  TreeScan scan;
+  char *joined; // JOB_PATHS: the paths, NUL-separated; paths.paths point into it
+  PathStats paths;
+  pthread_t thread;
+  int started, finished;
+} Job;
+
+#define CHECK(call)                                                                  \
+  do {                                                                               \
+    if ((call) != napi_ok) {                                                         \
+      napi_throw_error(env, "VOUCH_NATIVE", "vouch native scan: N-API call failed"); \
+      return NULL;                                                                   \
+    }                                                                                \
+  } while (0)
+
+static char *string_argument(napi_env env, napi_value value) {
+  size_t length = 0;
+  if (napi_get_value_string_utf8(env, value, NULL, 0, &length) != napi_ok) return NULL;
+  char *text = malloc(length + 1);
+  if (!text) return NULL;
+  napi_get_value_string_utf8(env, value, text, length + 1, &length);
+  return text;
+}
+
+static void *run(void *argument) {
+  Job *job = argument;
+  if (job->kind == JOB_TREE) tree_scan(&job->scan, job->root, job->base, job->observed_at_ns, job->threads, job->cache_file);
+  else path_stats(&job->paths, job->root, job->threads);
+  return NULL;
+}
+
+static void launch(Job *job) {
+  job->started = pthread_create(&job->thread, NULL, run, job) == 0;
+  if (!job->started) run(job);
+}
+
+static Job *take_job(napi_env env, napi_callback_info info, JobKind kind) {
+  size_t argc = 1;
+  napi_value argv[1];
+  Job *job = NULL;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1 ||
+      napi_get_value_external(env, argv[0], (void **)&job) != napi_ok || !job || job->kind != kind || job->finished) {
+    napi_throw_type_error(env, NULL, "finish takes the handle of a scan of its kind, not yet finished");
+    return NULL;
+  }
+  if (job->started) pthread_join(job->thread, NULL);
+  job->finished = 1;
+  return job;
+}
+
+static void release(napi_env env, void *data, void *hint) {
+  (void)env, (void)hint;
+  Job *job = data;
+  if (job->started && !job->finished) pthread_join(job->thread, NULL);
+  tree_scan_free(&job->scan);
+  path_stats_free(&job->paths);
+  free(job->paths.paths);
+  free(job->joined);
+  free(job->root);
+  free(job->base);
+  free(job->cache_file);
+  free(job);
+}
+
+// start(root: string, base: string, observedAtNs: bigint, threads: number, cacheFile: string): handle
+static napi_value start(napi_env env, napi_callback_info info) {
+  size_t argc = 5;
+  napi_value argv[5];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  if (argc < 5) {
+    napi_throw_type_error(env, NULL, "start(root, base, observedAtNs, threads, cacheFile)");
+    return NULL;
+  }
+  Job *job = calloc(1, sizeof *job);
+  if (!job) abort();
+  job->root = string_argument(env, argv[0]);
+  job->base = string_argument(env, argv[1]);
+  job->cache_file = string_argument(env, argv[4]);
+  bool lossless = false;
+  int32_t threads = 1;
+  if (!job->root || !job->base || !job->cache_file || napi_get_value_bigint_int64(env, argv[2], &job->observed_at_ns, &lossless) != napi_ok ||
+      napi_get_value_int32(env, argv[3], &threads) != napi_ok) {
+    free(job->root);
+    free(job->base);
+    free(job->cache_file);
+    free(job);
+    napi_throw_type_error(env, NULL, "start(root: string, base: string, observedAtNs: bigint, threads: number, cacheFile: string)");
+    return NULL;
+  }
+  job->kind = JOB_TREE;
+  job->threads = threads;
+  napi_value handle;
+  CHECK(napi_create_external(env, job, release, NULL, &handle));
+  launch(job);
+  return handle;
+}
+
+static napi_value set(napi_env env, napi_value object, const char *name, napi_value value) {
+  return napi_set_named_property(env, object, name, value) == napi_ok ? object : NULL;
+}
+
+// finish(handle): { failure: string } or { failure: null, lines: Buffer, offsets: Uint32Array,
+//   specials: string[], dirs: string[] }. offsets has one more item than there are lines.
+static napi_value finish(napi_env env, napi_callback_info info) {
+  Job *job = take_job(env, info, JOB_TREE);
+  if (!job) return NULL;
+  TreeScan *scan = &job->scan;
+
+  napi_value result, value;
+  CHECK(napi_create_object(env, &result));
+  if (scan->failed) {
+    CHECK(napi_create_string_utf8(env, scan->failure, NAPI_AUTO_LENGTH, &value));
+    return set(env, result, "failure", value);
+  }
+  CHECK(napi_get_null(env, &value));
+  set(env, result, "failure", value);
+
+  size_t plain = 0, specials = 0, dirs = 0, bytes = 0;
+  for (size_t index = 0; index < scan->count; index++) {
+    TreeEntry *entry = &scan->entries[index];
+    if (entry->kind == ENTRY_PLAIN) {
+      plain++;
+      bytes += entry->line_length;
+    } else if (entry->kind == ENTRY_SPECIAL) {
+      specials++;
+    } else {
+      dirs++;
+    }
+  }
+
+  void *data;
+  napi_value lines, offsets_buffer, offsets, special_list, dir_list;
+  CHECK(napi_create_buffer(env, bytes ? bytes : 1, &data, &lines));
+  char *out = data;
+  uint32_t *offset_data;
+  CHECK(napi_create_arraybuffer(env, (plain + 1) * sizeof(uint32_t), (void **)&offset_data, &offsets_buffer));
+  CHECK(napi_create_typedarray(env, napi_uint32_array, plain + 1, offsets_buffer, 0, &offsets));
+  CHECK(napi_create_array_with_length(env, specials, &special_list));
+  CHECK(napi_create_array_with_length(env, dirs, &dir_list));
+
+  size_t written = 0, line_index = 0, special_index = 0, dir_index = 0;
+  for (size_t index = 0; index < scan->count; index++) {
+    TreeEntry *entry = &scan->entries[index];
+    if (entry->kind == ENTRY_PLAIN) {
+      offset_data[line_index++] = (uint32_t)written;
+      memcpy(out + written, entry->line, entry->line_length);
+      written += entry->line_length;
+    } else {
+      CHECK(napi_create_string_utf8(env, entry->path, entry->length, &value));
+      if (entry->kind == ENTRY_SPECIAL) {
+        CHECK(napi_set_element(env, special_list, (uint32_t)special_index++, value));
+      } else {
+        CHECK(napi_set_element(env, dir_list, (uint32_t)dir_index++, value));
+      }
+    }
+  }
+  offset_data[line_index] = (uint32_t)written;
+  set(env, result, "lines", lines);
+  set(env, result, "offsets", offsets);
+  set(env, result, "specials", special_list);
+  set(env, result, "dirs", dir_list);
+  tree_scan_free(scan);
+  return result;
+}
+
+// startStats(root: string, paths: string (NUL-separated), count: number, threads: number): handle
+static napi_value start_stats(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  Job *job = calloc(1, sizeof *job);
+  if (!job) abort();
+  job->kind = JOB_PATHS;
+  int32_t count = 0, threads = 1;
+  size_t length = 0;
+  job->root = argc >= 4 ? string_argument(env, argv[0]) : NULL;
+  if (!job->root || napi_get_value_string_utf8(env, argv[1], NULL, 0, &length) != napi_ok ||
+      napi_get_value_int32(env, argv[2], &count) != napi_ok || count < 0 || napi_get_value_int32(env, argv[3], &threads) != napi_ok) {
+    free(job->root);
+    free(job);
+    napi_throw_type_error(env, NULL, "startStats(root: string, paths: string, count: number, threads: number)");
+    return NULL;
+  }
+  job->joined = malloc(length + 1);
+  job->paths.paths = calloc(count ? (size_t)count : 1, sizeof(char *));
+  if (!job->joined || !job->paths.paths) abort();
+  napi_get_value_string_utf8(env, argv[1], job->joined, length + 1, &length);
+  // Split in place: N paths make N - 1 separators, and a count that disagrees leaves the rest unstat'ed.
+  size_t found = 0;
+  for (char *cursor = job->joined; found < (size_t)count && cursor <= job->joined + length; found++) {
+    job->paths.paths[found] = cursor;
+    cursor += strlen(cursor) + 1;
+  }
+  job->paths.count = found;
+  job->threads = threads;
+  napi_value handle;
+  CHECK(napi_create_external(env, job, release, NULL, &handle));
+  launch(job);
+  return handle;
+}
+
+// finishStats(handle): { identities: (string | null)[], executable: Uint8Array }, in the order given
+static napi_value finish_stats(napi_env env, napi_callback_info info) {
+  Job *job = take_job(env, info, JOB_PATHS);
+  if (!job) return NULL;
+  PathStats *stats = &job->paths;
+  napi_value result, identities, value, executable_buffer, executable, null_value;
+  CHECK(napi_create_object(env, &result));
+  CHECK(napi_get_null(env, &null_value));
+  CHECK(napi_create_array_with_length(env, stats->count, &identities));
+  void *flags;
+  CHECK(napi_create_arraybuffer(env, stats->count ? stats->count : 1, &flags, &executable_buffer));
+  CHECK(napi_create_typedarray(env, napi_uint8_array, stats->count, executable_buffer, 0, &executable));
+  for (size_t index = 0; index < stats->count; index++) {
+    if (stats->identities[index]) {
+      CHECK(napi_create_string_latin1(env, stats->identities[index], NAPI_AUTO_LENGTH, &value));
+      ((uint8_t *)flags)[index] = stats->executable[index];
+    } else {
+      value = null_value;
+    }
+    CHECK(napi_set_element(env, identities, (uint32_t)index, value));
+  }
+  set(env, result, "identities", identities);
+  set(env, result, "executable", executable);
+  path_stats_free(stats);
+  return result;
+}
+
+static napi_value init(napi_env env, napi_value exports) {
+  napi_property_descriptor properties[] = {
+      {"start", NULL, start, NULL, NULL, NULL, napi_default, NULL},
+      {"finish", NULL, finish, NULL, NULL, NULL, napi_default, NULL},
+      {"startStats", NULL, start_stats, NULL, NULL, NULL, napi_default, NULL},
+      {"finishStats", NULL, finish_stats, NULL, NULL, NULL, napi_default, NULL},
+  };
+  napi_define_properties(env, exports, 4, properties);
+  return exports;
+}
+
+NAPI_MODULE(NODE_GYP_MODULE_NAME, init)

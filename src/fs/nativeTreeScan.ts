@@ -1,0 +1,95 @@
+import { availableParallelism } from 'node:os';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { PlainLines } from '../core/manifest.js';
+
+/**
+ * The native tree scan (native/treeScan.c): walks an install tree on several
+ * threads and renders each plain file's manifest line, where Node's own lstat
+ * costs more than twice the system call. Everything it cannot settle alone
+ * (links, hard links, racy files) it names for the JavaScript scanner, which
+ * is also the whole fallback when the addon was not built.
+ */
+export interface TreeScanResult extends PlainLines {
+  /** Root-relative paths the caller must look at itself. */
+  specials: string[];
+  /** Every directory walked, for pruning by glob afterwards. */
+  dirs: string[];
+}
+
+/** For each path given: its identity (core/identity.ts) if it is a regular file, else null. */
+export interface PathStatsResult {
+  identities: (string | null)[];
+  executable: Uint8Array;
+}
+
+interface Addon {
+  start(root: string, base: string, observedAtNs: bigint, threads: number, cacheFile: string): object;
+  finish(handle: object): ({ failure: null } & TreeScanResult) | { failure: string };
+  startStats(root: string, paths: string, count: number, threads: number): object;
+  finishStats(handle: object): PathStatsResult;
+}
+
+export interface PendingTreeScan {
+  /** null when the walk met something only the JavaScript walk explains (an unreadable directory, a non-ASCII name). */
+  finish(): TreeScanResult | null;
+}
+
+let addon: Addon | null | undefined;
+
+/** Both src/fs/ and the bundle's dist/bin/ are two levels below the package root. */
+function loadAddon(): Addon | null {
+  if (addon !== undefined) return addon;
+  addon = null;
+  if (process.env.VOUCH_NATIVE === '0' || process.platform === 'win32') return addon;
+  try {
+    const here = dirname(fileURLToPath(import.meta.url));
+    addon = createRequire(import.meta.url)(join(here, '..', '..', 'build', 'Release', 'vouch_scan.node')) as Addon;
+  } catch {
+    addon = null;
+  }
+  return addon;
+}
+
+export function nativeTreeScanAvailable(): boolean {
+  return loadAddon() !== null;
+}
+
+/**
+ * Starts walking root/base at once, on threads of its own; finish() waits for it. cacheFile
+ * keeps directory listings between walks (native/dirCache.h); '' reads every directory.
+ */
+export function startTreeScan(root: string, base: string, observedAtNs: bigint, cacheFile: string): PendingTreeScan | null {
+  const native = loadAddon();
+  if (native === null) return null;
+  const handle = native.start(root, base, observedAtNs, threads(), cacheFile);
+  let result: TreeScanResult | null | undefined;
+  return {
+    finish() {
+      if (result === undefined) {
+        const finished = native.finish(handle);
+        result = finished.failure === null ? finished : null;
+      }
+      return result;
+    },
+  };
+}
+
+/** Starts lstat'ing root-relative paths (none holding a NUL) on threads of its own; finish() waits. */
+export function startPathStats(root: string, paths: readonly string[]): { finish(): PathStatsResult } | null {
+  const native = loadAddon();
+  if (native === null) return null;
+  const handle = native.startStats(root, paths.join('\0'), paths.length, threads());
+  let result: PathStatsResult | undefined;
+  return {
+    finish() {
+      result ??= native.finishStats(handle);
+      return result;
+    },
+  };
+}
+
+function threads(): number {
+  return Math.max(1, Math.min(4, availableParallelism()));
+}
