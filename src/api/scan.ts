@@ -3,7 +3,6 @@ import type { CheckDefinition } from '../core/definition.js';
 import type { ObservedContext, Observation } from '../core/observation.js';
 import { planCheck } from '../exec/checkPlan.js';
 import { InputScanner } from '../fs/inputScanner.js';
-import type { InstalledScans } from '../fs/installedScans.js';
 import { startInstalledScans } from './installedScans.js';
 import { latestReceipt } from '../store/receipts.js';
 import { saveStatCache } from '../store/statCacheTable.js';

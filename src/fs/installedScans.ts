@@ -58,7 +58,7 @@ export class InstalledScans {
     const key = JSON.stringify(globs);
     let state = this.states.get(key) ?? null;
     if (state !== null && 'pending' in state) {
-      state = this.settle(globs, state);
+      state = this.collect(globs, state);
       this.states.set(key, state);
     }
     if (state === null) return null;
@@ -73,7 +73,7 @@ export class InstalledScans {
     return join(this.cacheDir, `tree-${name}.cache`);
   }
 
-  private settle(globs: readonly string[], state: { bases: string[]; pending: PendingTreeScan[] }): NativeInstalled | null {
+  private collect(globs: readonly string[], state: { bases: string[]; pending: PendingTreeScan[] }): NativeInstalled | null {
     const { pruned } = planInstalledWalk(globs);
     const runs: { plain: PlainLines; drop: [number, number][]; base: string }[] = [];
     const paths: string[] = [];

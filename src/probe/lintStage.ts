@@ -1,5 +1,4 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Issue } from '../core/claim.js';
 import { ClaimError } from '../core/claimError.js';
