@@ -66,6 +66,7 @@ export function renderMarkdown(results) {
     row("cold status ÷ turbo (npm bin)", (s) => ratio(s.ratios?.cold_status_over_turbo)),
     row("warm status − Node floor, ms", (s) => ms(s.ratios?.warm_status_minus_floor_ms)),
     row("warm status ÷ scan floor", (s) => ratio(s.ratios?.warm_status_over_scan_floor)),
+    row("warm status ÷ the same without the native scan", (s) => ratio(s.ratios?.warm_status_over_portable)),
     row("skip ÷ check run time", (s) => percent(s.ratios?.skip_over_check)),
     row("shortest check the skip is 2 % of, s", (s) =>
       s.ratios?.skip_break_even_check_ms ? (s.ratios.skip_break_even_check_ms / 1000).toFixed(1) : "–",

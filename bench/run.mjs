@@ -370,6 +370,7 @@ async function measureVouch(run, root, result, options) {
       warm_status_over_turbo_native: warm && native ? warm / native : null,
       cold_status_over_turbo: turbo ? result.figures.status_cold.ms.p50 / turbo : null,
       warm_status_minus_floor_ms: warm ? warm - result.figures.floor.ms.p50 : null,
+      warm_status_over_portable: warm && result.figures.status_warm_portable?.ms ? warm / result.figures.status_warm_portable.ms.p50 : null,
       warm_status_over_scan_floor: warm && result.figures.scan_floor?.ms ? warm / result.figures.scan_floor.ms.p50 : null,
       skip_over_check: skipMs / result.check_run_ms,
       skip_break_even_check_ms: skipMs / 0.02,
