@@ -122,8 +122,11 @@ void dir_cache_load(DirCache *cache, const char *file) {
       take(&reader, &item->is_dir, sizeof item->is_dir);
       take(&reader, &item->length, sizeof item->length);
       item->name = take_bytes(&reader, item->length);
-      // Names are joined to paths as C strings: one holding a NUL or "/" is not a name.
-      if (item->name && (item->length == 0 || memchr(item->name, 0, item->length) || memchr(item->name, '/', item->length))) reader.bad = 1;
+      // Names are joined to paths as C strings, and walked into: one holding a NUL or "/", or
+      // "." or "..", would lead somewhere else.
+      if (item->name && (item->length == 0 || memchr(item->name, 0, item->length) || memchr(item->name, '/', item->length) ||
+                         (item->name[0] == '.' && (item->length == 1 || (item->length == 2 && item->name[1] == '.')))))
+        reader.bad = 1;
     }
   }
   if (reader.bad || reader.at != reader.size) {

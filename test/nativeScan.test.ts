@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, copyFileSync, cpSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, cpSync, existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -242,6 +242,44 @@ describe('the native scan', () => {
     }
   });
 
+  it('listings damaged at random but with a valid checksum crash nothing and hide no change', async () => {
+    const p = hostile('native-fuzzed');
+    run(p, NATIVE);
+    expectCurrent(p, 'check', NATIVE);
+    await sleep(60);
+    expectCurrent(p, 'check', NATIVE);
+    // The listing of node_modules/ (the larger of the two files).
+    const [file] = cacheFiles(p).sort((a, b) => readFileSync(b).length - readFileSync(a).length) as [string];
+    const good = readFileSync(file);
+    const next = (() => {
+      let state = 7;
+      return (below: number) => {
+        state = (state * 1103515245 + 12345) % 2 ** 31;
+        return state % below;
+      };
+    })();
+    for (let round = 0; round < 24; round++) {
+      const bytes = Buffer.from(good);
+      // Past the magic and the count, before the checksum: the structure is what is tried.
+      for (let flips = 1 + next(4); flips > 0; flips--) {
+        const at = 16 + next(bytes.length - 24);
+        bytes.writeUInt8(next(256), at);
+      }
+      bytes.writeBigUInt64LE(fnv1a(bytes.subarray(0, bytes.length - 8)), bytes.length - 8);
+      writeFileSync(file, bytes);
+      // A damaged name can only lose a file (STALE); anything the loader cannot parse is dropped (CURRENT).
+      expect(['CURRENT', 'STALE'], `round ${round}, unchanged tree`).toContain(statusOf(p, 'check', NATIVE).freshness);
+      writeFileSync(file, bytes);
+      const added = `node_modules/dep/lib/fuzzed-${round}.js`;
+      writeFileSync(join(p.root, added), 'x\n');
+      const status = statusOf(p, 'check', NATIVE);
+      expect(status.freshness, `round ${round}`).not.toBe('CURRENT');
+      unlinkSync(join(p.root, added));
+    }
+    writeFileSync(file, good);
+    expectCurrent(p, 'check', NATIVE);
+  });
+
   it('a tracked source inside node_modules stays a source, as in the JavaScript walk', () => {
     const p = hostile('native-tracked');
     p.git('add', '-f', 'node_modules/dep/index.js');
@@ -297,14 +335,16 @@ describe('the native scan', () => {
       const p = hostile('native-addon-racy');
       const settled = join(p.root, 'settled.cache');
       const racy = join(p.root, 'racy.cache');
-      // Everything was written a moment ago: seen from a second later, it is settled; seen now, it is racy.
-      const later = addon().finish(addon().start(p.root, 'node_modules', nowNs() + 1_000_000_000n, 2, settled));
+      // Looked at from a second after the last change, everything is settled; from the moment of the
+      // first change, everything is within a tick of it.
+      const ctimes = ctimesBelow(join(p.root, 'node_modules'));
+      const later = addon().finish(addon().start(p.root, 'node_modules', ctimes.last + 1_000_000_000n, 2, settled));
       expect(later.failure).toBeNull();
       expect(later.specials?.sort()).toEqual(['node_modules/.bin/tool', 'node_modules/dep/dangling.js', 'node_modules/hard/one.js', 'node_modules/hard/two.js']);
       // Each directory below the base, and the base.
       expect(Number(listings(settled))).toBe((later.dirs?.length ?? 0) + 1);
 
-      const now = addon().finish(addon().start(p.root, 'node_modules', nowNs(), 2, racy));
+      const now = addon().finish(addon().start(p.root, 'node_modules', ctimes.first, 2, racy));
       expect(now.failure).toBeNull();
       expect(now.offsets?.length, 'no plain lines: every file is racy').toBe(1);
       expect(now.specials).toContain('node_modules/dep/index.js');
@@ -349,3 +389,21 @@ describe('the native scan', () => {
   }, 120_000);
 });
 
+/** The cache files' checksum (native/dirCache.c): 64-bit FNV-1a. */
+function fnv1a(bytes: Buffer): bigint {
+  let hash = 14695981039346656037n;
+  for (const byte of bytes) hash = ((hash ^ BigInt(byte)) * 1099511628211n) & 0xffffffffffffffffn;
+  return hash;
+}
+
+/** The earliest and latest ctime of anything below dir, itself included. */
+function ctimesBelow(dir: string): { first: bigint; last: bigint } {
+  let first = lstatSync(dir, { bigint: true }).ctimeNs;
+  let last = first;
+  for (const name of readdirSync(dir, { recursive: true }) as string[]) {
+    const ctime = lstatSync(join(dir, name), { bigint: true }).ctimeNs;
+    if (ctime < first) first = ctime;
+    if (ctime > last) last = ctime;
+  }
+  return { first, last };
+}
