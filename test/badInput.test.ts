@@ -194,6 +194,50 @@ describe('inputs that cannot be observed are UNVERIFIED, never CURRENT', () => {
     expectNotUtf8Unverified(project.root, (args) => project.vouch(args));
   });
 
+  // node_modules is walked, not listed by git: the walk must not lose such a name, in either scan.
+  it.each([
+    ['native scan', {}],
+    ['JavaScript scan', { VOUCH_NATIVE: '0' }],
+  ])('a file or directory name under node_modules that is not UTF-8 (%s)', (_scan, scanEnv) => {
+    const project = track(
+      tempProject('bad-utf8-installed', {
+        'vouch.config.json': config([CHECK]),
+        'check.mjs': PASSING,
+        '.gitignore': 'node_modules/\n',
+        'node_modules/dep/index.js': 'x\n',
+      }),
+    );
+    const env = cleanEnv(scanEnv);
+    const statusOfT = () => {
+      const status = project.vouch(['status', '--json'], { env });
+      expect(status.code, status.stderr).toBe(0);
+      return JSON.parse(status.stdout).checks[0];
+    };
+    expect(project.vouch(['run', 't'], { env }).code).toBe(0);
+    expect(statusOfT().freshness).toBe('CURRENT');
+    const file = Buffer.concat([Buffer.from(`${project.root}/node_modules/dep/`), Buffer.from([0x62, 0xff, 0x2e, 0x6a, 0x73])]);
+    writeFileSync(file, 'x');
+    const check = statusOfT();
+    expect(check).toMatchObject({ freshness: 'UNVERIFIED', reuse_eligible: false });
+    const bad = check.reasons.find((r: { code: string }) => r.code === 'input-name-not-utf8');
+    expect(bad?.message).toMatch(/node_modules\/dep\/b\uFFFD\.js/);
+    expect(bad?.message).toMatch(/"installed" globs/);
+    rmSync(file);
+    expect(statusOfT().freshness).toBe('CURRENT');
+
+    // A directory: everything below it would be invisible.
+    const dir = Buffer.concat([Buffer.from(`${project.root}/node_modules/`), Buffer.from([0x64, 0xfe])]);
+    mkdirSync(dir);
+    writeFileSync(Buffer.concat([dir, Buffer.from('/index.js')]), 'x');
+    expect(statusOfT().reasons.map((r: { code: string }) => r.code)).toContain('input-name-not-utf8');
+
+    // Excluded as the message says, it is no longer an input.
+    const excluded = { ...CHECK, installed: ['node_modules/**', '!node_modules/d?/**'] };
+    project.write('vouch.config.json', config([excluded]));
+    expect(project.vouch(['run', 't'], { env }).code).toBe(0);
+    expect(statusOfT().freshness).toBe('CURRENT');
+  });
+
   it('a file name that is not UTF-8, outside any git repository', () => {
     // Under the system temp dir, not the repo's .tmp/: that one lies inside this repository's own checkout.
     const root = mkdtempSync(join(tmpdir(), 'vouch-nogit-'));

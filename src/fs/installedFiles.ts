@@ -4,6 +4,7 @@ import picomatch from 'picomatch';
 import { reason, type Reason } from '../core/reason.js';
 import { TOOL_CACHES } from '../core/toolCaches.js';
 import { globMatcher } from './globMatcher.js';
+import { notUtf8 } from './sourceFiles.js';
 
 export interface InstalledListing {
   /** Root-relative paths of files and links (never directories) the globs select. */
@@ -61,10 +62,17 @@ export function listInstalledFiles(root: string, globs: readonly string[]): Inst
     for (const entry of entries) {
       const path = rel === '' ? entry.name : `${rel}/${entry.name}`;
       if (rel === '' && entry.name === '.git') continue;
+      // Node decodes a name that is not UTF-8 lossily: such a file could not be looked at again, and
+      // such a directory would hide all it holds. Only the replacement character tells, so a name
+      // that really holds one is reported too.
+      const lossy = entry.name.includes('\uFFFD');
       if (entry.isDirectory()) {
-        if (!pruned(path)) visit(path);
+        if (pruned(path)) continue;
+        if (lossy) problems.push(notUtf8(path, 'installed'));
+        else visit(path);
       } else if (selects(path) && !excludes(path) && !(entry.isSymbolicLink() && pruned(path))) {
-        paths.push(path);
+        if (lossy) problems.push(notUtf8(path, 'installed'));
+        else paths.push(path);
       }
     }
   };

@@ -76,10 +76,10 @@ function listWithGit(root: string): SourceListing {
   return { paths: [...paths], problems, via: 'git' };
 }
 
-function notUtf8(lossy: string): Reason {
+export function notUtf8(lossy: string, where: 'inputs' | 'installed' = 'inputs'): Reason {
   return reason(
     'input-name-not-utf8',
-    `${JSON.stringify(lossy)} has a name that is not valid UTF-8, so it cannot be recorded exactly; rename it, or exclude it with a "!" glob in the check's inputs`,
+    `${JSON.stringify(lossy)} has a name that is not valid UTF-8, so it cannot be recorded exactly; rename it, or exclude it with a "!" glob in the check's ${where === 'inputs' ? 'inputs' : '"installed" globs'}`,
   );
 }
 
