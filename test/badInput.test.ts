@@ -238,6 +238,39 @@ describe('inputs that cannot be observed are UNVERIFIED, never CURRENT', () => {
     expect(statusOfT().freshness).toBe('CURRENT');
   });
 
+  it.each([
+    ['a source link', 'src/link', { VOUCH_NATIVE: '1' }],
+    ['an installed link (native scan)', 'node_modules/dep/link', {}],
+    ['an installed link (JavaScript scan)', 'node_modules/dep/link', { VOUCH_NATIVE: '0' }],
+  ])('%s whose target is not UTF-8: UNVERIFIED, since two such targets could read the same', (_what, link, scanEnv) => {
+    const project = track(
+      tempProject('bad-utf8-target', {
+        'vouch.config.json': config([CHECK]),
+        'check.mjs': PASSING,
+        '.gitignore': 'node_modules/\n',
+        'src/ok.txt': 'ok\n',
+        'node_modules/dep/index.js': 'x\n',
+      }),
+    );
+    const env = cleanEnv(scanEnv);
+    const abs = Buffer.from(join(project.root, link));
+    symlinkSync(Buffer.from([0x74, 0xff]), abs);
+    if (link.startsWith('src/')) {
+      project.git('add', '-A');
+      project.git('commit', '-qm', 'link');
+    }
+    expect(project.vouch(['run', 't'], { env }).code).toBe(0);
+    const check = JSON.parse(project.vouch(['status', '--json'], { env }).stdout).checks[0];
+    expect(check).toMatchObject({ freshness: 'UNVERIFIED', reuse_eligible: false });
+    const bad = check.reasons.find((r: { code: string }) => r.code === 'input-name-not-utf8');
+    expect(bad?.message).toContain(`${link} is a link whose target is not valid UTF-8`);
+    expect(bad?.message).toContain(`"!${link}"`);
+    // Retargeted to other bytes that would decode the same: still never CURRENT.
+    rmSync(abs);
+    symlinkSync(Buffer.from([0x74, 0xfe]), abs);
+    expect(JSON.parse(project.vouch(['status', '--json'], { env }).stdout).checks[0].freshness).toBe('UNVERIFIED');
+  });
+
   it('a file name that is not UTF-8, outside any git repository', () => {
     // Under the system temp dir, not the repo's .tmp/: that one lies inside this repository's own checkout.
     const root = mkdtempSync(join(tmpdir(), 'vouch-nogit-'));

@@ -248,8 +248,11 @@ export class InputScanner {
     const abs = this.abs(path);
     let target: string;
     try {
-      target = readlinkSync(abs);
+      const bytes = readlinkSync(abs, { encoding: 'buffer' });
+      target = strictUtf8.decode(bytes);
     } catch (error) {
+      // Decoded lossily, two different targets could read the same: a retarget would go unseen.
+      if (error instanceof TypeError) return notUtf8Target(path, origin);
       return unreadable(path, error);
     }
     const lexical = resolve(dirname(abs), target);
@@ -284,6 +287,15 @@ function inside(root: string, path: string): boolean {
 
 function outside(path: string, target: string): Reason {
   return reason('input-outside-root', `${path} is a link to ${target}, outside the project root; vouch cannot observe what a check reads there. Point it inside the root, or exclude it with "!${path}"`);
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+function notUtf8Target(path: string, origin: 'source' | 'installed'): Reason {
+  return reason(
+    'input-name-not-utf8',
+    `${path} is a link whose target is not valid UTF-8, so it cannot be recorded exactly; point it at a UTF-8 path, or exclude it with "!${path}" in the check's ${origin === 'source' ? 'inputs' : '"installed" globs'}`,
+  );
 }
 
 function unreadable(path: string, error: unknown): Reason {
