@@ -1,6 +1,5 @@
 import { decide, type CheckStatus } from '../core/decide.js';
 import type { ObserveMode } from '../observer/protocol.js';
-import { startInstalledScans } from './installedScans.js';
 import { askObserver, type ObserverUse } from './observed.js';
 import { selectChecks, type Project } from './project.js';
 
@@ -33,7 +32,9 @@ export async function status(
       };
     }
   }
-  // The install trees are walked on other threads from here on, while the scan's code loads.
+  // Loaded only now, as the scan below. The install trees are walked on other threads from here
+  // on, while the scan's code loads.
+  const { startInstalledScans } = await import('./installedScans.js');
   const installedScans = startInstalledScans(project, definitions);
   // Loaded only now: a healthy observer spares this process the SQLite driver and the scan.
   const { scanStatus } = await import('./scan.js');

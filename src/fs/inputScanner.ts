@@ -11,8 +11,8 @@ import { hashFile } from './hashFile.js';
 import { listInstalledFiles, type InstalledListing } from './installedFiles.js';
 import { globMatcher } from './globMatcher.js';
 import { InstalledScans } from './installedScans.js';
-import { startPathStats } from './nativeTreeScan.js';
-import { listSourceFiles, type SourceListing } from './sourceFiles.js';
+import { startPathStats, type PathStatsResult } from './nativeTreeScan.js';
+import { listSourceFiles, strictUtf8, type SourceListing } from './sourceFiles.js';
 import type { StatCache } from '../core/statCache.js';
 
 type Looked = InputEntry | Reason | null;
@@ -99,7 +99,7 @@ export class InputScanner {
     return identities;
   }
 
-  private sourceStats: { paths: readonly string[]; finish(): { identities: (string | null)[]; executable: Uint8Array } } | null = null;
+  private sourceStats: { paths: readonly string[]; finish(): PathStatsResult } | null = null;
   private sourceStatIndex: Map<string, number> | null = null;
 
   /** Every source is lstat'ed at once on other threads, while this one selects each check's inputs. */
@@ -288,8 +288,6 @@ function inside(root: string, path: string): boolean {
 function outside(path: string, target: string): Reason {
   return reason('input-outside-root', `${path} is a link to ${target}, outside the project root; vouch cannot observe what a check reads there. Point it inside the root, or exclude it with "!${path}"`);
 }
-
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 function notUtf8Target(path: string, origin: 'source' | 'installed'): Reason {
   return reason(

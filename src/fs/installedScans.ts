@@ -11,7 +11,13 @@ export interface NativeInstalled extends InstalledListing {
   bases: string[];
 }
 
-type State = { bases: string[]; pending: PendingTreeScan[] } | NativeInstalled | null;
+interface Pending {
+  bases: string[];
+  pending: PendingTreeScan[];
+  pruned: (path: string) => boolean;
+}
+
+type State = Pending | NativeInstalled | null;
 
 /**
  * The native walks of the install trees, one per distinct "installed" globs.
@@ -46,7 +52,7 @@ export class InstalledScans {
       }
       pending.push(scan);
     }
-    this.states.set(key, { bases: walk.bases, pending });
+    this.states.set(key, { bases: walk.bases, pending, pruned: walk.pruned });
   }
 
   /**
@@ -58,7 +64,7 @@ export class InstalledScans {
     const key = JSON.stringify(globs);
     let state = this.states.get(key) ?? null;
     if (state !== null && 'pending' in state) {
-      state = this.collect(globs, state);
+      state = this.collect(state);
       this.states.set(key, state);
     }
     if (state === null) return null;
@@ -73,12 +79,11 @@ export class InstalledScans {
     return join(this.cacheDir, `tree-${name}.cache`);
   }
 
-  private collect(globs: readonly string[], state: { bases: string[]; pending: PendingTreeScan[] }): NativeInstalled | null {
-    const { pruned } = planInstalledWalk(globs);
+  private collect({ bases, pending, pruned }: Pending): NativeInstalled | null {
     const runs: { plain: PlainLines; drop: [number, number][]; base: string }[] = [];
     const paths: string[] = [];
     let complete = true;
-    for (const [index, scan] of state.pending.entries()) {
+    for (const [index, scan] of pending.entries()) {
       const result = scan.finish();
       if (result === null) {
         complete = false;
@@ -98,10 +103,10 @@ export class InstalledScans {
         if (pruned(path) && lstatSync(`${this.root}/${path}`, { throwIfNoEntry: false })?.isSymbolicLink()) continue;
         paths.push(path);
       }
-      runs.push({ plain: result, drop, base: state.bases[index] as string });
+      runs.push({ plain: result, drop, base: bases[index] as string });
     }
     if (!complete) return null;
     runs.sort((a, b) => comparePaths(a.base + '/', b.base + '/'));
-    return { plain: joinPlainLines(runs), paths, problems: [], bases: state.bases };
+    return { plain: joinPlainLines(runs), paths, problems: [], bases };
   }
 }

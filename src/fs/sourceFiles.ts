@@ -12,7 +12,8 @@ export interface SourceListing {
   via: 'git' | 'walk';
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+/** Throws a TypeError on bytes that are not UTF-8, where Node's own decoding would replace them. */
+export const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * The project's source files: what git tracks plus untracked files it does not
@@ -68,7 +69,7 @@ function listWithGit(root: string): SourceListing {
   for (let end = out.indexOf(0, start); end !== -1; start = end + 1, end = out.indexOf(0, start)) {
     const raw = out.subarray(start, end);
     try {
-      paths.add(utf8.decode(raw));
+      paths.add(strictUtf8.decode(raw));
     } catch {
       problems.push(notUtf8(raw.toString('utf8')));
     }
