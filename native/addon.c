@@ -1,6 +1,7 @@
 // N-API face of the native scans (src/fs/nativeTreeScan.ts). Each start...() begins work on
 // threads of its own and returns at once, so JavaScript goes on meanwhile; finish...() waits for
 // that work and hands over what it found.
+#include <errno.h>
 #include <node_api.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -8,9 +9,12 @@
 #include <unistd.h>
 
 #include "pathStats.h"
+#include "sourceList.h"
 #include "treeScan.h"
 
-typedef enum { JOB_TREE, JOB_PATHS } JobKind;
+extern char **environ;
+
+typedef enum { JOB_TREE, JOB_PATHS, JOB_SOURCES } JobKind;
 
 typedef struct {
   JobKind kind;
@@ -20,6 +24,8 @@ typedef struct {
   TreeScan scan;
   char *joined; // JOB_PATHS: the paths, NUL-separated; paths.paths point into it
   PathStats paths;
+  char **envp; // JOB_SOURCES: git's environment, copied on the JavaScript thread
+  SourceList sources;
   pthread_t thread;
   int started, finished;
 } Job;
@@ -44,7 +50,8 @@ static char *string_argument(napi_env env, napi_value value) {
 static void *run(void *argument) {
   Job *job = argument;
   if (job->kind == JOB_TREE) tree_scan(&job->scan, job->root, job->base, job->observed_at_ns, job->threads, job->cache_file);
-  else path_stats(&job->paths, job->root, job->threads);
+  else if (job->kind == JOB_PATHS) path_stats(&job->paths, job->root, job->threads);
+  else source_list(&job->sources, job->root, job->envp, job->threads);
   return NULL;
 }
 
@@ -74,6 +81,11 @@ static void release(napi_env env, void *data, void *hint) {
   tree_scan_free(&job->scan);
   path_stats_free(&job->paths);
   free(job->paths.paths);
+  source_list_free(&job->sources);
+  if (job->envp) {
+    for (char **entry = job->envp; *entry; entry++) free(*entry);
+    free(job->envp);
+  }
   free(job->joined);
   free(job->root);
   free(job->base);
@@ -218,20 +230,16 @@ static napi_value start_stats(napi_env env, napi_callback_info info) {
   return handle;
 }
 
-// finishStats(handle): { identities: (string | null)[], executable: Uint8Array }, in the order given
-static napi_value finish_stats(napi_env env, napi_callback_info info) {
-  Job *job = take_job(env, info, JOB_PATHS);
-  if (!job) return NULL;
-  PathStats *stats = &job->paths;
-  napi_value result, identities, value, executable_buffer, executable, null_value;
-  CHECK(napi_create_object(env, &result));
+// Sets identities: (string | null)[] and executable: Uint8Array on result, in the order of the paths.
+static napi_value put_stats(napi_env env, napi_value result, PathStats *stats) {
+  napi_value identities, value, executable_buffer, executable, null_value;
   CHECK(napi_get_null(env, &null_value));
   CHECK(napi_create_array_with_length(env, stats->count, &identities));
   void *flags;
   CHECK(napi_create_arraybuffer(env, stats->count ? stats->count : 1, &flags, &executable_buffer));
   CHECK(napi_create_typedarray(env, napi_uint8_array, stats->count, executable_buffer, 0, &executable));
   for (size_t index = 0; index < stats->count; index++) {
-    if (stats->identities[index]) {
+    if (stats->identities && stats->identities[index]) {
       CHECK(napi_create_string_latin1(env, stats->identities[index], NAPI_AUTO_LENGTH, &value));
       ((uint8_t *)flags)[index] = stats->executable[index];
     } else {
@@ -240,8 +248,90 @@ static napi_value finish_stats(napi_env env, napi_callback_info info) {
     CHECK(napi_set_element(env, identities, (uint32_t)index, value));
   }
   set(env, result, "identities", identities);
-  set(env, result, "executable", executable);
-  path_stats_free(stats);
+  return set(env, result, "executable", executable);
+}
+
+// finishStats(handle): { identities: (string | null)[], executable: Uint8Array }, in the order given
+static napi_value finish_stats(napi_env env, napi_callback_info info) {
+  Job *job = take_job(env, info, JOB_PATHS);
+  if (!job) return NULL;
+  napi_value result;
+  CHECK(napi_create_object(env, &result));
+  if (!put_stats(env, result, &job->paths)) return NULL;
+  path_stats_free(&job->paths);
+  return result;
+}
+
+// The environment git runs in: this process's, with optional locks off, so that listing never
+// rewrites the index under a concurrent git command.
+static char **git_environment(void) {
+  size_t count = 0;
+  while (environ && environ[count]) count++;
+  char **envp = calloc(count + 2, sizeof(char *));
+  if (!envp) abort();
+  size_t kept = 0;
+  for (size_t index = 0; index < count; index++) {
+    if (strncmp(environ[index], "GIT_OPTIONAL_LOCKS=", 19) == 0) continue;
+    if (!(envp[kept++] = strdup(environ[index]))) abort();
+  }
+  if (!(envp[kept] = strdup("GIT_OPTIONAL_LOCKS=0"))) abort();
+  return envp;
+}
+
+// startSources(root: string, threads: number): handle
+static napi_value start_sources(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  int32_t threads = 1;
+  char *root = argc >= 2 ? string_argument(env, argv[0]) : NULL;
+  if (!root || napi_get_value_int32(env, argv[1], &threads) != napi_ok) {
+    free(root);
+    napi_throw_type_error(env, NULL, "startSources(root: string, threads: number)");
+    return NULL;
+  }
+  Job *job = calloc(1, sizeof *job);
+  if (!job) abort();
+  job->kind = JOB_SOURCES;
+  job->root = root;
+  job->threads = threads;
+  job->envp = git_environment();
+  napi_value handle;
+  CHECK(napi_create_external(env, job, release, NULL, &handle));
+  launch(job);
+  return handle;
+}
+
+// finishSources(handle): { spawnError: string | null, status: number | null, signal: number | null,
+//   stdout: Buffer, stderr: string, identities, executable }. identities and executable hold one
+//   item per NUL-terminated path in stdout, and none unless git exited 0.
+static napi_value finish_sources(napi_env env, napi_callback_info info) {
+  Job *job = take_job(env, info, JOB_SOURCES);
+  if (!job) return NULL;
+  SourceList *list = &job->sources;
+  napi_value result, value, null_value;
+  CHECK(napi_create_object(env, &result));
+  CHECK(napi_get_null(env, &null_value));
+  if (list->spawn_errno) {
+    int code = list->spawn_errno;
+    const char *name = code == ENOENT ? "ENOENT" : code == EACCES ? "EACCES" : strerror(code);
+    CHECK(napi_create_string_utf8(env, name, NAPI_AUTO_LENGTH, &value));
+  } else {
+    value = null_value;
+  }
+  set(env, result, "spawnError", value);
+  if (list->exit_status >= 0) CHECK(napi_create_int32(env, list->exit_status, &value));
+  else value = null_value;
+  set(env, result, "status", value);
+  if (list->term_signal) CHECK(napi_create_int32(env, list->term_signal, &value));
+  else value = null_value;
+  set(env, result, "signal", value);
+  CHECK(napi_create_buffer_copy(env, list->out_length, list->out_length ? list->out : "", NULL, &value));
+  set(env, result, "stdout", value);
+  CHECK(napi_create_string_utf8(env, list->err_length ? list->err : "", list->err_length, &value));
+  set(env, result, "stderr", value);
+  if (!put_stats(env, result, &list->stats)) return NULL;
+  source_list_free(list);
   return result;
 }
 
@@ -251,8 +341,10 @@ static napi_value init(napi_env env, napi_value exports) {
       {"finish", NULL, finish, NULL, NULL, NULL, napi_default, NULL},
       {"startStats", NULL, start_stats, NULL, NULL, NULL, napi_default, NULL},
       {"finishStats", NULL, finish_stats, NULL, NULL, NULL, napi_default, NULL},
+      {"startSources", NULL, start_sources, NULL, NULL, NULL, napi_default, NULL},
+      {"finishSources", NULL, finish_sources, NULL, NULL, NULL, napi_default, NULL},
   };
-  napi_define_properties(env, exports, 4, properties);
+  napi_define_properties(env, exports, 6, properties);
   return exports;
 }
 

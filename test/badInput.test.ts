@@ -135,6 +135,30 @@ describe('unknown names and missing files', () => {
     expect(project.json(['log']).receipts).toEqual([]);
   });
 
+  // git is asked on other threads by the native scan, inline by the portable one: the same error.
+  it.each([
+    ['native scan', {}],
+    ['JavaScript scan', { VOUCH_NATIVE: '0' }],
+  ])('a repository git cannot read: exit 2, git-failed, naming git\'s own words and the fix (%s)', (_, extra) => {
+    // A .git file naming a repository that is not there.
+    const files = { 'vouch.config.json': config([CHECK]), 'check.mjs': PASSING, '.git': 'gitdir: ./missing\n' };
+    const project = track(tempProject('bad-git', files, { git: false }));
+    for (const command of [['status', '--json'], ['run', '--json']]) {
+      expectUsageError(project.vouch(command, { env: cleanEnv(extra) }), 'git-failed', [/cannot list the project's files with git/, /not a git repository/, /safe\.directory|PATH/]);
+    }
+    expect(project.json(['log']).receipts).toEqual([]);
+  });
+
+  it.each([
+    ['native scan', {}],
+    ['JavaScript scan', { VOUCH_NATIVE: '0' }],
+  ])('git missing from PATH: exit 2, git-failed, saying so (%s)', (_, extra) => {
+    const project = track(tempProject('bad-no-git', { 'vouch.config.json': config([CHECK]), 'check.mjs': PASSING }));
+    const empty = mkdtempSync(join(tmpdir(), 'vouch-empty-path-'));
+    cleanups.push(() => rmSync(empty, { recursive: true, force: true }));
+    expectUsageError(project.vouch(['status', '--json'], { env: cleanEnv({ ...extra, PATH: empty }) }), 'git-failed', [/ENOENT/, /make sure git is on PATH/]);
+  });
+
   it('a script check with no package.json', () => {
     const project = track(tempProject('bad-nopkg', { 'vouch.config.json': config([{ name: 'test', kind: 'test', script: 'test' }]) }));
     expectUsageError(project.vouch(['run', '--json']), 'no-package-json', [/package\.json does not exist/, /"script" checks/, /npm init|"command" checks/]);
@@ -192,6 +216,25 @@ describe('inputs that cannot be observed are UNVERIFIED, never CURRENT', () => {
   it('a file name that is not UTF-8, in a git repository', () => {
     const project = track(tempProject('bad-utf8-git', { 'vouch.config.json': config([CHECK]), 'check.mjs': PASSING, 'src/ok.txt': 'ok\n' }));
     expectNotUtf8Unverified(project.root, (args) => project.vouch(args));
+  });
+
+  // A decoder that strips a leading byte order mark would name another file: "\uFEFFa.txt" as "a.txt".
+  it.each([
+    ['native scan', {}],
+    ['JavaScript scan', { VOUCH_NATIVE: '0' }],
+  ])('a file name that starts with a byte order mark is recorded as itself (%s)', (_, extra) => {
+    const env = cleanEnv(extra);
+    const project = track(tempProject('bad-bom', { 'vouch.config.json': config([CHECK]), 'check.mjs': PASSING, '\uFEFFa.txt': 'marked\n' }));
+    // Listed alone, it is the first name git lists, where a decoder looks for the mark.
+    writeFileSync(join(project.root, '.git', 'info', 'exclude'), 'vouch.config.json\ncheck.mjs\n');
+    project.git('rm', '-q', '--cached', 'vouch.config.json', 'check.mjs');
+    project.git('commit', '-qm', 'only the marked file');
+    expect(project.git('ls-files', '--cached', '--others', '--exclude-standard', '-z')).toBe('\uFEFFa.txt\0');
+    expect(project.vouch(['run', 't'], { env }).code).toBe(0);
+    expect(project.json(['status', 't'], { env }).checks[0].freshness).toBe('CURRENT');
+    writeFileSync(join(project.root, '\uFEFFa.txt'), 'changed\n');
+    const explained = project.json(['explain', 't'], { env });
+    expect(explained.input_changes.map((c: { change: string; path: string }) => [c.change, c.path])).toEqual([['modified', '\uFEFFa.txt']]);
   });
 
   /** One source and one installed package, node_modules ignored as usual. */

@@ -3,7 +3,7 @@ import type { CheckDefinition } from '../core/definition.js';
 import type { ObservedContext, Observation } from '../core/observation.js';
 import { planCheck } from '../exec/checkPlan.js';
 import { InputScanner } from '../fs/inputScanner.js';
-import { startInstalledScans } from './installedScans.js';
+import { startScans, type StartedScans } from './startScans.js';
 import { latestReceipt } from '../store/receipts.js';
 import { saveStatCache } from '../store/statCacheTable.js';
 import type { Project } from './project.js';
@@ -21,9 +21,9 @@ export function observeChecks(
   session: Session,
   definitions: CheckDefinition[],
   env: NodeJS.ProcessEnv,
-  installedScans = startInstalledScans(project, definitions),
+  scans: StartedScans = startScans(project, definitions),
 ): CheckObservation[] {
-  const scanner = new InputScanner(project.root, project.excluded, session.statCache, installedScans);
+  const scanner = new InputScanner(project.root, project.excluded, session.statCache, scans.installed, scans.sources);
   const observations = definitions.map((definition) => ({
     definition,
     observed: planCheck({ root: project.root, definition, scripts: project.scripts, env, envKey: session.envKey }).observed,
@@ -38,11 +38,11 @@ export async function scanStatus(
   project: Project,
   definitions: CheckDefinition[],
   env: NodeJS.ProcessEnv,
-  installedScans = startInstalledScans(project, definitions),
+  scans: StartedScans = startScans(project, definitions),
 ): Promise<{ checks: CheckStatus[]; observedAt: number; durationMs: number; notices: string[] }> {
   const started = Date.now();
   return withSession(project, async (session) => {
-    const checks = observeChecks(project, session, definitions, env, installedScans).map(({ definition, observed, inputs }) =>
+    const checks = observeChecks(project, session, definitions, env, scans).map(({ definition, observed, inputs }) =>
       decide(definition, observed, inputs, latestReceipt(session.db, definition.name)),
     );
     return { checks, observedAt: started, durationMs: Date.now() - started, notices: session.notices };

@@ -32,13 +32,13 @@ export async function status(
       };
     }
   }
-  // Loaded only now, as the scan below. The install trees are walked on other threads from here
-  // on, while the scan's code loads.
-  const { startInstalledScans } = await import('./installedScans.js');
-  const installedScans = startInstalledScans(project, definitions);
+  // Loaded only now, as the scan below. git lists the sources and the install trees are walked
+  // on other threads from here on, while the scan's code loads and the store opens.
+  const { startScans } = await import('./startScans.js');
+  const scans = startScans(project, definitions);
   // Loaded only now: a healthy observer spares this process the SQLite driver and the scan.
   const { scanStatus } = await import('./scan.js');
-  const scanned = await scanStatus(project, definitions, env, installedScans);
+  const scanned = await scanStatus(project, definitions, env, scans);
   return {
     observation: { healthy: true, source: 'scan', mode: null, observedAt: scanned.observedAt, durationMs: scanned.durationMs },
     checks: scanned.checks,

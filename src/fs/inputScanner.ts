@@ -11,8 +11,8 @@ import { hashFile } from './hashFile.js';
 import { listInstalledFiles, type InstalledListing } from './installedFiles.js';
 import { globMatcher } from './globMatcher.js';
 import { InstalledScans } from './installedScans.js';
-import { startPathStats, type PathStatsResult } from './nativeTreeScan.js';
-import { listSourceFiles, strictUtf8, type SourceListing } from './sourceFiles.js';
+import { startPathStats } from './nativeTreeScan.js';
+import { startSourceListing, strictUtf8, type PendingPathStats, type PendingSourceListing, type SourceListing } from './sourceFiles.js';
 import type { StatCache } from '../core/statCache.js';
 
 type Looked = InputEntry | Reason | null;
@@ -34,10 +34,11 @@ export class InputScanner {
 
   constructor(
     private readonly root: string,
-    private readonly excludedDirs: readonly string[],
+    excludedDirs: readonly string[],
     private readonly statCache: StatCache,
     /** Started early by a caller that knows the checks, so the walks overlap opening the store. */
     private readonly installedScans = new InstalledScans(root, nowNs()),
+    private readonly sourceListing: PendingSourceListing = startSourceListing(root, excludedDirs),
   ) {
     this.realRoot = realpathSync.native(root);
   }
@@ -45,8 +46,8 @@ export class InputScanner {
   observe(definition: CheckDefinition): Observation {
     this.installedScans.start(definition.installed);
     if (!this.sources) {
-      this.sources = listSourceFiles(this.root, this.excludedDirs);
-      this.startSourceStats(this.sources.paths);
+      this.sources = this.sourceListing.finish();
+      this.sourceStats = this.sources.stats ?? this.startSourceStats(this.sources.paths);
     }
     const problems: Reason[] = [...this.sources.problems];
     const selected = selectPaths(this.sources.paths, definition.inputs);
@@ -99,14 +100,14 @@ export class InputScanner {
     return identities;
   }
 
-  private sourceStats: { paths: readonly string[]; finish(): PathStatsResult } | null = null;
+  private sourceStats: PendingPathStats | null = null;
   private sourceStatIndex: Map<string, number> | null = null;
 
   /** Every source is lstat'ed at once on other threads, while this one selects each check's inputs. */
-  private startSourceStats(paths: readonly string[]) {
-    if (paths.some((path) => path.includes('\0'))) return;
+  private startSourceStats(paths: readonly string[]): PendingPathStats | null {
+    if (paths.some((path) => path.includes('\0'))) return null;
     const pending = startPathStats(this.root, paths);
-    if (pending) this.sourceStats = { paths, finish: pending.finish };
+    return pending && { paths, finish: pending.finish };
   }
 
   /** The identity the native lstat found, when it found a regular file; anything else is looked at here. */

@@ -24,11 +24,24 @@ export interface PathStatsResult {
   executable: Uint8Array;
 }
 
+/** git's listing of the sources, and an lstat of each path it wrote (sourceList.h). */
+export interface NativeSourceList extends PathStatsResult {
+  /** The errno name when git could not be started at all. */
+  spawnError: string | null;
+  status: number | null;
+  signal: number | null;
+  /** NUL-terminated paths; identities and executable hold one item per path, in this order. */
+  stdout: Buffer;
+  stderr: string;
+}
+
 interface Addon {
   start(root: string, base: string, observedAtNs: bigint, threads: number, cacheFile: string): object;
   finish(handle: object): ({ failure: null } & TreeScanResult) | { failure: string };
   startStats(root: string, paths: string, count: number, threads: number): object;
   finishStats(handle: object): PathStatsResult;
+  startSources(root: string, threads: number): object;
+  finishSources(handle: object): NativeSourceList;
 }
 
 export interface PendingTreeScan {
@@ -85,6 +98,20 @@ export function startPathStats(root: string, paths: readonly string[]): { finish
   return {
     finish() {
       result ??= native.finishStats(handle);
+      return result;
+    },
+  };
+}
+
+/** Starts git's listing of root's sources, then an lstat of each, on threads of its own; finish() waits. */
+export function startSourceList(root: string): { finish(): NativeSourceList } | null {
+  const native = loadAddon();
+  if (native === null) return null;
+  const handle = native.startSources(root, threads());
+  let result: NativeSourceList | undefined;
+  return {
+    finish() {
+      result ??= native.finishSources(handle);
       return result;
     },
   };

@@ -4,31 +4,57 @@ import { dirname, join, relative, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 import { VouchError } from '../core/errors.js';
 import { reason, type Reason } from '../core/reason.js';
+import { startSourceList, type NativeSourceList, type PathStatsResult } from './nativeTreeScan.js';
 
 export interface SourceListing {
   /** Root-relative, "/"-separated, unique, in no particular order. */
   paths: string[];
   problems: Reason[];
   via: 'git' | 'walk';
+  /** The lstat of every path, when it was done natively along with the listing. */
+  stats?: PendingPathStats;
 }
 
-/** Throws a TypeError on bytes that are not UTF-8, where Node's own decoding would replace them. */
-export const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+/** Native lstats of paths: identities[i] and executable[i] belong to paths[i]. */
+export interface PendingPathStats {
+  paths: readonly string[];
+  finish(): PathStatsResult;
+}
+
+export interface PendingSourceListing {
+  finish(): SourceListing;
+}
+
+/**
+ * Throws a TypeError on bytes that are not UTF-8, where Node's own decoding would replace them.
+ * Keeps a leading byte order mark, which is part of a name like any other character.
+ */
+export const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
  * The project's source files: what git tracks plus untracked files it does not
  * ignore, or the same rules applied by a walk outside a git repository.
  * `excluded` are root-relative files or directories (the state dir, vouch's own
- * config) left out entirely.
+ * config) left out entirely. With the native scan, git runs and every path is
+ * lstat'ed on other threads from here on, while the caller goes on.
  */
-export function listSourceFiles(root: string, excluded: readonly string[]): SourceListing {
+export function startSourceListing(root: string, excluded: readonly string[]): PendingSourceListing {
   const top = enclosingRepo(root);
-  const listing = top !== null && !ignoredBy(top, root) ? listWithGit(root) : walkWithIgnoreRules(root);
-  if (excluded.length > 0) {
-    const names = excluded.map((item) => item.replace(/\/+$/, ''));
-    listing.paths = listing.paths.filter((path) => !names.some((name) => path === name || path.startsWith(name + '/')));
-  }
-  return listing;
+  const git = top !== null && !ignoredBy(top, root);
+  const native = git ? startSourceList(root) : null;
+  let listing: SourceListing | undefined;
+  return {
+    finish() {
+      if (listing === undefined) {
+        listing = native ? nativeListing(root, native.finish()) : git ? listWithGit(root) : walkWithIgnoreRules(root);
+        if (excluded.length > 0) {
+          const names = excluded.map((item) => item.replace(/\/+$/, ''));
+          listing.paths = listing.paths.filter((path) => !names.some((name) => path === name || path.startsWith(name + '/')));
+        }
+      }
+      return listing;
+    },
+  };
 }
 
 function enclosingRepo(root: string): string | null {
@@ -55,26 +81,62 @@ function listWithGit(root: string): SourceListing {
     maxBuffer: 1 << 30,
     env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' },
   });
-  if (git.error || git.status !== 0) {
-    const why = git.error ? git.error.message : git.stderr.toString().trim();
-    throw new VouchError(
-      'git-failed',
-      `cannot list the project's files with git in ${root}: ${why}. Fix the repository (for example "git config --global --add safe.directory ${root}"), or make sure git is on PATH.`,
-    );
+  if (git.error || git.status !== 0) throw gitFailed(root, git.error ? git.error.message : git.stderr.toString().trim());
+  const { written, problems } = parseGitListing(git.stdout);
+  return { paths: uniquePaths(written), problems, via: 'git' };
+}
+
+function nativeListing(root: string, git: NativeSourceList): SourceListing {
+  if (git.spawnError !== null || git.status !== 0) {
+    const why = git.spawnError !== null ? `spawn git ${git.spawnError}` : git.signal !== null ? `git was killed by signal ${git.signal}` : git.stderr.trim();
+    throw gitFailed(root, why);
   }
-  const problems: Reason[] = [];
-  const paths = new Set<string>();
-  const out = git.stdout;
-  let start = 0;
-  for (let end = out.indexOf(0, start); end !== -1; start = end + 1, end = out.indexOf(0, start)) {
-    const raw = out.subarray(start, end);
-    try {
-      paths.add(strictUtf8.decode(raw));
-    } catch {
-      problems.push(notUtf8(raw.toString('utf8')));
+  const { written, problems } = parseGitListing(git.stdout);
+  const { identities, executable } = git;
+  return { paths: uniquePaths(written), problems, via: 'git', stats: { paths: written, finish: () => ({ identities, executable }) } };
+}
+
+function gitFailed(root: string, why: string): VouchError {
+  return new VouchError(
+    'git-failed',
+    `cannot list the project's files with git in ${root}: ${why}. Fix the repository (for example "git config --global --add safe.directory ${root}"), or make sure git is on PATH.`,
+  );
+}
+
+const NOT_A_PATH = '\0';
+
+/**
+ * git's NUL-terminated listing, one item per path written, in its order (a
+ * conflicted file is written once per stage). A path that is not UTF-8 is a
+ * problem, and its item NOT_A_PATH.
+ */
+function parseGitListing(out: Buffer): { written: string[]; problems: Reason[] } {
+  try {
+    // The common case, decoded in one call.
+    const written = strictUtf8.decode(out).split('\0');
+    written.pop();
+    return { written, problems: [] };
+  } catch {
+    const written: string[] = [];
+    const problems: Reason[] = [];
+    let start = 0;
+    for (let end = out.indexOf(0, start); end !== -1; start = end + 1, end = out.indexOf(0, start)) {
+      const raw = out.subarray(start, end);
+      try {
+        written.push(strictUtf8.decode(raw));
+      } catch {
+        problems.push(notUtf8(raw.toString('utf8')));
+        written.push(NOT_A_PATH);
+      }
     }
+    return { written, problems };
   }
-  return { paths: [...paths], problems, via: 'git' };
+}
+
+function uniquePaths(written: readonly string[]): string[] {
+  const paths = new Set(written);
+  paths.delete(NOT_A_PATH);
+  return [...paths];
 }
 
 export function notUtf8(lossy: string, where: 'inputs' | 'installed' = 'inputs'): Reason {
