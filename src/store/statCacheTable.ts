@@ -1,10 +1,16 @@
 import type Database from 'better-sqlite3';
 import { MemoryStatCache } from '../core/statCache.js';
 
+/**
+ * The whole table, read as one string that SQLite joins: a warm status reads every row, and
+ * one value costs far less to hand to JavaScript than a row object each. No field holds a NUL.
+ */
 export function loadStatCache(db: Database.Database): MemoryStatCache {
   const cache = new MemoryStatCache();
-  const rows = db.prepare('SELECT path, identity, digest FROM stat_cache').raw().all() as [string, string, string][];
-  for (const [path, identity, digest] of rows) cache.entries.set(path, { identity, digest });
+  const joined = db.prepare("SELECT group_concat(path || char(0) || identity || char(0) || digest, char(0)) FROM stat_cache").pluck().get() as string | null;
+  if (joined === null) return cache;
+  const fields = joined.split('\0');
+  for (let index = 0; index + 2 < fields.length; index += 3) cache.entries.set(fields[index]!, { identity: fields[index + 1]!, digest: fields[index + 2]! });
   return cache;
 }
 
