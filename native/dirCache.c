@@ -8,7 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char MAGIC[8] = {'V', 'O', 'U', 'C', 'H', 'D', 'C', '1'};
+// 2: each listing's children in the order its paths sort (treeScan.c git_order).
+static const char MAGIC[8] = {'V', 'O', 'U', 'C', 'H', 'D', 'C', '2'};
 
 static uint64_t fnv1a(const void *data, size_t size, uint64_t hash) {
   const unsigned char *bytes = data;

@@ -13,10 +13,75 @@
 #include "dirCache.h"
 #include "pathStats.h"
 
+// Memory handed out in order and freed all at once: a walk makes one small allocation per
+// file, and malloc's bookkeeping for each was a tenth of the walk.
+struct Block {
+  Block *next;
+  size_t used, size;
+  char data[];
+};
+
+#define BLOCK_SIZE (256 * 1024)
+
+static void *reserve(Block **blocks, size_t size) {
+  size = (size + 7) & ~(size_t)7;
+  Block *block = *blocks;
+  if (!block || block->size - block->used < size) {
+    size_t data_size = size > BLOCK_SIZE ? size : BLOCK_SIZE;
+    block = malloc(sizeof(Block) + data_size);
+    if (!block) abort();
+    block->next = *blocks;
+    block->used = 0;
+    block->size = data_size;
+    *blocks = block;
+  }
+  return block->data + block->used;
+}
+
+// Takes size bytes of what reserve() last returned.
+static void commit(Block **blocks, size_t size) {
+  (*blocks)->used += (size + 7) & ~(size_t)7;
+}
+
+static void *allocate(Block **blocks, size_t size) {
+  void *memory = reserve(blocks, size);
+  commit(blocks, size);
+  return memory;
+}
+
+static void free_blocks(Block *block) {
+  while (block) {
+    Block *next = block->next;
+    free(block);
+    block = next;
+  }
+}
+
+typedef struct Node Node;
+
+typedef struct {
+  const char *name;
+  uint16_t length;
+  uint8_t kind;
+  const char *line;  // ENTRY_PLAIN
+  uint32_t line_length;
+  const char *path;  // ENTRY_SPECIAL
+  Node *dir;         // ENTRY_DIR
+} Child;
+
+// A directory of the walk. Its children are kept in the order their paths sort in (see
+// git_order), so that visiting the tree depth first yields every path sorted, with no sort.
+struct Node {
+  char *path;
+  uint32_t length;
+  Child *children;
+  uint32_t count;
+};
+
 // Directories waiting to be listed. Threads take from it until it is empty and nobody is listing
 // anything, since a directory being listed may still add more.
 typedef struct {
-  char **dirs;
+  Node **nodes;
   size_t count, capacity;
   int busy;
   pthread_mutex_t lock;
@@ -24,17 +89,26 @@ typedef struct {
 } DirQueue;
 
 typedef struct {
+  char *name;
+  uint16_t length;
+  uint8_t is_dir;
+} Named;
+
+typedef struct {
   DirQueue *queue;
   TreeScan *scan; // shared: failures only, under the queue's lock
   const DirCache *cache;
   int root_fd;
   int64_t observed_at_ns;
-  TreeScan found; // this thread's entries
+  Block *blocks;   // this thread's nodes, children, lines and paths
+  size_t entries;  // how many entries this thread found
   // Listings for the next cache: reused ones point into the old cache, fresh ones are owned.
   const DirListing **seen;
   size_t seen_count, seen_capacity;
   DirListing **owned;
   size_t owned_count, owned_capacity;
+  Named *names; // a directory being read, before it is sorted
+  size_t names_capacity;
   int changed;
 } Walker;
 
@@ -48,10 +122,10 @@ static void *grow(void *items, size_t *capacity, size_t needed, size_t size) {
   return moved;
 }
 
-static void push_dir(DirQueue *queue, char *dir) {
+static void push_dir(DirQueue *queue, Node *node) {
   pthread_mutex_lock(&queue->lock);
-  queue->dirs = grow(queue->dirs, &queue->capacity, queue->count + 1, sizeof(char *));
-  queue->dirs[queue->count++] = dir;
+  queue->nodes = grow(queue->nodes, &queue->capacity, queue->count + 1, sizeof(Node *));
+  queue->nodes[queue->count++] = node;
   pthread_cond_signal(&queue->wake);
   pthread_mutex_unlock(&queue->lock);
 }
@@ -76,72 +150,103 @@ static int racy(const struct stat *stats, int64_t observed_at_ns) {
   return ctime_ns + window > observed_at_ns;
 }
 
+// The order of two names in one directory such that their paths, and every path below a
+// directory, sort in byte order: a directory's name compares as if it ended in "/". Two names
+// of one directory are never equal.
+static int git_order(const char *a, size_t a_length, int a_dir, const char *b, size_t b_length, int b_dir) {
+  size_t common = a_length < b_length ? a_length : b_length;
+  int order = memcmp(a, b, common);
+  if (order) return order;
+  int a_next = a_length > common ? (unsigned char)a[common] : a_dir ? '/' : 0;
+  int b_next = b_length > common ? (unsigned char)b[common] : b_dir ? '/' : 0;
+  return a_next - b_next;
+}
+
+static int by_git_order(const void *a, const void *b) {
+  const Named *left = a, *right = b;
+  return git_order(left->name, left->length, left->is_dir, right->name, right->length, right->is_dir);
+}
+
+static char *join_path(Block **blocks, const Node *dir, const char *name, size_t name_length) {
+  char *path = allocate(blocks, dir->length + 1 + name_length + 1);
+  memcpy(path, dir->path, dir->length);
+  path[dir->length] = '/';
+  memcpy(path + dir->length + 1, name, name_length);
+  path[dir->length + 1 + name_length] = 0;
+  return path;
+}
+
+static void add_dir(Walker *walker, Child *child, const Node *parent) {
+  Node *node = allocate(&walker->blocks, sizeof *node);
+  node->path = join_path(&walker->blocks, parent, child->name, child->length);
+  node->length = (uint32_t)(parent->length + 1 + child->length);
+  node->children = NULL;
+  node->count = 0;
+  child->kind = ENTRY_DIR;
+  child->dir = node;
+  push_dir(walker->queue, node);
+}
+
 // The manifest line of an installed file, exactly as core/manifest.ts entryLine writes it:
 // `${length}:${path} i ${identity} -\n`.
-static char *render_line(const char *path, uint32_t length, const struct stat *stats, uint32_t *line_length) {
-  char *line = malloc((size_t)length + IDENTITY_MAX + 32);
-  if (!line) abort();
+static void render_line(Walker *walker, Child *child, const Node *dir, const struct stat *stats) {
+  size_t length = dir->length + 1 + child->length;
+  char *line = reserve(&walker->blocks, length + IDENTITY_MAX + 32);
   char *at = decimal_format(line, length);
   *at++ = ':';
-  memcpy(at, path, length);
-  at += length;
+  memcpy(at, dir->path, dir->length);
+  at += dir->length;
+  *at++ = '/';
+  memcpy(at, child->name, child->length);
+  at += child->length;
   memcpy(at, " i ", 3);
   at += 3;
   at += identity_format(at, stats);
   memcpy(at, " -\n", 3);
   at += 3;
-  *line_length = (uint32_t)(at - line);
-  return line;
-}
-
-static void add(TreeScan *found, char *path, uint32_t length, uint8_t kind, const struct stat *stats) {
-  found->entries = grow(found->entries, &found->capacity, found->count + 1, sizeof(TreeEntry));
-  TreeEntry *entry = &found->entries[found->count++];
-  entry->path = path;
-  entry->length = length;
-  entry->kind = kind;
-  entry->line = kind == ENTRY_PLAIN ? render_line(path, length, stats, &entry->line_length) : NULL;
-  if (!entry->line) entry->line_length = 0;
-}
-
-static int ascii(const char *name, size_t length) {
-  for (size_t index = 0; index < length; index++) if ((unsigned char)name[index] >= 0x80) return 0;
-  return 1;
-}
-
-static void add_dir(Walker *walker, char *path, uint32_t length) {
-  add(&walker->found, path, length, ENTRY_DIR, NULL);
-  char *queued = strdup(path);
-  if (!queued) abort();
-  push_dir(walker->queue, queued);
+  child->line = line;
+  child->line_length = (uint32_t)(at - line);
+  commit(&walker->blocks, child->line_length);
 }
 
 // One entry of directory `fd`. A directory (from d_type, or from the cache) is not stat'ed:
 // only files carry an identity, and the directory is opened when its turn comes.
-static void visit(Walker *walker, int fd, const char *dir, size_t dir_length, const char *name, size_t name_length, int is_dir) {
-  uint32_t length = (uint32_t)(dir_length + 1 + name_length);
-  char *path = malloc(length + 1);
-  if (!path) abort();
-  memcpy(path, dir, dir_length);
-  path[dir_length] = '/';
-  memcpy(path + dir_length + 1, name, name_length);
-  path[length] = 0;
+static void visit_entry(Walker *walker, int fd, const Node *dir, Child *child, int is_dir) {
+  walker->entries++;
   if (is_dir) {
-    add_dir(walker, path, length);
+    add_dir(walker, child, dir);
     return;
   }
+  // Names kept in the cache file are not NUL-terminated.
+  char short_name[256];
+  char *name = child->length < sizeof short_name ? short_name : allocate(&walker->blocks, child->length + 1);
+  memcpy(name, child->name, child->length);
+  name[child->length] = 0;
   struct stat stats;
-  if (fstatat(fd, path + dir_length + 1, &stats, AT_SYMLINK_NOFOLLOW) != 0) {
+  if (fstatat(fd, name, &stats, AT_SYMLINK_NOFOLLOW) != 0) {
     // Vanished or unreadable: JavaScript looks again and names the problem.
-    add(&walker->found, path, length, ENTRY_SPECIAL, NULL);
+    child->kind = ENTRY_SPECIAL;
+    child->path = join_path(&walker->blocks, dir, child->name, child->length);
     return;
   }
   if (S_ISDIR(stats.st_mode)) {
-    add_dir(walker, path, length);
+    add_dir(walker, child, dir);
     return;
   }
-  int plain = S_ISREG(stats.st_mode) && stats.st_nlink == 1 && !racy(&stats, walker->observed_at_ns);
-  add(&walker->found, path, length, plain ? ENTRY_PLAIN : ENTRY_SPECIAL, &stats);
+  if (S_ISREG(stats.st_mode) && stats.st_nlink == 1 && !racy(&stats, walker->observed_at_ns)) {
+    child->kind = ENTRY_PLAIN;
+    render_line(walker, child, dir, &stats);
+  } else {
+    child->kind = ENTRY_SPECIAL;
+    child->path = join_path(&walker->blocks, dir, child->name, child->length);
+  }
+}
+
+// A file that became a directory (or went the other way) while it was looked at would sort out
+// of place: the walk gives up, and the JavaScript walk, which sorts everything, answers.
+static void visit(Walker *walker, int fd, const Node *dir, Child *child, int is_dir) {
+  visit_entry(walker, fd, dir, child, is_dir);
+  if ((child->kind == ENTRY_DIR) != (is_dir != 0)) fail(walker, dir->path, EAGAIN);
 }
 
 static int same_directory(const DirListing *listing, const struct stat *stats) {
@@ -149,33 +254,36 @@ static int same_directory(const DirListing *listing, const struct stat *stats) {
          listing->mtime_ns == ns_of(stats->st_mtim) && listing->ctime_ns == ns_of(stats->st_ctim);
 }
 
+// A kept listing is used only in the order this walk needs: one in any other order (damaged,
+// or from another build) is read again instead.
+static int in_git_order(const DirListing *listing) {
+  for (uint32_t index = 1; index < listing->child_count; index++) {
+    const DirChild *before = &listing->children[index - 1], *after = &listing->children[index];
+    if (git_order(before->name, before->length, before->is_dir, after->name, after->length, after->is_dir) >= 0) return 0;
+  }
+  return 1;
+}
+
 static void remember(Walker *walker, const DirListing *listing) {
   walker->seen = grow(walker->seen, &walker->seen_capacity, walker->seen_count + 1, sizeof *walker->seen);
   walker->seen[walker->seen_count++] = listing;
 }
 
+static int ascii(const char *name, size_t length) {
+  for (size_t index = 0; index < length; index++) if ((unsigned char)name[index] >= 0x80) return 0;
+  return 1;
+}
+
 // Reads the directory itself, and keeps the listing for the next scan unless the directory
 // changed within a timestamp tick of now (it could change again without its identity changing).
-static void read_dir(Walker *walker, int fd, const char *dir, size_t dir_length, const struct stat *dir_stats) {
+static void read_dir(Walker *walker, int fd, Node *node, const struct stat *dir_stats) {
   DIR *stream = fdopendir(fd);
   if (!stream) {
-    fail(walker, dir, errno);
+    fail(walker, node->path, errno);
     close(fd);
     return;
   }
-  DirListing *listing = calloc(1, sizeof *listing);
-  char *path = strndup(dir, dir_length);
-  if (!listing || !path) abort();
-  listing->path = path;
-  listing->path_length = (uint32_t)dir_length;
-  listing->dev = (uint64_t)dir_stats->st_dev;
-  listing->ino = (uint64_t)dir_stats->st_ino;
-  listing->mtime_ns = ns_of(dir_stats->st_mtim);
-  listing->ctime_ns = ns_of(dir_stats->st_ctim);
-  size_t capacity = 0;
-  walker->owned = grow(walker->owned, &walker->owned_capacity, walker->owned_count + 1, sizeof *walker->owned);
-  walker->owned[walker->owned_count++] = listing;
-
+  size_t count = 0;
   struct dirent *item;
   errno = 0;
   while ((item = readdir(stream)) != NULL) {
@@ -183,55 +291,82 @@ static void read_dir(Walker *walker, int fd, const char *dir, size_t dir_length,
     if (name[0] == '.' && (name[1] == 0 || (name[1] == '.' && name[2] == 0))) continue;
     size_t name_length = strlen(name);
     if (!ascii(name, name_length) || name_length > UINT16_MAX) {
-      fail(walker, dir, EILSEQ);
+      fail(walker, node->path, EILSEQ);
       break;
     }
     int is_dir = item->d_type == DT_DIR;
-    visit(walker, fd, dir, dir_length, name, name_length, is_dir);
-    if (!is_dir && item->d_type == DT_UNKNOWN) {
-      // The file system does not say: the entry just added tells.
-      is_dir = walker->found.entries[walker->found.count - 1].kind == ENTRY_DIR;
+    if (item->d_type == DT_UNKNOWN) {
+      // The file system does not say, and the order depends on it.
+      struct stat stats;
+      is_dir = fstatat(fd, name, &stats, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(stats.st_mode);
     }
-    listing->children = grow(listing->children, &capacity, listing->child_count + 1, sizeof(DirChild));
-    DirChild *child = &listing->children[listing->child_count++];
-    child->name = strndup(name, name_length);
-    if (!child->name) abort();
-    child->length = (uint16_t)name_length;
-    child->is_dir = (uint8_t)is_dir;
+    walker->names = grow(walker->names, &walker->names_capacity, count + 1, sizeof(Named));
+    Named *named = &walker->names[count++];
+    named->name = allocate(&walker->blocks, name_length + 1);
+    memcpy(named->name, name, name_length + 1);
+    named->length = (uint16_t)name_length;
+    named->is_dir = (uint8_t)is_dir;
     errno = 0;
   }
-  if (errno != 0 && item == NULL) fail(walker, dir, errno);
-  if (!racy(dir_stats, walker->observed_at_ns)) remember(walker, listing);
+  if (errno != 0 && item == NULL) fail(walker, node->path, errno);
+  qsort(walker->names, count, sizeof(Named), by_git_order);
+
+  DirListing *listing = calloc(1, sizeof *listing);
+  if (!listing) abort();
+  listing->path = node->path;
+  listing->path_length = node->length;
+  listing->dev = (uint64_t)dir_stats->st_dev;
+  listing->ino = (uint64_t)dir_stats->st_ino;
+  listing->mtime_ns = ns_of(dir_stats->st_mtim);
+  listing->ctime_ns = ns_of(dir_stats->st_ctim);
+  listing->children = calloc(count ? count : 1, sizeof(DirChild));
+  node->children = allocate(&walker->blocks, (count ? count : 1) * sizeof(Child));
+  if (!listing->children) abort();
+  listing->child_count = (uint32_t)count;
+  node->count = (uint32_t)count;
+  walker->owned = grow(walker->owned, &walker->owned_capacity, walker->owned_count + 1, sizeof *walker->owned);
+  walker->owned[walker->owned_count++] = listing;
+  for (size_t index = 0; index < count; index++) {
+    Named *named = &walker->names[index];
+    Child *child = &node->children[index];
+    *child = (Child){.name = named->name, .length = named->length};
+    visit(walker, fd, node, child, named->is_dir);
+    listing->children[index] = (DirChild){.name = named->name, .length = named->length, .is_dir = named->is_dir};
+  }
+  if (!racy(dir_stats, walker->observed_at_ns) && in_git_order(listing)) remember(walker, listing);
   closedir(stream);
 }
 
-static void list_dir(Walker *walker, const char *dir) {
-  int fd = openat(walker->root_fd, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+static void list_dir(Walker *walker, Node *node) {
+  int fd = openat(walker->root_fd, node->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) {
     // Gone since its parent was listed: as the JavaScript walk, nothing to record. Anything
     // else (now a link, or a file) is left to the JavaScript walk to explain.
-    if (errno != ENOENT) fail(walker, dir, errno);
+    if (errno != ENOENT) fail(walker, node->path, errno);
     return;
   }
   struct stat dir_stats;
   if (fstat(fd, &dir_stats) != 0) {
-    fail(walker, dir, errno);
+    fail(walker, node->path, errno);
     close(fd);
     return;
   }
-  size_t dir_length = strlen(dir);
-  const DirListing *cached = walker->cache ? dir_cache_find(walker->cache, dir, (uint32_t)dir_length) : NULL;
-  if (cached && same_directory(cached, &dir_stats)) {
+  const DirListing *cached = walker->cache ? dir_cache_find(walker->cache, node->path, node->length) : NULL;
+  if (cached && same_directory(cached, &dir_stats) && in_git_order(cached)) {
+    node->children = allocate(&walker->blocks, (cached->child_count ? cached->child_count : 1) * sizeof(Child));
+    node->count = cached->child_count;
     for (uint32_t index = 0; index < cached->child_count; index++) {
-      const DirChild *child = &cached->children[index];
-      visit(walker, fd, dir, dir_length, child->name, child->length, child->is_dir);
+      const DirChild *kept = &cached->children[index];
+      Child *child = &node->children[index];
+      *child = (Child){.name = kept->name, .length = kept->length};
+      visit(walker, fd, node, child, kept->is_dir);
     }
     remember(walker, cached);
     close(fd);
     return;
   }
   walker->changed = 1;
-  read_dir(walker, fd, dir, dir_length, &dir_stats);
+  read_dir(walker, fd, node, &dir_stats);
 }
 
 static void *walk(void *argument) {
@@ -245,12 +380,11 @@ static void *walk(void *argument) {
       pthread_mutex_unlock(&queue->lock);
       return NULL;
     }
-    char *dir = queue->dirs[--queue->count];
+    Node *node = queue->nodes[--queue->count];
     queue->busy++;
     pthread_mutex_unlock(&queue->lock);
 
-    list_dir(walker, dir);
-    free(dir);
+    list_dir(walker, node);
 
     pthread_mutex_lock(&queue->lock);
     queue->busy--;
@@ -259,15 +393,24 @@ static void *walk(void *argument) {
   }
 }
 
-static int by_path(const void *a, const void *b) {
-  return strcmp(((const TreeEntry *)a)->path, ((const TreeEntry *)b)->path);
-}
-
-static void free_listing(DirListing *listing) {
-  for (uint32_t index = 0; index < listing->child_count; index++) free((char *)listing->children[index].name);
-  free(listing->children);
-  free((char *)listing->path);
-  free(listing);
+// Depth first, children in order: every path comes out sorted, each directory before its contents.
+static void collect(TreeScan *scan, const Node *node) {
+  for (uint32_t index = 0; index < node->count; index++) {
+    const Child *child = &node->children[index];
+    TreeEntry *entry = &scan->entries[scan->count++];
+    *entry = (TreeEntry){.kind = child->kind};
+    if (child->kind == ENTRY_PLAIN) {
+      entry->line = child->line;
+      entry->line_length = child->line_length;
+    } else if (child->kind == ENTRY_SPECIAL) {
+      entry->path = child->path;
+      entry->length = (uint32_t)(node->length + 1 + child->length);
+    } else {
+      entry->path = child->dir->path;
+      entry->length = child->dir->length;
+      collect(scan, child->dir);
+    }
+  }
 }
 
 void tree_scan(TreeScan *scan, const char *root, const char *base, int64_t observed_at_ns, int threads, const char *cache_file) {
@@ -285,9 +428,11 @@ void tree_scan(TreeScan *scan, const char *root, const char *base, int64_t obser
   DirQueue queue = {0};
   pthread_mutex_init(&queue.lock, NULL);
   pthread_cond_init(&queue.wake, NULL);
-  char *first = strdup(base);
-  if (!first) abort();
-  push_dir(&queue, first);
+  Node *top = allocate(&scan->blocks, sizeof *top);
+  size_t base_length = strlen(base);
+  *top = (Node){.path = allocate(&scan->blocks, base_length + 1), .length = (uint32_t)base_length};
+  memcpy(top->path, base, base_length + 1);
+  push_dir(&queue, top);
 
   Walker walkers[16];
   pthread_t ids[16];
@@ -304,12 +449,12 @@ void tree_scan(TreeScan *scan, const char *root, const char *base, int64_t obser
   close(root_fd);
   pthread_mutex_destroy(&queue.lock);
   pthread_cond_destroy(&queue.wake);
-  free(queue.dirs);
+  free(queue.nodes);
 
   size_t total = 0, seen = 0;
   int changed = 0;
   for (int index = 0; index <= started; index++) {
-    total += walkers[index].found.count;
+    total += walkers[index].entries;
     seen += walkers[index].seen_count;
     changed |= walkers[index].changed;
   }
@@ -326,25 +471,28 @@ void tree_scan(TreeScan *scan, const char *root, const char *base, int64_t obser
   }
   scan->entries = malloc((total ? total : 1) * sizeof(TreeEntry));
   if (!scan->entries) abort();
+  if (!scan->failed) collect(scan, top);
   for (int index = 0; index <= started; index++) {
     Walker *walker = &walkers[index];
-    memcpy(scan->entries + scan->count, walker->found.entries, walker->found.count * sizeof(TreeEntry));
-    scan->count += walker->found.count;
-    free(walker->found.entries);
     free(walker->seen);
-    for (size_t owned = 0; owned < walker->owned_count; owned++) free_listing(walker->owned[owned]);
+    for (size_t owned = 0; owned < walker->owned_count; owned++) {
+      free(walker->owned[owned]->children);
+      free(walker->owned[owned]);
+    }
     free(walker->owned);
+    free(walker->names);
+    if (walker->blocks) {
+      Block *last = walker->blocks;
+      while (last->next) last = last->next;
+      last->next = scan->blocks;
+      scan->blocks = walker->blocks;
+    }
   }
   dir_cache_free(&cache);
-  scan->capacity = scan->count;
-  qsort(scan->entries, scan->count, sizeof(TreeEntry), by_path);
 }
 
 void tree_scan_free(TreeScan *scan) {
-  for (size_t index = 0; index < scan->count; index++) {
-    free(scan->entries[index].path);
-    free(scan->entries[index].line);
-  }
   free(scan->entries);
+  free_blocks(scan->blocks);
   memset(scan, 0, sizeof *scan);
 }

@@ -13,24 +13,27 @@ enum {
 };
 
 typedef struct {
-  char *path; // root-relative, "/"-separated
+  const char *path; // root-relative, "/"-separated; NULL for a plain entry, whose line holds it
   uint32_t length;
   uint8_t kind;
-  char *line; // a plain entry's manifest line, rendered on the walking thread
+  const char *line; // a plain entry's manifest line, rendered on the walking thread
   uint32_t line_length;
 } TreeEntry;
+
+typedef struct Block Block;
 
 typedef struct {
   TreeEntry *entries;
   size_t count;
-  size_t capacity;
   int failed;            // a directory could not be listed: the caller redoes the walk itself
   char failure[512];
+  Block *blocks;         // where the entries' paths and lines live
 } TreeScan;
 
-// Walks root/base. Entries come back sorted by path (byte order). A file whose ctime falls
-// within a tick of observed_at_ns (see core/identity.ts) is special. cache_file, when given,
-// holds directory listings between scans (dirCache.h); NULL or "" reads every directory.
+// Walks root/base. Plain entries come back sorted by path (byte order), each directory before
+// what it holds. A file whose ctime falls within a tick of observed_at_ns (see
+// core/identity.ts) is special. cache_file, when given, holds directory listings between scans
+// (dirCache.h); NULL or "" reads every directory.
 void tree_scan(TreeScan *scan, const char *root, const char *base, int64_t observed_at_ns, int threads, const char *cache_file);
 void tree_scan_free(TreeScan *scan);
 

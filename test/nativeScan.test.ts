@@ -1,8 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, copyFileSync, cpSync, existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, copyFileSync, cpSync, existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { identityOf } from '../src/core/identity.js';
 import { configText, expectCurrent, statusOf, type Json } from './helpers/answers.js';
 import { cleanEnv, REPO, tempProject, type TempProject } from './helpers/project.js';
 
@@ -280,6 +281,24 @@ describe('the native scan', () => {
     expectCurrent(p, 'check', NATIVE);
   });
 
+  it('a kept listing in another order than paths sort (an older build\'s) is read again, not trusted', async () => {
+    const p = hostile('native-reordered');
+    run(p, NATIVE);
+    expectCurrent(p, 'check', NATIVE);
+    await sleep(60);
+    expectCurrent(p, 'check', NATIVE);
+    const before = changesOf(p, NATIVE);
+    for (const file of cacheFiles(p)) {
+      const bytes = reorderedListings(readFileSync(file));
+      writeFileSync(file, bytes);
+    }
+    // Trusted, the reversed names would put the lines out of order, and the digest with them.
+    expectCurrent(p, 'check', NATIVE);
+    expect(changesOf(p, NATIVE)).toEqual(before);
+    writeFileSync(join(p.root, 'node_modules/a/c.js'), 'new\n');
+    expect(changesOf(p, NATIVE)).toEqual(['added node_modules/a/c.js']);
+  });
+
   it('a tracked source inside node_modules stays a source, as in the JavaScript walk', () => {
     const p = hostile('native-tracked');
     p.git('add', '-f', 'node_modules/dep/index.js');
@@ -325,7 +344,9 @@ describe('the native scan', () => {
   describe.skipIf(process.platform === 'win32')('the addon itself', () => {
     interface Addon {
       start(root: string, base: string, observedAtNs: bigint, threads: number, cacheFile: string): object;
-      finish(handle: object): { failure: string | null; specials?: string[]; dirs?: string[]; offsets?: Uint32Array };
+      finish(handle: object): { failure: string | null; specials?: string[]; dirs?: string[]; lines?: Buffer; offsets?: Uint32Array };
+      startSources(root: string, threads: number): object;
+      finishSources(handle: object): { spawnError: string | null; status: number | null; stdout: Buffer; stderr: string; identities: (string | null)[]; executable: Uint8Array };
     }
     const addon = () => createRequire(import.meta.url)(join(REPO, 'build', 'Release', 'vouch_scan.node')) as Addon;
     const nowNs = () => BigInt(Date.now()) * 1_000_000n;
@@ -343,6 +364,11 @@ describe('the native scan', () => {
       expect(later.specials?.sort()).toEqual(['node_modules/.bin/tool', 'node_modules/dep/dangling.js', 'node_modules/hard/one.js', 'node_modules/hard/two.js']);
       // Each directory below the base, and the base.
       expect(Number(listings(settled))).toBe((later.dirs?.length ?? 0) + 1);
+      // A second look, through the kept listings, finds exactly the same.
+      const again = addon().finish(addon().start(p.root, 'node_modules', ctimes.last + 1_000_000_000n, 2, settled));
+      expect(again.specials?.sort()).toEqual(later.specials);
+      expect(again.dirs).toEqual(later.dirs);
+      expect(again.lines?.equals(later.lines as Buffer)).toBe(true);
 
       const now = addon().finish(addon().start(p.root, 'node_modules', ctimes.first, 2, racy));
       expect(now.failure).toBeNull();
@@ -358,6 +384,33 @@ describe('the native scan', () => {
       symlinkSync('node_modules', join(p.root, 'linked'));
       expect(addon().finish(addon().start(p.root, 'linked', nowNs(), 1, '')).failure).toMatch(/linked/);
       expect(addon().finish(addon().start(p.root, 'absent', nowNs(), 1, '')).failure).toBeNull();
+    });
+
+    it("lists the sources with git and lstat's each, as git and Node do", () => {
+      const p = hostile('native-addon-sources');
+      writeFileSync(join(p.root, 'untracked.js'), 'x\n');
+      chmodSync(join(p.root, 'check.js'), 0o755);
+      symlinkSync('src/a.js', join(p.root, 'linked.js'));
+      const listed = addon().finishSources(addon().startSources(p.root, 2));
+      expect([listed.spawnError, listed.status, listed.stderr]).toEqual([null, 0, '']);
+      const git = spawnSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: p.root });
+      expect(listed.stdout.equals(git.stdout)).toBe(true);
+      const paths = git.stdout.toString('utf8').split('\0').slice(0, -1);
+      expect(paths).toContain('untracked.js');
+      expect(listed.identities).toHaveLength(paths.length);
+      paths.forEach((path, index) => {
+        const stats = lstatSync(join(p.root, path), { bigint: true });
+        expect(listed.identities[index], path).toBe(stats.isFile() ? identityOf(stats) : null);
+        if (stats.isFile()) expect(listed.executable[index], path).toBe((stats.mode & 0o111n) !== 0n ? 1 : 0);
+      });
+
+      // A .git file naming a repository that is not there.
+      const broken = tempProject('native-addon-broken-repo', { '.git': 'gitdir: ./missing\n' }, { git: false });
+      projects.push(broken);
+      const failed = addon().finishSources(addon().startSources(broken.root, 1));
+      expect(failed.status).not.toBe(0);
+      expect(failed.stderr).toMatch(/not a git repository/);
+      expect(failed.identities).toEqual([]);
     });
 
     it('refuses wrong arguments with a TypeError, and a handle twice', () => {
@@ -388,6 +441,36 @@ describe('the native scan', () => {
     expect(existsSync(addon)).toBe(true);
   }, 120_000);
 });
+
+/**
+ * A listings file (native/dirCache.c) with every listing's children reversed, its checksum made
+ * valid again: magic, count, then per listing its path, dev, ino, mtime, ctime and children
+ * (is_dir, length, name), and a checksum last.
+ */
+function reorderedListings(bytes: Buffer): Buffer {
+  const out: Buffer[] = [bytes.subarray(0, 16)];
+  let at = 16;
+  const count = Number(bytes.readBigUInt64LE(8));
+  for (let listing = 0; listing < count; listing++) {
+    const pathLength = bytes.readUInt32LE(at);
+    const head = 4 + pathLength + 32;
+    const childCount = bytes.readUInt32LE(at + head);
+    out.push(bytes.subarray(at, at + head + 4));
+    at += head + 4;
+    const children: Buffer[] = [];
+    for (let child = 0; child < childCount; child++) {
+      const length = bytes.readUInt16LE(at + 1);
+      children.push(bytes.subarray(at, at + 3 + length));
+      at += 3 + length;
+    }
+    out.push(...children.reverse());
+  }
+  expect(at).toBe(bytes.length - 8);
+  const body = Buffer.concat(out);
+  const sum = Buffer.alloc(8);
+  sum.writeBigUInt64LE(fnv1a(body));
+  return Buffer.concat([body, sum]);
+}
 
 /** The cache files' checksum (native/dirCache.c): 64-bit FNV-1a. */
 function fnv1a(bytes: Buffer): bigint {
