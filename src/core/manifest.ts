@@ -163,6 +163,8 @@ export function plainLowerBound(plain: PlainLines, path: string): number {
  * next, leaving out the [from, to) line ranges given for each run.
  */
 export function joinPlainLines(runs: { plain: PlainLines; drop: [number, number][] }[]): PlainLines {
+  // One install tree with nothing pruned: the common case, and 5 MB not copied at 50k files.
+  if (runs.length === 1 && runs[0]!.drop.every(([start, end]) => start === end)) return runs[0]!.plain;
   const parts: Buffer[] = [];
   const offsets: number[] = [];
   let base = 0;

@@ -45,23 +45,48 @@ export class InputScanner {
 
   observe(definition: CheckDefinition): Observation {
     this.installedScans.start(definition.installed);
-    if (!this.sources) {
-      this.sources = this.sourceListing.finish();
-      this.sourceStats = this.sources.stats ?? this.startSourceStats(this.sources.paths);
-    }
-    const problems: Reason[] = [...this.sources.problems];
-    const selected = selectPaths(this.sources.paths, definition.inputs);
-    const native = this.installedScans.finish(definition.installed, selected);
+    const sources = this.listSources();
+    const problems: Reason[] = [...sources.problems];
+    const selected = selectSources(sources.paths, definition.inputs);
+    const native = this.installedScans.finish(
+      definition.installed,
+      selected.map((index) => sources.paths[index]!),
+    );
     const installed = native ?? this.listInstalled(definition.installed);
     problems.push(...installed.problems);
 
-    const entries = new Map<string, InputEntry>();
-    for (const path of selected) this.take(this.look(path, 'source'), entries, problems);
-    this.lookInstalledPaths(installed.paths, entries, problems);
-    const sorted = [...entries.values()];
+    const sourceEntries: InputEntry[] = [];
+    for (const index of selected) {
+      const looked = this.lookSourceAt(index);
+      if (looked === null) continue;
+      if ('code' in looked) problems.push(looked);
+      else sourceEntries.push(looked);
+    }
+    // The native walk never holds a source (it gives way to the JavaScript walk when one lies in
+    // its trees); a path listed both ways stays a source.
+    const isSource = native ? () => false : setOf(sourceEntries);
+    const installedEntries = this.lookInstalledPaths(installed.paths, isSource, problems);
+    const sorted = [...sourceEntries, ...installedEntries.values()];
     sorted.sort((a, b) => comparePaths(a.path, b.path));
     const manifest = native ? mergedManifest(sorted, native.plain) : manifestOf(sorted);
-    return { manifest, problems: dedupe(problems), healthy: true, source: 'scan', sourceIdentities: this.identitiesOf(selected) };
+    let identities: Map<string, string> | undefined;
+    const identitiesOf = () => this.identitiesOf(selected);
+    return {
+      manifest,
+      problems: dedupe(problems),
+      healthy: true,
+      source: 'scan',
+      // Only a run compares them, before and after: a status does not pay for the map.
+      get sourceIdentities() {
+        identities ??= identitiesOf();
+        return identities;
+      },
+    };
+  }
+
+  private listSources(): SourceListing {
+    this.sources ??= this.sourceListing.finish();
+    return this.sources;
   }
 
   private listInstalled(globs: readonly string[]): InstalledListing {
@@ -74,54 +99,68 @@ export class InputScanner {
     return installed;
   }
 
-  private take(looked: Looked, entries: Map<string, InputEntry>, problems: Reason[]) {
-    if (looked === null) return;
-    if ('code' in looked) problems.push(looked);
-    else entries.set(looked.path, looked);
-  }
-
-  /** A path that is a source of this check stays a source. */
-  private lookInstalledPaths(paths: readonly string[], entries: Map<string, InputEntry>, problems: Reason[]) {
+  private lookInstalledPaths(paths: readonly string[], isSource: (path: string) => boolean, problems: Reason[]): Map<string, InputEntry> {
+    const entries = new Map<string, InputEntry>();
     const racy: string[] = [];
     for (const path of paths) {
-      if (entries.has(path)) continue;
-      this.take(this.look(path, 'installed'), entries, problems);
+      if (isSource(path)) continue;
+      const looked = this.look(path, 'installed');
+      if (looked !== null && 'code' in looked) problems.push(looked);
+      else if (looked !== null) entries.set(path, looked);
       if (this.racyInstalled.has(path)) racy.push(path);
     }
     if (racy.length > 0) this.settle(racy, entries, problems);
+    return entries;
   }
 
-  private identitiesOf(selected: readonly string[]): Map<string, string> {
+  private identitiesOf(selected: readonly number[]): Map<string, string> {
     const identities = new Map<string, string>();
-    for (const path of selected) {
-      const identity = this.sourceIdentity.get(path);
-      if (identity !== undefined) identities.set(path, identity);
+    const paths = this.listSources().paths;
+    const rows = this.sourceRows;
+    for (const index of selected) {
+      const path = paths[index]!;
+      const identity = this.sourceIdentity.get(path) ?? (rows?.digests[index] !== undefined ? rows.identities[index] : undefined);
+      if (identity !== undefined && identity !== null) identities.set(path, identity);
     }
     return identities;
   }
 
-  private sourceStats: PendingPathStats | null = null;
-  private sourceStatIndex: Map<string, number> | null = null;
+  /** Per source (aligned with the listing): the native lstat's identity, and the cached digest it matches. */
+  private sourceRows: { identities: (string | null)[]; executable: Uint8Array; digests: (string | undefined)[]; looked: (Looked | undefined)[] } | null = null;
+  private sourceStats: PendingPathStats | null | undefined;
 
   /** Every source is lstat'ed at once on other threads, while this one selects each check's inputs. */
   private startSourceStats(paths: readonly string[]): PendingPathStats | null {
     if (paths.some((path) => path.includes('\0'))) return null;
-    const pending = startPathStats(this.root, paths);
-    return pending && { paths, finish: pending.finish };
+    return startPathStats(this.root, paths);
   }
 
-  /** The identity the native lstat found, when it found a regular file; anything else is looked at here. */
-  private nativeSourceStat(path: string): { identity: string; executable: boolean } | null {
-    if (this.sourceStats === null) return null;
-    if (this.sourceStatIndex === null) {
-      this.sourceStatIndex = new Map();
-      for (const [index, known] of this.sourceStats.paths.entries()) this.sourceStatIndex.set(known, index);
+  /**
+   * The common case in bulk: a regular file whose identity the native lstat
+   * found unchanged since its digest was cached. Anything else is looked at here.
+   */
+  private lookSourceAt(index: number): Looked {
+    const paths = this.listSources().paths;
+    if (this.sourceStats === undefined) this.sourceStats = this.sources!.stats ?? this.startSourceStats(paths);
+    if (this.sourceRows === null) {
+      const stats = this.sourceStats?.finish();
+      const identities = stats?.identities ?? paths.map(() => null);
+      this.sourceRows = {
+        identities,
+        executable: stats?.executable ?? new Uint8Array(paths.length),
+        digests: this.statCache.digestsFor(paths, identities),
+        looked: [],
+      };
     }
-    const index = this.sourceStatIndex.get(path);
-    if (index === undefined) return null;
-    const { identities, executable } = this.sourceStats.finish();
-    const identity = identities[index];
-    return identity ? { identity, executable: executable[index] === 1 } : null;
+    const rows = this.sourceRows;
+    const known = rows.looked[index];
+    if (known !== undefined) return known;
+    const path = paths[index]!;
+    const digest = rows.digests[index];
+    const looked: Looked =
+      digest !== undefined ? { path, origin: 'source', type: 'file', digest, executable: rows.executable[index] === 1 } : this.look(path, 'source');
+    rows.looked[index] = looked;
+    return looked;
   }
 
   private readonly racyInstalled = new Set<string>();
@@ -186,15 +225,6 @@ export class InputScanner {
   }
 
   private lookSource(path: string): Looked {
-    // The common case: a regular file unchanged since its digest was cached.
-    const native = this.nativeSourceStat(path);
-    if (native !== null) {
-      const cached = this.statCache.get(path);
-      if (cached?.identity === native.identity) {
-        this.sourceIdentity.set(path, native.identity);
-        return { path, origin: 'source', type: 'file', digest: cached.digest, executable: native.executable };
-      }
-    }
     for (let attempt = 0; attempt < 3; attempt++) {
       const stats = this.lstat(path);
       if (stats === null || 'code' in stats) return stats;
@@ -271,14 +301,24 @@ export class InputScanner {
   }
 }
 
-/** Tool caches are never inputs, even in a project that does not ignore node_modules. */
-function selectPaths(paths: readonly string[], globs: readonly string[]): string[] {
+/** The indexes of the paths the globs select. Tool caches are never inputs, even in a project that does not ignore node_modules. */
+function selectSources(paths: readonly string[], globs: readonly string[]): number[] {
   const positive = globs.filter((glob) => !glob.startsWith('!'));
   const negative = [...globs.filter((glob) => glob.startsWith('!')).map((glob) => glob.slice(1)), ...TOOL_CACHES];
   const everything = positive.length === 1 && positive[0] === '**';
   const selects = everything ? () => true : picomatch(positive, { dot: true });
   const excludes = globMatcher(negative);
-  return paths.filter((path) => selects(path) && !excludes(path));
+  const selected: number[] = [];
+  for (let index = 0; index < paths.length; index++) {
+    const path = paths[index]!;
+    if (selects(path) && !excludes(path)) selected.push(index);
+  }
+  return selected;
+}
+
+function setOf(entries: readonly InputEntry[]): (path: string) => boolean {
+  let paths: Set<string> | undefined;
+  return (path) => (paths ??= new Set(entries.map((entry) => entry.path))).has(path);
 }
 
 function inside(root: string, path: string): boolean {

@@ -68,8 +68,8 @@ export class InstalledScans {
       this.states.set(key, state);
     }
     if (state === null) return null;
-    const bases = state.bases;
-    if (selected.some((path) => bases.some((base) => path.startsWith(base + '/')))) return null;
+    const prefixes = state.bases.map((base) => base + '/');
+    if (selected.some((path) => prefixes.some((prefix) => path.startsWith(prefix)))) return null;
     return state;
   }
 

@@ -7,7 +7,7 @@ import { reason, type Reason } from '../core/reason.js';
 import { startSourceList, type NativeSourceList, type PathStatsResult } from './nativeTreeScan.js';
 
 export interface SourceListing {
-  /** Root-relative, "/"-separated, unique, in no particular order. */
+  /** Root-relative, "/"-separated, unique; in byte order when git listed them. */
   paths: string[];
   problems: Reason[];
   via: 'git' | 'walk';
@@ -15,9 +15,8 @@ export interface SourceListing {
   stats?: PendingPathStats;
 }
 
-/** Native lstats of paths: identities[i] and executable[i] belong to paths[i]. */
+/** Native lstats of a listing's paths: identities[i] and executable[i] belong to paths[i]. */
 export interface PendingPathStats {
-  paths: readonly string[];
   finish(): PathStatsResult;
 }
 
@@ -45,13 +44,7 @@ export function startSourceListing(root: string, excluded: readonly string[]): P
   let listing: SourceListing | undefined;
   return {
     finish() {
-      if (listing === undefined) {
-        listing = native ? nativeListing(root, native.finish()) : git ? listWithGit(root) : walkWithIgnoreRules(root);
-        if (excluded.length > 0) {
-          const names = excluded.map((item) => item.replace(/\/+$/, ''));
-          listing.paths = listing.paths.filter((path) => !names.some((name) => path === name || path.startsWith(name + '/')));
-        }
-      }
+      listing ??= native ? nativeListing(root, native.finish(), excluded) : git ? listWithGit(root, excluded) : walkWithIgnoreRules(root, excluded);
       return listing;
     },
   };
@@ -75,7 +68,7 @@ function ignoredBy(top: string, root: string): boolean {
   return check.status === 0;
 }
 
-function listWithGit(root: string): SourceListing {
+function listWithGit(root: string, excluded: readonly string[]): SourceListing {
   const git = spawnSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
     cwd: root,
     maxBuffer: 1 << 30,
@@ -83,17 +76,22 @@ function listWithGit(root: string): SourceListing {
   });
   if (git.error || git.status !== 0) throw gitFailed(root, git.error ? git.error.message : git.stderr.toString().trim());
   const { written, problems } = parseGitListing(git.stdout);
-  return { paths: uniquePaths(written), problems, via: 'git' };
+  return { paths: keptPaths(written, excluded).paths, problems, via: 'git' };
 }
 
-function nativeListing(root: string, git: NativeSourceList): SourceListing {
+function nativeListing(root: string, git: NativeSourceList, excluded: readonly string[]): SourceListing {
   if (git.spawnError !== null || git.status !== 0) {
     const why = git.spawnError !== null ? `spawn git ${git.spawnError}` : git.signal !== null ? `git was killed by signal ${git.signal}` : git.stderr.trim();
     throw gitFailed(root, why);
   }
   const { written, problems } = parseGitListing(git.stdout);
-  const { identities, executable } = git;
-  return { paths: uniquePaths(written), problems, via: 'git', stats: { paths: written, finish: () => ({ identities, executable }) } };
+  const { paths, positions } = keptPaths(written, excluded);
+  let { identities, executable } = git;
+  if (positions !== null) {
+    identities = positions.map((position) => git.identities[position] ?? null);
+    executable = Uint8Array.from(positions, (position) => git.executable[position] ?? 0);
+  }
+  return { paths, problems, via: 'git', stats: { finish: () => ({ identities, executable }) } };
 }
 
 function gitFailed(root: string, why: string): VouchError {
@@ -133,10 +131,35 @@ function parseGitListing(out: Buffer): { written: string[]; problems: Reason[] }
   }
 }
 
-function uniquePaths(written: readonly string[]): string[] {
-  const paths = new Set(written);
-  paths.delete(NOT_A_PATH);
-  return [...paths];
+/**
+ * The paths to keep, in the order written: each once, none excluded (`excluded` are files or
+ * directories). positions[i] is where paths[i] was written, or positions is null when every
+ * path was kept in place: git's usual listing, ascending and so unique, keeps the same array.
+ */
+function keptPaths(written: string[], excluded: readonly string[]): { paths: string[]; positions: number[] | null } {
+  const names = excluded.map((item) => item.replace(/\/+$/, ''));
+  const prefixes = names.map((name) => name + '/');
+  const isExcluded = (path: string) => {
+    for (let index = 0; index < names.length; index++) if (path === names[index] || path.startsWith(prefixes[index]!)) return true;
+    return false;
+  };
+  let inPlace = true;
+  for (let index = 0; index < written.length && inPlace; index++) {
+    const path = written[index]!;
+    inPlace = path !== NOT_A_PATH && (index === 0 || written[index - 1]! < path) && !isExcluded(path);
+  }
+  if (inPlace) return { paths: written, positions: null };
+  const seen = new Set<string>();
+  const paths: string[] = [];
+  const positions: number[] = [];
+  for (let index = 0; index < written.length; index++) {
+    const path = written[index]!;
+    if (path === NOT_A_PATH || seen.has(path) || isExcluded(path)) continue;
+    seen.add(path);
+    paths.push(path);
+    positions.push(index);
+  }
+  return { paths, positions };
 }
 
 export function notUtf8(lossy: string, where: 'inputs' | 'installed' = 'inputs'): Reason {
@@ -146,7 +169,7 @@ export function notUtf8(lossy: string, where: 'inputs' | 'installed' = 'inputs')
   );
 }
 
-function walkWithIgnoreRules(root: string): SourceListing {
+function walkWithIgnoreRules(root: string, excluded: readonly string[]): SourceListing {
   const paths: string[] = [];
   const problems: Reason[] = [];
   const rules: { base: string; rules: Ignore }[] = [];
@@ -180,7 +203,7 @@ function walkWithIgnoreRules(root: string): SourceListing {
     if (pushed) rules.pop();
   };
   visit('');
-  return { paths, problems, via: 'walk' };
+  return { paths: keptPaths(paths, excluded).paths, problems, via: 'walk' };
 }
 
 function isIgnored(rules: { base: string; rules: Ignore }[], path: string, isDir: boolean): boolean {

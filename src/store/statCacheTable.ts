@@ -1,17 +1,26 @@
 import type Database from 'better-sqlite3';
-import { MemoryStatCache } from '../core/statCache.js';
+import { MemoryStatCache, type StatCacheRows } from '../core/statCache.js';
 
 /**
- * The whole table, read as one string that SQLite joins: a warm status reads every row, and
- * one value costs far less to hand to JavaScript than a row object each. No field holds a NUL.
+ * The whole table, read as one string SQLite joins, in path order (the primary key's, by bytes):
+ * a warm status reads every row, and one value costs far less to hand to JavaScript than a row
+ * object each. No field holds a NUL.
  */
 export function loadStatCache(db: Database.Database): MemoryStatCache {
-  const cache = new MemoryStatCache();
-  const joined = db.prepare("SELECT group_concat(path || char(0) || identity || char(0) || digest, char(0)) FROM stat_cache").pluck().get() as string | null;
-  if (joined === null) return cache;
-  const fields = joined.split('\0');
-  for (let index = 0; index + 2 < fields.length; index += 3) cache.entries.set(fields[index]!, { identity: fields[index + 1]!, digest: fields[index + 2]! });
-  return cache;
+  const joined = db
+    .prepare('SELECT group_concat(path || char(0) || identity || char(0) || digest, char(0) ORDER BY path) FROM stat_cache')
+    .pluck()
+    .get() as string | null;
+  const rows: StatCacheRows = { paths: [], identities: [], digests: [] };
+  if (joined !== null) {
+    const fields = joined.split('\0');
+    for (let index = 0; index + 2 < fields.length; index += 3) {
+      rows.paths.push(fields[index]!);
+      rows.identities.push(fields[index + 1]!);
+      rows.digests.push(fields[index + 2]!);
+    }
+  }
+  return new MemoryStatCache(rows);
 }
 
 /** Writes only what changed; a lost write only costs a re-read later. */
