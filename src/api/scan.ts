@@ -3,7 +3,7 @@ import type { CheckDefinition } from '../core/definition.js';
 import type { ObservedContext, Observation } from '../core/observation.js';
 import { planCheck } from '../exec/checkPlan.js';
 import { InputScanner } from '../fs/inputScanner.js';
-import { startScans, type StartedScans } from './startScans.js';
+import { startScans, type StartedScans } from '../fs/startedScans.js';
 import { latestReceipt } from '../store/receipts.js';
 import { saveStatCache } from '../store/statCacheTable.js';
 import type { Project } from './project.js';

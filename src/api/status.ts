@@ -34,7 +34,7 @@ export async function status(
   }
   // Loaded only now, as the scan below. git lists the sources and the install trees are walked
   // on other threads from here on, while the scan's code loads and the store opens.
-  const { startScans } = await import('./startScans.js');
+  const { startScans } = await import('../fs/startedScans.js');
   const scans = startScans(project, definitions);
   // Loaded only now: a healthy observer spares this process the SQLite driver and the scan.
   const { scanStatus } = await import('./scan.js');

@@ -6,13 +6,12 @@ import { contextDigest } from '../core/context.js';
 import { decide, type CheckStatus } from '../core/decide.js';
 import { definitionDigest, type CheckDefinition } from '../core/definition.js';
 import { diffManifest } from '../core/diff.js';
-import { nowNs } from '../core/identity.js';
 import { reason, type Reason } from '../core/reason.js';
 import type { Observation } from '../core/observation.js';
 import type { Receipt } from '../core/receipt.js';
 import type { MemoryStatCache } from '../core/statCache.js';
 import { InputScanner } from '../fs/inputScanner.js';
-import { InstalledScans } from '../fs/installedScans.js';
+import { startScans, type StartedScans } from '../fs/startedScans.js';
 import { insertReceipt, latestReceipt } from '../store/receipts.js';
 import { saveStatCache } from '../store/statCacheTable.js';
 import { ensureStateDir } from '../store/stateDir.js';
@@ -78,11 +77,13 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
       const skipped = await askToSkip();
       if (skipped) return skipped;
     }
+    // git and the install walks start before the store opens, and run on other threads meanwhile.
+    const startedFirst = startScans(request, [definition]);
     const { db, statCache, envKey } = await request.session();
-    const observe = () =>
-      new InputScanner(request.root, request.excluded, statCache, new InstalledScans(request.root, nowNs(), request.stateDir)).observe(definition);
+    const observe = (scans: StartedScans = startScans(request, [definition])) =>
+      new InputScanner(request.root, request.excluded, statCache, scans.installed, scans.sources).observe(definition);
     const before = plan(envKey);
-    const inputsBefore = observe();
+    const inputsBefore = observe(startedFirst);
     if (request.ifDue) {
       // Decided under the lock: a run that just finished may have made this one unnecessary.
       const status = decide(definition, before.observed, inputsBefore, latestReceipt(db, definition.name));

@@ -12,10 +12,24 @@ export function globMatcher(globs: readonly string[]): (path: string) => boolean
   if (globs.length === 0) return () => false;
   const matchers = globs.map((glob) => {
     const matches = picomatch(glob, { dot: true });
-    // "." and ".." may be normalised away by picomatch, so they prove nothing.
-    const literals = glob.split('/').filter((segment) => segment !== '' && segment !== '.' && segment !== '..' && !GLOB_CHARACTERS.test(segment));
+    const literals = literalSegments(glob);
     if (literals.length === 0) return matches;
     return (path: string) => literals.every((literal) => path.includes(literal)) && matches(path);
   });
   return matchers.length === 1 ? (matchers[0] as (path: string) => boolean) : (path) => matchers.some((matches) => matches(path));
+}
+
+/** The segments of a glob that a matching path must hold as they are. */
+export function literalSegments(glob: string): string[] {
+  // "." and ".." may be normalised away by picomatch, so they prove nothing.
+  return glob.split('/').filter((segment) => segment !== '' && segment !== '.' && segment !== '..' && !GLOB_CHARACTERS.test(segment));
+}
+
+/**
+ * True when no path in `text` (all the paths, joined, or more) can match any of the globs: each
+ * glob has a literal segment that appears nowhere in it. One search of the text spares a test
+ * per path, for the tool-cache exclusions in a listing that holds no node_modules.
+ */
+export function noneCanMatch(globs: readonly string[], text: string): boolean {
+  return globs.every((glob) => literalSegments(glob).some((literal) => !text.includes(literal)));
 }

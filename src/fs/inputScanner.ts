@@ -9,7 +9,7 @@ import { reason, type Reason } from '../core/reason.js';
 import { TOOL_CACHES } from '../core/toolCaches.js';
 import { hashFile } from './hashFile.js';
 import { listInstalledFiles, type InstalledListing } from './installedFiles.js';
-import { globMatcher } from './globMatcher.js';
+import { globMatcher, noneCanMatch } from './globMatcher.js';
 import { InstalledScans } from './installedScans.js';
 import { startPathStats } from './nativeTreeScan.js';
 import { startSourceListing, strictUtf8, type PendingPathStats, type PendingSourceListing, type SourceListing } from './sourceFiles.js';
@@ -47,7 +47,7 @@ export class InputScanner {
     this.installedScans.start(definition.installed);
     const sources = this.listSources();
     const problems: Reason[] = [...sources.problems];
-    const selected = selectSources(sources.paths, definition.inputs);
+    const selected = selectSources(sources, definition.inputs);
     const native = this.installedScans.finish(
       definition.installed,
       selected.map((index) => sources.paths[index]!),
@@ -302,13 +302,17 @@ export class InputScanner {
 }
 
 /** The indexes of the paths the globs select. Tool caches are never inputs, even in a project that does not ignore node_modules. */
-function selectSources(paths: readonly string[], globs: readonly string[]): number[] {
+function selectSources({ paths, text }: SourceListing, globs: readonly string[]): number[] {
   const positive = globs.filter((glob) => !glob.startsWith('!'));
   const negative = [...globs.filter((glob) => glob.startsWith('!')).map((glob) => glob.slice(1)), ...TOOL_CACHES];
   const everything = positive.length === 1 && positive[0] === '**';
+  const selected: number[] = [];
+  if (everything && noneCanMatch(negative, text)) {
+    for (let index = 0; index < paths.length; index++) selected.push(index);
+    return selected;
+  }
   const selects = everything ? () => true : picomatch(positive, { dot: true });
   const excludes = globMatcher(negative);
-  const selected: number[] = [];
   for (let index = 0; index < paths.length; index++) {
     const path = paths[index]!;
     if (selects(path) && !excludes(path)) selected.push(index);

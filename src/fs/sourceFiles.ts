@@ -13,6 +13,8 @@ export interface SourceListing {
   via: 'git' | 'walk';
   /** The lstat of every path, when it was done natively along with the listing. */
   stats?: PendingPathStats;
+  /** Every path joined by NUL, and perhaps more (the excluded): for a quick "is X in any path". */
+  text: string;
 }
 
 /** Native lstats of a listing's paths: identities[i] and executable[i] belong to paths[i]. */
@@ -75,8 +77,8 @@ function listWithGit(root: string, excluded: readonly string[]): SourceListing {
     env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' },
   });
   if (git.error || git.status !== 0) throw gitFailed(root, git.error ? git.error.message : git.stderr.toString().trim());
-  const { written, problems } = parseGitListing(git.stdout);
-  return { paths: keptPaths(written, excluded).paths, problems, via: 'git' };
+  const { written, problems, text } = parseGitListing(git.stdout);
+  return { paths: keptPaths(written, excluded).paths, problems, via: 'git', text };
 }
 
 function nativeListing(root: string, git: NativeSourceList, excluded: readonly string[]): SourceListing {
@@ -84,14 +86,14 @@ function nativeListing(root: string, git: NativeSourceList, excluded: readonly s
     const why = git.spawnError !== null ? `spawn git ${git.spawnError}` : git.signal !== null ? `git was killed by signal ${git.signal}` : git.stderr.trim();
     throw gitFailed(root, why);
   }
-  const { written, problems } = parseGitListing(git.stdout);
+  const { written, problems, text } = parseGitListing(git.stdout);
   const { paths, positions } = keptPaths(written, excluded);
   let { identities, executable } = git;
   if (positions !== null) {
     identities = positions.map((position) => git.identities[position] ?? null);
     executable = Uint8Array.from(positions, (position) => git.executable[position] ?? 0);
   }
-  return { paths, problems, via: 'git', stats: { finish: () => ({ identities, executable }) } };
+  return { paths, problems, via: 'git', stats: { finish: () => ({ identities, executable }) }, text };
 }
 
 function gitFailed(root: string, why: string): VouchError {
@@ -108,12 +110,13 @@ const NOT_A_PATH = '\0';
  * conflicted file is written once per stage). A path that is not UTF-8 is a
  * problem, and its item NOT_A_PATH.
  */
-function parseGitListing(out: Buffer): { written: string[]; problems: Reason[] } {
+function parseGitListing(out: Buffer): { written: string[]; problems: Reason[]; text: string } {
   try {
     // The common case, decoded in one call.
-    const written = strictUtf8.decode(out).split('\0');
+    const text = strictUtf8.decode(out);
+    const written = text.split('\0');
     written.pop();
-    return { written, problems: [] };
+    return { written, problems: [], text };
   } catch {
     const written: string[] = [];
     const problems: Reason[] = [];
@@ -127,7 +130,7 @@ function parseGitListing(out: Buffer): { written: string[]; problems: Reason[] }
         written.push(NOT_A_PATH);
       }
     }
-    return { written, problems };
+    return { written, problems, text: written.join('\0') };
   }
 }
 
@@ -143,19 +146,26 @@ function keptPaths(written: string[], excluded: readonly string[]): { paths: str
     for (let index = 0; index < names.length; index++) if (path === names[index] || path.startsWith(prefixes[index]!)) return true;
     return false;
   };
+  // git lists paths in byte order, each once but for a conflicted file's stages: ascending means unique.
+  let ascending = true;
   let inPlace = true;
-  for (let index = 0; index < written.length && inPlace; index++) {
+  for (let index = 0; index < written.length; index++) {
     const path = written[index]!;
-    inPlace = path !== NOT_A_PATH && (index === 0 || written[index - 1]! < path) && !isExcluded(path);
+    if (index > 0 && !(written[index - 1]! < path)) ascending = inPlace = false;
+    if (inPlace && (path === NOT_A_PATH || isExcluded(path))) inPlace = false;
+    if (!ascending) break;
   }
   if (inPlace) return { paths: written, positions: null };
-  const seen = new Set<string>();
+  const seen = ascending ? null : new Set<string>();
   const paths: string[] = [];
   const positions: number[] = [];
   for (let index = 0; index < written.length; index++) {
     const path = written[index]!;
-    if (path === NOT_A_PATH || seen.has(path) || isExcluded(path)) continue;
-    seen.add(path);
+    if (path === NOT_A_PATH || isExcluded(path)) continue;
+    if (seen !== null) {
+      if (seen.has(path)) continue;
+      seen.add(path);
+    }
     paths.push(path);
     positions.push(index);
   }
@@ -203,7 +213,8 @@ function walkWithIgnoreRules(root: string, excluded: readonly string[]): SourceL
     if (pushed) rules.pop();
   };
   visit('');
-  return { paths: keptPaths(paths, excluded).paths, problems, via: 'walk' };
+  const kept = keptPaths(paths, excluded).paths;
+  return { paths: kept, problems, via: 'walk', text: kept.join('\0') };
 }
 
 function isIgnored(rules: { base: string; rules: Ignore }[], path: string, isDir: boolean): boolean {

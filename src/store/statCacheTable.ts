@@ -2,24 +2,21 @@ import type Database from 'better-sqlite3';
 import { MemoryStatCache, type StatCacheRows } from '../core/statCache.js';
 
 /**
- * The whole table, read as one string SQLite joins, in path order (the primary key's, by bytes):
- * a warm status reads every row, and one value costs far less to hand to JavaScript than a row
- * object each. No field holds a NUL.
+ * The whole table as three strings SQLite joins, one per column, in path order (the primary
+ * key's, by bytes): a warm status reads every row, and three values cost far less to hand to
+ * JavaScript than a row object each. No field holds a NUL; if one did, the columns would not
+ * line up, and the cache is dropped (it only saves work).
  */
 export function loadStatCache(db: Database.Database): MemoryStatCache {
-  const joined = db
-    .prepare('SELECT group_concat(path || char(0) || identity || char(0) || digest, char(0) ORDER BY path) FROM stat_cache')
-    .pluck()
-    .get() as string | null;
-  const rows: StatCacheRows = { paths: [], identities: [], digests: [] };
-  if (joined !== null) {
-    const fields = joined.split('\0');
-    for (let index = 0; index + 2 < fields.length; index += 3) {
-      rows.paths.push(fields[index]!);
-      rows.identities.push(fields[index + 1]!);
-      rows.digests.push(fields[index + 2]!);
-    }
-  }
+  const [paths, identities, digests] = db
+    .prepare(
+      'SELECT group_concat(path, char(0)), group_concat(identity, char(0)), group_concat(digest, char(0)) FROM (SELECT path, identity, digest FROM stat_cache ORDER BY path)',
+    )
+    .raw()
+    .get() as [string | null, string | null, string | null];
+  if (paths === null || identities === null || digests === null) return new MemoryStatCache();
+  const rows: StatCacheRows = { paths: paths.split('\0'), identities: identities.split('\0'), digests: digests.split('\0') };
+  if (rows.identities.length !== rows.paths.length || rows.digests.length !== rows.paths.length) return new MemoryStatCache();
   return new MemoryStatCache(rows);
 }
 
