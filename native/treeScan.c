@@ -337,8 +337,16 @@ static void read_dir(Walker *walker, int fd, Node *node, const struct stat *dir_
   closedir(stream);
 }
 
+// A directory whose listing is kept is only stat'ed through, never read: a path-only descriptor
+// costs the kernel less to open, and is reopened for reading only when the listing is stale.
+#ifdef O_PATH
+#define LOOK_ONLY O_PATH
+#else
+#define LOOK_ONLY O_RDONLY
+#endif
+
 static void list_dir(Walker *walker, Node *node) {
-  int fd = openat(walker->root_fd, node->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  int fd = openat(walker->root_fd, node->path, LOOK_ONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) {
     // Gone since its parent was listed: as the JavaScript walk, nothing to record. Anything
     // else (now a link, or a file) is left to the JavaScript walk to explain.
@@ -366,7 +374,14 @@ static void list_dir(Walker *walker, Node *node) {
     return;
   }
   walker->changed = 1;
-  read_dir(walker, fd, node, &dir_stats);
+  int readable = LOOK_ONLY == O_RDONLY ? fd : openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (readable < 0) {
+    fail(walker, node->path, errno);
+    close(fd);
+    return;
+  }
+  if (readable != fd) close(fd);
+  read_dir(walker, readable, node, &dir_stats);
 }
 
 static void *walk(void *argument) {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
+import { CANNOT_DROP_PRIVILEGES, giveToNobody, IS_ROOT, vouchUnprivileged } from './helpers/privileges.js';
 import { CLI, cleanEnv, tempProject, type CliResult, type TempProject } from './helpers/project.js';
 
 const PASSING = 'process.exitCode = 0;\n';
@@ -39,33 +40,6 @@ function expectUsageError(result: CliResult, code: string, patterns: RegExp[]): 
   for (const pattern of patterns) expect(message).toMatch(pattern);
   expect(result.stderr).toBe(`vouch: ${message}\n`);
   return message;
-}
-
-/** Runs the built CLI as the unprivileged "nobody", for permission tests that root would bypass. */
-const IS_ROOT = process.getuid?.() === 0;
-const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv', '/usr/sbin/setpriv'].find((path) => existsSync(path));
-// Root reads and writes through any mode bits: without setpriv to drop privileges there is no way
-// to make a file unreadable to this process, so only then are the permission tests skipped.
-const CANNOT_DROP_PRIVILEGES = IS_ROOT && SETPRIV === undefined;
-const NOBODY = 65534;
-
-function vouchUnprivileged(project: TempProject, args: string[]): CliResult {
-  if (!IS_ROOT) return project.vouch(args);
-  const result = spawnSync(
-    SETPRIV ?? 'setpriv',
-    [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', process.execPath, CLI, ...args],
-    // HOME inside the project: nobody cannot read root's git config.
-    { cwd: project.root, env: cleanEnv({ HOME: project.root }), encoding: 'utf8', timeout: 60_000 },
-  );
-  if (result.error) throw result.error;
-  return { code: result.status, signal: result.signal, stdout: result.stdout, stderr: result.stderr };
-}
-
-/** Hands the whole project to nobody (git refuses a repository owned by someone else). */
-function giveToNobody(project: TempProject) {
-  if (!IS_ROOT) return;
-  const result = spawnSync('chown', ['-R', `${NOBODY}:${NOBODY}`, project.root]);
-  expect(result.status, String(result.stderr)).toBe(0);
 }
 
 describe('config errors name the JSON path and the fix', () => {
