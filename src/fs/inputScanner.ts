@@ -48,13 +48,7 @@ export class InputScanner {
     const sources = this.listSources();
     const problems: Reason[] = [...sources.problems];
     const selected = selectSources(sources, definition.inputs);
-    const native = this.installedScans.finish(
-      definition.installed,
-      selected.map((index) => sources.paths[index]!),
-    );
-    const installed = native ?? this.listInstalled(definition.installed);
-    problems.push(...installed.problems);
-
+    // The sources first: the install trees may still be walking meanwhile.
     const sourceEntries: InputEntry[] = [];
     for (const index of selected) {
       const looked = this.lookSourceAt(index);
@@ -62,6 +56,12 @@ export class InputScanner {
       if ('code' in looked) problems.push(looked);
       else sourceEntries.push(looked);
     }
+    const native = this.installedScans.finish(
+      definition.installed,
+      selected.map((index) => sources.paths[index]!),
+    );
+    const installed = native ?? this.listInstalled(definition.installed);
+    problems.push(...installed.problems);
     // The native walk never holds a source (it gives way to the JavaScript walk when one lies in
     // its trees); a path listed both ways stays a source.
     const isSource = native ? () => false : setOf(sourceEntries);
