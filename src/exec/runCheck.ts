@@ -5,20 +5,15 @@ import type Database from 'better-sqlite3';
 import { contextDigest } from '../core/context.js';
 import { decide, type CheckStatus } from '../core/decide.js';
 import { definitionDigest, type CheckDefinition } from '../core/definition.js';
-import { diffManifest } from '../core/diff.js';
 import { reason, type Reason } from '../core/reason.js';
 import type { Observation } from '../core/observation.js';
 import type { Receipt } from '../core/receipt.js';
 import type { MemoryStatCache } from '../core/statCache.js';
-import { InputScanner } from '../fs/inputScanner.js';
-import { startScans, type StartedScans } from '../fs/startedScans.js';
-import { insertReceipt, latestReceipt } from '../store/receipts.js';
-import { saveStatCache } from '../store/statCacheTable.js';
+import type { StartedScans } from '../fs/startedScans.js';
 import { ensureStateDir } from '../store/stateDir.js';
 import { planCheck } from './checkPlan.js';
 import { acquireRunLock, runLockHeld, type LockHolder } from './runLock.js';
 import { newRunId } from './runId.js';
-import { spawnCheck } from './spawnCheck.js';
 
 export interface RunRequest {
   root: string;
@@ -66,6 +61,15 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
     const skipped = await askToSkip();
     if (skipped) return skipped;
   }
+  // Loaded only now: a check the observer finds current is skipped without the scan's code.
+  const [{ InputScanner }, { startScans }, { insertReceipt, latestReceipt }, { saveStatCache }, { diffManifest }, { spawnCheck }] = await Promise.all([
+    import('../fs/inputScanner.js'),
+    import('../fs/startedScans.js'),
+    import('../store/receipts.js'),
+    import('../store/statCacheTable.js'),
+    import('../core/diff.js'),
+    import('./spawnCheck.js'),
+  ]);
   let waited = false;
   const release = await acquireRunLock(request.stateDir, { runId, check: definition.name, startedAt: Date.now() }, (holder) => {
     waited = true;
