@@ -309,7 +309,7 @@ static void read_dir(Walker *walker, int fd, Node *node, const struct stat *dir_
     errno = 0;
   }
   if (errno != 0 && item == NULL) fail(walker, node->path, errno);
-  qsort(walker->names, count, sizeof(Named), by_git_order);
+  if (count > 1) qsort(walker->names, count, sizeof(Named), by_git_order);
 
   DirListing *listing = calloc(1, sizeof *listing);
   if (!listing) abort();
