@@ -77,12 +77,18 @@ void source_list(SourceList *list, const char *root, char *const envp[], int thr
   close(out_pipe[0]);
   close(err_pipe[0]);
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  pid_t waited;
+  do waited = waitpid(pid, &status, 0);
+  while (waited < 0 && errno == EINTR);
   list->out = out.data;
   list->out_length = out.length;
   list->err = err.data;
   list->err_length = err.length;
+  // Reaped by someone else, git's status is unknown: its output is not trusted.
+  if (waited < 0) {
+    list->spawn_errno = errno;
+    return;
+  }
   if (WIFSIGNALED(status)) {
     list->term_signal = WTERMSIG(status);
     return;
