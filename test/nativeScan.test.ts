@@ -66,6 +66,14 @@ function run(p: TempProject, env: NodeJS.ProcessEnv) {
   expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
 }
 
+/** A passing run, then two looks: the first keeps the directory listings, the second answers from them. */
+async function runAndKeepListings(p: TempProject) {
+  run(p, NATIVE);
+  expectCurrent(p, 'check', NATIVE);
+  await sleep(60);
+  expectCurrent(p, 'check', NATIVE);
+}
+
 function changesOf(p: TempProject, env: NodeJS.ProcessEnv): string[] {
   const out = p.json(['explain', 'check'], { env });
   return out.input_changes.map((c: Json) => `${c.change} ${c.path}`).sort();
@@ -150,11 +158,7 @@ describe('the native scan', () => {
       },
     ];
     for (const mutation of mutations) {
-      run(p, NATIVE);
-      // Twice: the first keeps the listings, the second answers from them.
-      expectCurrent(p, 'check', NATIVE);
-      await sleep(60);
-      expectCurrent(p, 'check', NATIVE);
+      await runAndKeepListings(p);
       expect(cacheFiles(p).length, 'the listings are kept in the state dir').toBe(2);
       mutation.mutate();
       for (const env of BOTH) {
@@ -199,10 +203,7 @@ describe('the native scan', () => {
     const other = hostile('native-other');
     run(other, NATIVE);
     expectCurrent(other, 'check', NATIVE);
-    run(p, NATIVE);
-    expectCurrent(p, 'check', NATIVE);
-    await sleep(60);
-    expectCurrent(p, 'check', NATIVE);
+    await runAndKeepListings(p);
     const files = cacheFiles(p).sort();
     const good = files.map((file) => readFileSync(file));
     const foreign = cacheFiles(other).sort();
@@ -246,10 +247,7 @@ describe('the native scan', () => {
 
   it('listings damaged at random but with a valid checksum crash nothing and hide no change', async () => {
     const p = hostile('native-fuzzed');
-    run(p, NATIVE);
-    expectCurrent(p, 'check', NATIVE);
-    await sleep(60);
-    expectCurrent(p, 'check', NATIVE);
+    await runAndKeepListings(p);
     // The listing of node_modules/ (the larger of the two files).
     const [file] = cacheFiles(p).sort((a, b) => readFileSync(b).length - readFileSync(a).length) as [string];
     const good = readFileSync(file);
@@ -284,10 +282,7 @@ describe('the native scan', () => {
 
   it('a kept listing in another order than paths sort (an older build\'s) is read again, not trusted', async () => {
     const p = hostile('native-reordered');
-    run(p, NATIVE);
-    expectCurrent(p, 'check', NATIVE);
-    await sleep(60);
-    expectCurrent(p, 'check', NATIVE);
+    await runAndKeepListings(p);
     const before = changesOf(p, NATIVE);
     for (const file of cacheFiles(p)) {
       const bytes = reorderedListings(readFileSync(file));
