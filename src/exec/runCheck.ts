@@ -6,7 +6,7 @@ import { contextDigest } from '../core/context.js';
 import { decide, type CheckStatus } from '../core/decide.js';
 import { definitionDigest, type CheckDefinition } from '../core/definition.js';
 import { reason, type Reason } from '../core/reason.js';
-import type { Observation } from '../core/observation.js';
+import type { Observation, ObservedContext } from '../core/observation.js';
 import type { Receipt } from '../core/receipt.js';
 import type { MemoryStatCache } from '../core/statCache.js';
 import type { StartedScans } from '../fs/startedScans.js';
@@ -29,8 +29,11 @@ export interface RunRequest {
   stderr: NodeJS.WritableStream;
   onWait(holder: LockHolder): void;
   onStart(runId: string, argv: string[]): void;
-  /** The observer's view of the inputs and the latest receipt, asked under the lock; null to look directly. */
-  askObserver?(): Promise<{ inputs: Observation; receipt: Receipt | null; envKey: string } | null>;
+  /**
+   * The observer's view of the inputs and the latest receipt, with the context
+   * planned against its env key; null to look directly.
+   */
+  askObserver?(): Promise<{ inputs: Observation; receipt: Receipt | null; observed: ObservedContext } | null>;
 }
 
 export type RunOutcome =
@@ -46,12 +49,11 @@ const MAX_LISTED_PATHS = 5;
  */
 export async function runCheck(request: RunRequest): Promise<RunOutcome> {
   const { definition } = request;
-  const runId = newRunId();
   const plan = (envKey: string) => planCheck({ root: request.root, definition, scripts: request.scripts, env: request.env, envKey });
   const askToSkip = async (): Promise<RunOutcome | null> => {
     const asked = await request.askObserver?.();
     if (!asked) return null;
-    const status = decide(definition, plan(asked.envKey).observed, asked.inputs, asked.receipt);
+    const status = decide(definition, asked.observed, asked.inputs, asked.receipt);
     return status.reuseEligible ? { action: 'skipped', status, exitCode: 0 } : null;
   };
   // Asked before the lock when nobody holds it: taking the lock is a write, and the watcher
@@ -70,6 +72,7 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
     import('../core/diff.js'),
     import('./spawnCheck.js'),
   ]);
+  const runId = newRunId();
   let waited = false;
   const release = await acquireRunLock(request.stateDir, { runId, check: definition.name, startedAt: Date.now() }, (holder) => {
     waited = true;
