@@ -7,6 +7,10 @@
 // only when a config changed). The type stage's worker is an entry of its
 // own: a worker thread starts from a file, which the stage finds beside its
 // own chunk.
+import { readFileSync } from 'node:fs';
+
+const { version } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8'));
+
 export default {
   input: { main: 'dist/cli/main.js', typeWorker: 'dist/probe/typeWorker.js' },
   platform: 'node',
@@ -16,8 +20,34 @@ export default {
     format: 'cjs',
     entryFileNames: '[name].js',
     chunkFileNames: '[name]-[hash].js',
+    codeSplitting: {
+      groups: [
+        {
+          // What main.js itself needs stays out of 'common', so --help and the hook load no more.
+          name: 'errors',
+          test: /dist[\\/]core[\\/](errors|claimError)\.js$/,
+          priority: 2,
+        },
+        {
+          // The small modules nearly every command loads, as one file: each
+          // file costs a require its resolve, read and wrap.
+          name: 'common',
+          priority: 1,
+          test: /dist[\\/](core[\\/](config|digest|definition|context|reason|decide|humanTime)|cli[\\/](format|io|options)|fs[\\/]processStart|observer[\\/](client|protocol)|store[\\/]stateDir|api[\\/](project|observed|reportJson))\.js$/,
+        },
+      ],
+    },
   },
   plugins: [
+    {
+      // Every command reports the version; read at build time, it costs a
+      // process no require of package.json through the loader (about 2 ms).
+      name: 'inline-version',
+      transform(_code, id) {
+        if (id.replaceAll('\\', '/').endsWith('/dist/cli/version.js')) return `export const VERSION = ${JSON.stringify(version)};\n`;
+        return null;
+      },
+    },
     {
       name: 'commonjs-folder',
       generateBundle() {

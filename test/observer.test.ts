@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -181,11 +181,17 @@ describe('start and stop', () => {
   it('an observer of another vouch version is replaced by the next start', async () => {
     const p = project('obs-version');
     runChecks(p);
-    // The same bundle under a package.json that says another version.
+    // The same bundle, with another version built in.
     const other = join(p.root, 'out', 'other-vouch');
     cpSync(join(REPO, 'dist'), join(other, 'dist'), { recursive: true });
     const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8'));
     writeFileSync(join(other, 'package.json'), JSON.stringify({ ...pkg, version: '0.0.0-other' }));
+    const versionChunks = readdirSync(join(other, 'dist/bin')).filter((name) => /^version-.*\.js$/.test(name));
+    expect(versionChunks).toHaveLength(1);
+    const versionChunk = join(other, 'dist/bin', versionChunks[0]!);
+    const built = readFileSync(versionChunk, 'utf8');
+    expect(built).toContain(JSON.stringify(pkg.version));
+    writeFileSync(versionChunk, built.replace(JSON.stringify(pkg.version), JSON.stringify('0.0.0-other')));
     symlinkSync(join(REPO, 'node_modules'), join(other, 'node_modules'));
     const otherStart = spawnSync(process.execPath, [join(other, 'dist/bin/main.js'), 'start', '--json'], { cwd: p.root, env: cleanEnv(), encoding: 'utf8', timeout: 60_000 });
     const old = JSON.parse(otherStart.stdout || '{}');
