@@ -1,4 +1,5 @@
-// N-API face of the native scans (src/fs/nativeTreeScan.ts). Each start...() begins work on
+// N-API face of the native scans (src/fs/nativeTreeScan.ts) and of the observer call
+// (src/observer/client.ts). Each start...() begins work on
 // threads of its own and returns at once, so JavaScript goes on meanwhile; finish...() waits for
 // that work and hands over what it found.
 #include <errno.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "observerCall.h"
 #include "pathStats.h"
 #include "sourceList.h"
 #include "treeScan.h"
@@ -335,6 +337,44 @@ static napi_value finish_sources(napi_env env, napi_callback_info info) {
   return result;
 }
 
+// callObserver(socketPath: string, request: string, deadlineMs: number, maxBytes: number):
+//   { outcome: 'answered', reply: string } or { outcome: 'refused' | 'timeout' | 'closed' | 'oversized' | 'error', errno: number }
+static napi_value call_observer(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  int32_t deadline_ms = 0;
+  double max_bytes = 0;
+  char *socket_path = argc == 4 ? string_argument(env, argv[0]) : NULL;
+  char *request = argc == 4 ? string_argument(env, argv[1]) : NULL;
+  if (!socket_path || !request || napi_get_value_int32(env, argv[2], &deadline_ms) != napi_ok ||
+      napi_get_value_double(env, argv[3], &max_bytes) != napi_ok || max_bytes < 1) {
+    free(socket_path);
+    free(request);
+    napi_throw_type_error(env, NULL, "callObserver(socketPath: string, request: string, deadlineMs: number, maxBytes: number)");
+    return NULL;
+  }
+  ObserverReply reply;
+  observer_call(&reply, socket_path, request, strlen(request), deadline_ms, (size_t)max_bytes);
+  free(socket_path);
+  free(request);
+  static const char *const outcomes[] = {"answered", "refused", "timeout", "closed", "oversized", "error"};
+  napi_value result, value;
+  CHECK(napi_create_object(env, &result));
+  CHECK(napi_create_string_utf8(env, outcomes[reply.outcome], NAPI_AUTO_LENGTH, &value));
+  set(env, result, "outcome", value);
+  if (reply.outcome == CALL_ANSWERED) {
+    napi_status status = napi_create_string_utf8(env, reply.reply, reply.reply_length, &value);
+    free(reply.reply);
+    CHECK(status);
+    set(env, result, "reply", value);
+  } else {
+    CHECK(napi_create_int32(env, reply.error_number, &value));
+    set(env, result, "errno", value);
+  }
+  return result;
+}
+
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor properties[] = {
       {"start", NULL, start, NULL, NULL, NULL, napi_default, NULL},
@@ -343,8 +383,9 @@ static napi_value init(napi_env env, napi_value exports) {
       {"finishStats", NULL, finish_stats, NULL, NULL, NULL, napi_default, NULL},
       {"startSources", NULL, start_sources, NULL, NULL, NULL, napi_default, NULL},
       {"finishSources", NULL, finish_sources, NULL, NULL, NULL, napi_default, NULL},
+      {"callObserver", NULL, call_observer, NULL, NULL, NULL, napi_default, NULL},
   };
-  napi_define_properties(env, exports, 6, properties);
+  napi_define_properties(env, exports, sizeof properties / sizeof properties[0], properties);
   return exports;
 }
 

@@ -1,8 +1,6 @@
 import { availableParallelism } from 'node:os';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { PlainLines } from '../core/manifest.js';
+import { loadAddon } from './nativeAddon.js';
 
 /**
  * The native tree scan (native/treeScan.c): walks an install tree on several
@@ -35,34 +33,9 @@ export interface NativeSourceList extends PathStatsResult {
   stderr: string;
 }
 
-interface Addon {
-  start(root: string, base: string, observedAtNs: bigint, threads: number, cacheFile: string): object;
-  finish(handle: object): ({ failure: null } & TreeScanResult) | { failure: string };
-  startStats(root: string, paths: string, count: number, threads: number): object;
-  finishStats(handle: object): PathStatsResult;
-  startSources(root: string, threads: number): object;
-  finishSources(handle: object): NativeSourceList;
-}
-
 export interface PendingTreeScan {
   /** null when the walk met something only the JavaScript walk explains (an unreadable directory, a non-ASCII name). */
   finish(): TreeScanResult | null;
-}
-
-let addon: Addon | null | undefined;
-
-/** Both src/fs/ and the bundle's dist/bin/ are two levels below the package root. */
-function loadAddon(): Addon | null {
-  if (addon !== undefined) return addon;
-  addon = null;
-  if (process.env.VOUCH_NATIVE === '0' || process.platform === 'win32') return addon;
-  try {
-    const here = dirname(fileURLToPath(import.meta.url));
-    addon = createRequire(import.meta.url)(join(here, '..', '..', 'build', 'Release', 'vouch_scan.node')) as Addon;
-  } catch {
-    addon = null;
-  }
-  return addon;
 }
 
 export function nativeTreeScanAvailable(): boolean {

@@ -1,9 +1,13 @@
-import { connect } from 'node:net';
+import { getSystemErrorName } from 'node:util';
+import { loadAddon, type Addon } from '../fs/nativeAddon.js';
+import { blockingObserverCallsAllowed } from './callMode.js';
 import { processAlive } from '../fs/processStart.js';
 import { observerFiles, readRecord, removeObserverFiles, type ObserverFiles, type ObserverRecord } from './observerFiles.js';
 import { MAX_LINE_BYTES, type MethodName, type Methods } from './protocol.js';
 
 export const DEFAULT_DEADLINE_MS = 5_000;
+/** The longest answer read, in characters (bytes on the native path): an observer sending more is broken. */
+const MAX_ANSWER_CHARS = 64 * MAX_LINE_BYTES;
 
 /** Why a call got no answer. The caller falls back to observing directly. */
 export class ObserverUnavailable extends Error {
@@ -41,49 +45,92 @@ export function deadlineFrom(env: NodeJS.ProcessEnv): number {
 }
 
 let nextId = 1;
-
 /** One call, one connection. A hung or dead observer costs at most the deadline. */
-export function callObserver<M extends MethodName>(
+export async function callObserver<M extends MethodName>(
   socket: string,
   method: M,
   params: Methods[M]['params'],
   deadlineMs: number,
 ): Promise<Methods[M]['result']> {
+  const id = nextId++;
+  const request = JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n';
+  const addon = blockingObserverCallsAllowed() ? loadAddon() : null;
+  const line = addon ? blockingExchange(addon, socket, method, request, deadlineMs) : await streamExchange(socket, method, request, deadlineMs);
+  return answerOf<M>(line, id, method);
+}
+
+function answerOf<M extends MethodName>(line: string, id: number, method: M): Methods[M]['result'] {
+  let message: { id?: number; result?: unknown; error?: { message?: string } };
+  try {
+    message = JSON.parse(line);
+  } catch {
+    throw new ObserverUnavailable('protocol', 'the observer sent something that is not JSON');
+  }
+  if (message.id !== id) throw new ObserverUnavailable('protocol', 'the observer answered another request');
+  if (message.error) throw new ObserverUnavailable('error', `the observer refused "${method}": ${message.error.message ?? 'unknown error'}`);
+  return message.result as Methods[M]['result'];
+}
+
+const timedOut = (method: string, deadlineMs: number) => new ObserverUnavailable('timeout', `the observer did not answer "${method}" within ${deadlineMs} ms`);
+const oversized = () => new ObserverUnavailable('protocol', 'the observer sent an oversized answer');
+const closedEarly = (method: string) => new ObserverUnavailable('error', `the observer closed the connection before answering "${method}"`);
+const unreachable = (why: 'refused' | 'error', socket: string, code: string) => new ObserverUnavailable(why, `cannot reach the observer at ${socket} (${code})`);
+
+function blockingExchange(addon: Addon, socket: string, method: string, request: string, deadlineMs: number): string {
+  const answer = addon.callObserver(socket, request, Math.max(1, Math.ceil(deadlineMs)), MAX_ANSWER_CHARS);
+  switch (answer.outcome) {
+    case 'answered':
+      return answer.reply;
+    case 'timeout':
+      throw timedOut(method, deadlineMs);
+    case 'oversized':
+      throw oversized();
+    case 'closed':
+      throw closedEarly(method);
+    case 'refused':
+    case 'error':
+      throw unreachable(answer.outcome, socket, errnoName(answer.errno));
+  }
+}
+
+function errnoName(errno: number): string {
+  try {
+    return getSystemErrorName(-errno);
+  } catch {
+    return `errno ${errno}`;
+  }
+}
+
+/** The first line the observer sends back, through node:net, loaded only here. */
+async function streamExchange(socket: string, method: string, request: string, deadlineMs: number): Promise<string> {
+  const { connect } = await import('node:net');
   return new Promise((resolve, reject) => {
-    const id = nextId++;
     const connection = connect(socket);
-    let buffer = '';
+    const parts: string[] = [];
+    let length = 0;
     let settled = false;
-    const finish = (error: ObserverUnavailable | null, result?: Methods[M]['result']) => {
+    const finish = (error: ObserverUnavailable | null, line = '') => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       connection.destroy();
       if (error) reject(error);
-      else resolve(result as Methods[M]['result']);
+      else resolve(line);
     };
-    const timer = setTimeout(() => finish(new ObserverUnavailable('timeout', `the observer did not answer "${method}" within ${deadlineMs} ms`)), deadlineMs);
+    const timer = setTimeout(() => finish(timedOut(method, deadlineMs)), deadlineMs);
     connection.setEncoding('utf8');
-    connection.on('connect', () => connection.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n'));
+    connection.on('connect', () => connection.write(request));
     connection.on('data', (chunk: string) => {
-      buffer += chunk;
-      if (buffer.length > 64 * MAX_LINE_BYTES) return finish(new ObserverUnavailable('protocol', 'the observer sent an oversized answer'));
-      const end = buffer.indexOf('\n');
-      if (end < 0) return;
-      let message: { id?: number; result?: unknown; error?: { message?: string } };
-      try {
-        message = JSON.parse(buffer.slice(0, end));
-      } catch {
-        return finish(new ObserverUnavailable('protocol', 'the observer sent something that is not JSON'));
-      }
-      if (message.id !== id) return finish(new ObserverUnavailable('protocol', 'the observer answered another request'));
-      if (message.error) return finish(new ObserverUnavailable('error', `the observer refused "${method}": ${message.error.message ?? 'unknown error'}`));
-      finish(null, message.result as Methods[M]['result']);
+      // Only the new chunk is searched: an answer of many chunks costs linear time.
+      const end = chunk.indexOf('\n');
+      if (end >= 0) return finish(null, parts.join('') + chunk.slice(0, end));
+      parts.push(chunk);
+      length += chunk.length;
+      if (length > MAX_ANSWER_CHARS) finish(oversized());
     });
     connection.on('error', (error: NodeJS.ErrnoException) => {
-      const why = error.code === 'ECONNREFUSED' || error.code === 'ENOENT' ? 'refused' : 'error';
-      finish(new ObserverUnavailable(why, `cannot reach the observer at ${socket} (${error.code ?? error.message})`));
+      finish(unreachable(error.code === 'ECONNREFUSED' || error.code === 'ENOENT' ? 'refused' : 'error', socket, error.code ?? error.message));
     });
-    connection.on('close', () => finish(new ObserverUnavailable('error', `the observer closed the connection before answering "${method}"`)));
+    connection.on('close', () => finish(closedEarly(method)));
   });
 }

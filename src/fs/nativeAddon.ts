@@ -1,0 +1,40 @@
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { NativeSourceList, PathStatsResult, TreeScanResult } from './nativeTreeScan.js';
+
+/** How native/observerCall.h ended; `errno` is set for every outcome but an answer. */
+export type NativeCallReply =
+  | { outcome: 'answered'; reply: string }
+  | { outcome: 'refused' | 'timeout' | 'closed' | 'oversized' | 'error'; errno: number };
+
+/** The native addon (native/, binding.gyp). Everything it does has a JavaScript fallback. */
+export interface Addon {
+  start(root: string, base: string, observedAtNs: bigint, threads: number, cacheFile: string): object;
+  finish(handle: object): ({ failure: null } & TreeScanResult) | { failure: string };
+  startStats(root: string, paths: string, count: number, threads: number): object;
+  finishStats(handle: object): PathStatsResult;
+  startSources(root: string, threads: number): object;
+  finishSources(handle: object): NativeSourceList;
+  callObserver(socketPath: string, request: string, deadlineMs: number, maxBytes: number): NativeCallReply;
+}
+
+let addon: Addon | null | undefined;
+
+/**
+ * The addon, or null when it was not built, does not load, or VOUCH_NATIVE=0
+ * asks for the JavaScript paths. Both src/fs/ and the bundle's dist/bin/ are
+ * two levels below the package root.
+ */
+export function loadAddon(): Addon | null {
+  if (addon !== undefined) return addon;
+  addon = null;
+  if (process.env.VOUCH_NATIVE === '0' || process.platform === 'win32') return addon;
+  try {
+    const here = dirname(fileURLToPath(import.meta.url));
+    addon = createRequire(import.meta.url)(join(here, '..', '..', 'build', 'Release', 'vouch_scan.node')) as Addon;
+  } catch {
+    addon = null;
+  }
+  return addon;
+}
