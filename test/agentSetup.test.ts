@@ -493,22 +493,24 @@ describe('vouch agent setup/remove claude, on a real project', () => {
 
   // `script` gives the CLI a terminal, so it shows the changes and asks.
   const hasScript = spawnSync('script', ['--version'], { encoding: 'utf8' }).status === 0;
-  it.skipIf(!hasScript)('in a terminal, shows the diff and asks; "n" writes nothing, "y" applies', () => {
+  it.skipIf(!hasScript)('in a terminal, shows the diff and asks; "n" or the end of input writes nothing, "y" applies', () => {
     const other = claudeProject('agent-claude-tty');
     try {
       const before = tree(other.root);
       const inTerminal = (answer: string) => {
         const command = `SHELL='${shellFound}' HOME='${home}' '${process.execPath}' '${CLI}' agent setup claude`;
-        const result = spawnSync('script', ['-qec', command, '/dev/null'], { cwd: other.root, env: cleanEnv({ SHELL: '/bin/sh' }), input: `${answer}\n`, encoding: 'utf8', timeout: 60_000 });
+        const result = spawnSync('script', ['-qec', command, '/dev/null'], { cwd: other.root, env: cleanEnv({ SHELL: '/bin/sh' }), input: answer, encoding: 'utf8', timeout: 60_000 });
         return { code: result.status, stdout: result.stdout };
       };
-      const no = inTerminal('n');
-      expect(no.code).toBe(0);
-      expect(no.stdout).toContain('+++ b/CLAUDE.md');
-      expect(no.stdout).toContain('Apply these changes? [y/N]');
-      expect(no.stdout).toContain('Nothing was written.');
-      expect(tree(other.root)).toEqual(before);
-      const yes = inTerminal('y');
+      for (const answer of ['n\n', '']) {
+        const no = inTerminal(answer);
+        expect(no.code).toBe(0);
+        expect(no.stdout).toContain('+++ b/CLAUDE.md');
+        expect(no.stdout).toContain('Apply these changes? [y/N]');
+        expect(no.stdout).toContain('Nothing was written.');
+        expect(tree(other.root)).toEqual(before);
+      }
+      const yes = inTerminal('y\n');
       expect(yes.code).toBe(0);
       expect(yes.stdout).toContain('Wrote 4 files');
       expect(read(other, '.claude/skills/vouch/SKILL.md')).toContain('`vouch run test --if-due`');

@@ -4,14 +4,15 @@ import type { LockHolder } from '../exec/runLock.js';
 import { askObserver, type ObserverUse } from './observed.js';
 import { selectChecks, type Project } from './project.js';
 import type { Session } from './session.js';
+import type { Output } from '../core/output.js';
 
 export interface RunOptions {
   names: readonly string[];
   ifDue: boolean;
   observer: ObserverUse;
   env: NodeJS.ProcessEnv;
-  stdout: NodeJS.WritableStream;
-  stderr: NodeJS.WritableStream;
+  stdout: Output;
+  stderr: Output;
   onWait(holder: LockHolder): void;
   onStart(check: string, runId: string, argv: string[]): void;
   onSkip(status: CheckStatus): void;

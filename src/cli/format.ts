@@ -1,7 +1,9 @@
+import type { Output } from '../core/output.js';
+
 export { formatAge, formatDuration } from '../core/humanTime.js';
 export { iso, receiptJson, receiptSummaryJson, statusJson } from '../api/reportJson.js';
 
-export function writeNotices(stderr: NodeJS.WritableStream, notices: readonly string[]): void {
+export function writeNotices(stderr: Output, notices: readonly string[]): void {
   for (const notice of notices) stderr.write(`vouch: ${notice}\n`);
 }
 

@@ -1,9 +1,11 @@
+import type { Output } from '../core/output.js';
+
 /** What a command may touch of its process: passed in, so tests and the MCP server can supply their own. */
 export interface CliIo {
   cwd: string;
   env: NodeJS.ProcessEnv;
-  stdout: NodeJS.WritableStream;
-  stderr: NodeJS.WritableStream;
+  stdout: Output;
+  stderr: Output;
   /** True when stdout is a terminal: colour and live progress only then. */
   isTty: boolean;
 }

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
+import { createRequire } from 'node:module';
 import { isClaimError } from '../core/claimError.js';
 import { isVouchError } from '../core/errors.js';
+import { fdOutput } from './fdOutput.js';
 import type { CliIo } from './io.js';
 import { VERSION } from './version.js';
 
@@ -83,6 +85,9 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     return 2;
   }
   const command = await load();
+  // The observer and the MCP server serve others while they wait; every other command waits alone.
+  // Imported here, not at the top: bundled with the commands' shared code, which --version need not load.
+  if (name !== 'mcp' && name !== '__observe') (await import('../observer/callMode.js')).allowBlockingObserverCalls();
   if (rest.includes('--help') || rest.includes('-h')) {
     io.stdout.write(command.help);
     return 0;
@@ -110,16 +115,19 @@ function writeError(io: CliIo, code: string, message: string, origin?: string) {
 const io: CliIo = {
   cwd: process.cwd(),
   env: process.env,
-  stdout: process.stdout,
-  stderr: process.stderr,
-  isTty: process.stdout.isTTY === true,
+  stdout: fdOutput(1),
+  stderr: fdOutput(2),
+  // Only prove asks, and node:tty loads net: asked lazily.
+  get isTty() {
+    return (createRequire(import.meta.url)('node:tty') as typeof import('node:tty')).isatty(1);
+  },
 };
 main(process.argv.slice(2), io).then(
   (code) => {
     process.exitCode = code;
   },
   (error: unknown) => {
-    process.stderr.write(`vouch: internal error: ${String(error)}\n`);
+    io.stderr.write(`vouch: internal error: ${String(error)}\n`);
     process.exitCode = 70;
   },
 );

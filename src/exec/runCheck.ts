@@ -14,6 +14,7 @@ import { ensureStateDir } from '../store/stateDir.js';
 import { planCheck } from './checkPlan.js';
 import { acquireRunLock, runLockHeld, type LockHolder } from './runLock.js';
 import { newRunId } from './runId.js';
+import type { Output } from '../core/output.js';
 
 export interface RunRequest {
   root: string;
@@ -25,8 +26,8 @@ export interface RunRequest {
   /** The store, opened on first need: a check the observer finds current is skipped without it. */
   session(): Promise<{ db: Database.Database; statCache: MemoryStatCache; envKey: string }>;
   ifDue: boolean;
-  stdout: NodeJS.WritableStream;
-  stderr: NodeJS.WritableStream;
+  stdout: Output;
+  stderr: Output;
   onWait(holder: LockHolder): void;
   onStart(runId: string, argv: string[]): void;
   /**

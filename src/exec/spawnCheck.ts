@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
+import type { Output } from '../core/output.js';
 
 export interface SpawnOutcome {
   exitCode: number | null;
@@ -16,8 +17,8 @@ export interface SpawnRequest {
   env: NodeJS.ProcessEnv;
   logPath: string;
   /** Where the check's own stdout goes live; with --json it goes to stderr, keeping stdout parseable. */
-  stdout: NodeJS.WritableStream;
-  stderr: NodeJS.WritableStream;
+  stdout: Output;
+  stderr: Output;
 }
 
 const FORWARDED: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];

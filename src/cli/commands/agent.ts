@@ -134,9 +134,14 @@ function exitCode(plan: AgentPlan): number {
 }
 
 async function ask(io: CliIo, question: string): Promise<boolean> {
-  const readline = createInterface({ input: process.stdin, output: io.stdout });
+  io.stdout.write(question);
+  const readline = createInterface({ input: process.stdin });
   try {
-    const answer = await new Promise<string>((resolve) => readline.question(question, resolve));
+    // End of input is a "no", not a hang.
+    const answer = await new Promise<string>((resolve) => {
+      readline.once('line', resolve);
+      readline.once('close', () => resolve(''));
+    });
     return /^y(es)?$/i.test(answer.trim());
   } finally {
     readline.close();
