@@ -2,9 +2,13 @@
 // Generates a synthetic project for the benchmarks: a git repository with N TypeScript source files,
 // M installed files under node_modules/ (laid out and time-stamped the way npm extracts tarballs),
 // a package.json whose "check" script does a fixed amount of work, a lockfile, a turbo.json that makes
-// `turbo run check --dry=json` hash the same source files, and a vouch.config.json.
+// `turbo run check --dry=json` hash the same source files, and a vouch.config.json. The check either
+// reads the sources and waits out --check-ms (sleep, the default), or runs this repository's own
+// TypeScript over sources written to type-check (typecheck): a real check's cost, which grows with
+// the tree and with the machine's load as vouch's own work does.
 //
-//   node bench/generate.mjs --sources 10000 --installed 50000 --out DIR [--check-ms 5000] [--seed 1] [--force]
+//   node bench/generate.mjs --sources 10000 --installed 50000 --out DIR [--check sleep|typecheck]
+//                           [--check-ms 5000] [--seed 1] [--force]
 //
 // Everything is derived from the seed, so two projects generated with the same arguments have the
 // same file tree and the same bytes.
@@ -12,7 +16,8 @@
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { createRequire } from "node:module";
+import { dirname, join, relative, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 
@@ -20,6 +25,8 @@ import { parseArgs } from "node:util";
 export const NPM_FIXED_MTIME = new Date("1985-10-26T08:15:00.000Z");
 
 const FILES_PER_SOURCE_DIR = 16;
+/** sleep: a script that reads the sources and waits out --check-ms; typecheck: TypeScript on typed sources. */
+const CHECKS = ["sleep", "typecheck"];
 const DIRECT_DEPENDENCIES = 30;
 export const TURBO_INSTALLED_CONFIG = "turbo.installed.json";
 
@@ -102,6 +109,60 @@ function sourceFileText(rand, index, targetBytes) {
   return `${lines.join("\n")}\n`;
 }
 
+/** The name of a file's n-th exported interface in a typed tree, known to every file that imports it. */
+function typedName(index, block) {
+  const word = WORDS[index % WORDS.length];
+  return `${word[0].toUpperCase()}${word.slice(1)}${index}_${block}`;
+}
+
+/** An import specifier from file `from` to file `to`, as TypeScript's nodenext resolution wants it. */
+function importPath(from, to) {
+  const path = relative(dirname(sourceRelPath(from)), sourceRelPath(to)).replace(/\.ts$/, ".js");
+  return path.startsWith(".") ? path : `./${path}`;
+}
+
+/**
+ * The same shape of module as sourceFileText, but one that type-checks: it imports types that
+ * earlier files really export, and reads only fields it declares. Files near each other import
+ * each other, as modules of one feature do, so the compiler resolves a real import graph.
+ */
+function typedSourceFileText(rand, index, targetBytes) {
+  const lines = [`// module ${index}`];
+  const imported = new Set();
+  for (let i = 1 + Math.floor(rand() * 4); i > 0 && index > 0; i--) imported.add(index - 1 - Math.floor(rand() * Math.min(index, 64)));
+  for (const from of imported) lines.push(`import type { ${typedName(from, 0)} } from "${importPath(index, from)}";`);
+  lines.push("");
+  const parents = [...imported].map((from) => typedName(from, 0));
+  let size = lines.join("\n").length;
+  for (let block = 0; size < targetBytes; block++) {
+    const type = typedName(index, block);
+    const fn = `${camel(rand, 2)}${index}_${block}`;
+    const text = camel(rand, 1);
+    const count = `${camel(rand, 2)}Count`;
+    const parent = parents[block % Math.max(1, parents.length)];
+    const chunk = [
+      `export interface ${type} {`,
+      `  ${text}: string;`,
+      `  ${count}: number;`,
+      `  tags?: readonly string[];`,
+      ...(parent ? [`  parent?: ${parent};`] : []),
+      `}`,
+      ``,
+      `export function ${fn}(input: ${type}, limit = ${Math.floor(rand() * 1000)}): number {`,
+      `  let total = input.${count};`,
+      `  for (let i = 0; i < Math.min(limit, input.${text}.length); i++) {`,
+      `    total += input.${text}.charCodeAt(i) ^ ${Math.floor(rand() * 65536)};`,
+      `  }`,
+      `  return total + (input.tags?.length ?? 0);`,
+      `}`,
+      ``,
+    ].join("\n");
+    lines.push(chunk);
+    size += chunk.length + 1;
+  }
+  return `${lines.join("\n")}\n`;
+}
+
 function installedFileText(rand, pkgName, relPath, targetBytes) {
   const head = `/* ${pkgName}/${relPath} */\n"use strict";\n`;
   let body = "";
@@ -128,10 +189,11 @@ function sourceRelPath(index) {
   );
 }
 
-function writeSources(root, count, seed) {
+function writeSources(root, count, seed, typed) {
+  const fileText = typed ? typedSourceFileText : sourceFileText;
   for (let i = 0; i < count; i++) {
     const rand = prng(seed * 1_000_003 + i);
-    const text = sourceFileText(rand, i, logUniform(rand, 512, 4096));
+    const text = fileText(rand, i, logUniform(rand, 512, 4096));
     writeFile(join(root, sourceRelPath(i)), text);
   }
 }
@@ -252,6 +314,23 @@ console.log(\`checked \${files} files, digest \${digest.digest("hex").slice(0, 1
 `;
 }
 
+/** The real thing: this repository's own TypeScript compiler, type-checking the whole tree. */
+function typecheckScript() {
+  const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
+  return `// Type-checks the tree with TypeScript (tsconfig.json), as a project's typecheck script does.
+import { spawnSync } from "node:child_process";
+
+const result = spawnSync(process.execPath, [${JSON.stringify(tsc)}, "--noEmit", "-p", "."], { stdio: "inherit" });
+if (result.status === 0) console.log("typecheck passed");
+process.exit(result.status ?? 1);
+`;
+}
+
+const TSCONFIG = {
+  compilerOptions: { strict: true, noEmit: true, target: "es2022", module: "nodenext", moduleResolution: "nodenext", types: [], skipLibCheck: true },
+  include: ["src"],
+};
+
 function npmVersion() {
   try {
     return execFileSync("npm", ["--version"], { encoding: "utf8" }).trim();
@@ -280,7 +359,8 @@ function git(root, args) {
  * Creates the project in `out` and returns what it made.
  * @param {{sources: number, installed: number, out: string, checkMs?: number, seed?: number, force?: boolean}} options
  */
-export function generate({ sources, installed, out, checkMs = 3000, seed = 1, force = false }) {
+export function generate({ sources, installed, out, checkMs = 3000, check = "sleep", seed = 1, force = false }) {
+  if (!CHECKS.includes(check)) throw new Error(`--check is one of ${CHECKS.join(", ")}, not "${check}"`);
   const root = resolve(out);
   if (existsSync(root) && readdirSync(root).length > 0) {
     if (!force) throw new Error(`${root} exists and is not empty; pass --force to replace it`);
@@ -290,7 +370,7 @@ export function generate({ sources, installed, out, checkMs = 3000, seed = 1, fo
   const started = performance.now();
   const name = `bench-${sources}-${installed}`;
 
-  writeSources(root, sources, seed);
+  writeSources(root, sources, seed, check === "typecheck");
   const packages = installed > 0 ? writeInstalled(root, installed, seed) : [];
   const direct = packages.slice(0, DIRECT_DEPENDENCIES);
 
@@ -325,7 +405,10 @@ export function generate({ sources, installed, out, checkMs = 3000, seed = 1, fo
     join(root, TURBO_INSTALLED_CONFIG),
     `${JSON.stringify(turboJson(["$TURBO_DEFAULT$", "node_modules/**"]), null, 2)}\n`,
   );
-  writeFile(join(root, "check.mjs"), checkScript(checkMs));
+  if (check === "typecheck") {
+    writeFile(join(root, "check.mjs"), typecheckScript());
+    writeFile(join(root, "tsconfig.json"), `${JSON.stringify(TSCONFIG, null, 2)}\n`);
+  } else writeFile(join(root, "check.mjs"), checkScript(checkMs));
   const vouchConfig = { schema: 1, packageManager: "npm", checks: [{ name: "check", kind: "custom", script: "check" }] };
   writeFile(join(root, "vouch.config.json"), `${JSON.stringify(vouchConfig, null, 2)}\n`);
   writeFile(join(root, ".gitignore"), "node_modules/\n.turbo/\n");
@@ -339,7 +422,8 @@ export function generate({ sources, installed, out, checkMs = 3000, seed = 1, fo
     sources,
     installed,
     packages: packages.length,
-    check_ms: checkMs,
+    check,
+    check_ms: check === "sleep" ? checkMs : null,
     seed,
     generate_ms: Math.round(performance.now() - started),
   };
@@ -352,13 +436,14 @@ function main() {
       installed: { type: "string", default: "0" },
       out: { type: "string" },
       "check-ms": { type: "string", default: "3000" },
+      check: { type: "string", default: "sleep" },
       seed: { type: "string", default: "1" },
       force: { type: "boolean", default: false },
       help: { type: "boolean", default: false },
     },
   });
   const usage =
-    "usage: node bench/generate.mjs --sources N [--installed M] --out DIR [--check-ms MS] [--seed S] [--force]";
+    "usage: node bench/generate.mjs --sources N [--installed M] --out DIR [--check sleep|typecheck] [--check-ms MS] [--seed S] [--force]";
   if (values.help) {
     console.log(usage);
     return;
@@ -374,6 +459,7 @@ function main() {
     installed: number("installed", values.installed),
     out: values.out,
     checkMs: number("check-ms", values["check-ms"]),
+    check: values.check,
     seed: number("seed", values.seed),
     force: values.force,
   });

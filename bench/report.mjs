@@ -57,6 +57,7 @@ export function renderMarkdown(results) {
     row("`vouch run check --if-due` on CURRENT (skip)", (s) => timing(f("skip")(s))),
     row("`vouch status --json` after one source edit", (s) => timing(f("status_after_edit")(s))),
     row("the check's own run time (receipt)", (s) => (s.check_run_ms ? ms(s.check_run_ms) : "pending")),
+    row("the check", (s) => (s.check === "typecheck" ? "TypeScript, `tsc --noEmit`" : `reads the sources, waits out ${ms(s.check_ms)} ms`)),
     row("`vouch run check`, first run, wall", (s) => timing(f("run_first")(s))),
   ]);
 

@@ -12,7 +12,7 @@
 // temp dir, or to --out FILE.
 //
 //   node bench/run.mjs [--quick] [--sizes 1k,10k+50k,100k+50k] [--reps 10] [--cold-reps 5]
-//                      [--check-ms 5000] [--out FILE] [--keep]
+//                      [--check sleep|typecheck] [--check-ms 5000] [--out FILE] [--keep]
 
 import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -97,6 +97,7 @@ function parseOptions() {
       reps: { type: "string", default: "10" },
       "cold-reps": { type: "string", default: "5" },
       "check-ms": { type: "string", default: "5000" },
+      check: { type: "string", default: "sleep" },
       out: { type: "string" },
       keep: { type: "boolean", default: false },
       help: { type: "boolean", default: false },
@@ -104,7 +105,7 @@ function parseOptions() {
   });
   if (values.help) {
     console.log(
-      "usage: node bench/run.mjs [--quick] [--sizes 1k,10k+50k,100k+50k] [--reps N] [--cold-reps N] [--check-ms MS] [--out FILE] [--keep]",
+      "usage: node bench/run.mjs [--quick] [--sizes 1k,10k+50k,100k+50k] [--reps N] [--cold-reps N] [--check sleep|typecheck] [--check-ms MS] [--out FILE] [--keep]",
     );
     process.exit(0);
   }
@@ -119,6 +120,7 @@ function parseOptions() {
     reps: positive("reps"),
     coldReps: positive("cold-reps"),
     checkMs: positive("check-ms"),
+    check: values.check,
     out: values.out ? resolve(values.out) : join(tmpdir(), `vouch-bench-${new Date().toISOString().replace(/[:.]/g, "-")}.json`),
     keep: values.keep,
   };
@@ -455,12 +457,13 @@ async function benchSize(size, options) {
   const root = join(parent, "project");
   const log = (text) => console.error(`[${size.label}] ${text}`);
   log(`generating ${size.sources} source + ${size.installed} installed files`);
-  const generated = generate({ sources: size.sources, installed: size.installed, out: root, checkMs: options.checkMs });
+  const generated = generate({ sources: size.sources, installed: size.installed, out: root, checkMs: options.checkMs, check: options.check });
   const result = {
     label: size.label,
     sources: size.sources,
     installed: size.installed,
-    check_ms: options.checkMs,
+    check: options.check,
+    check_ms: options.check === "sleep" ? options.checkMs : null,
     generate_ms: generated.generate_ms,
     figures: {},
     ratios: null,
@@ -512,7 +515,7 @@ async function main() {
     command: `node bench/run.mjs ${process.argv.slice(2).join(" ")}`.trim(),
     machine: describeMachine(),
     vouch: { commit: quiet("git", ["-C", REPO, "rev-parse", "--short", "HEAD"]), dirty: dirtyTree(), bundle_digest: build.digest, native_scan: existsSync(NATIVE_SCAN) },
-    options: { sizes: options.sizes.map((s) => s.label), reps: options.reps, cold_reps: options.coldReps, check_ms: options.checkMs },
+    options: { sizes: options.sizes.map((s) => s.label), reps: options.reps, cold_reps: options.coldReps, check: options.check, check_ms: options.checkMs },
     sizes: [],
   };
   try {
