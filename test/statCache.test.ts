@@ -1,5 +1,10 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MemoryStatCache, type StatCacheRows } from '../src/core/statCache.js';
+import { openStore } from '../src/store/openStore.js';
+import { loadStatCache, saveStatCache } from '../src/store/statCacheTable.js';
 
 /*
  * digestsFor merges the store's rows (sorted by bytes) with a listing instead
@@ -65,5 +70,44 @@ describe('the stat cache', () => {
     expect(cache.digestsFor(['a', 'b', 'c'], ['1', '2', '3'])).toEqual(['da', undefined, undefined]);
     expect(cache.digestsFor(['a', 'b', 'c'], ['1', '9', '3'])).toEqual(['da', 'db2', undefined]);
     expect([...cache.dirty].sort()).toEqual(['b', 'c']);
+  });
+
+  it('round-trips through the store in byte order, after edits and deletes, and with two sessions saving', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vouch-stat-cache-'));
+    const store = openStore(dir);
+    try {
+      const next = random(23);
+      let truth = new Map<string, { identity: string; digest: string }>();
+      for (let round = 0; round < 40; round++) {
+        const cache = loadStatCache(store.db);
+        expect(new Map([...cache.entries].map(([path, entry]) => [path, { ...entry }])), `round ${round}`).toEqual(truth);
+        // What was saved is in byte order, so the merge with git's listing answers as lookups do.
+        const listed = [...truth.keys()].sort(byBytes);
+        const identities = listed.map((path) => truth.get(path)!.identity);
+        expect(loadStatCache(store.db).digestsFor(listed, identities)).toEqual(listed.map((path) => truth.get(path)!.digest));
+        const changes = 1 + next(20);
+        for (let change = 0; change < changes; change++) {
+          const path = Array.from({ length: 1 + next(4) }, () => ALPHABET[next(ALPHABET.length)]).join('');
+          if (next(4) === 0) cache.delete(path);
+          else cache.set(path, `id-${round}-${change}`, `digest-${path}-${round}`);
+        }
+        if (round % 10 === 9) for (const path of cache.entries.keys()) cache.delete(path);
+        saveStatCache(store.db, cache);
+        truth = new Map([...cache.entries].map(([path, entry]) => [path, { ...entry }]));
+      }
+      // Two sessions at once: each writes only what it changed, so neither loses the other's.
+      const first = loadStatCache(store.db);
+      const second = loadStatCache(store.db);
+      first.set('only-first', 'i1', 'd1');
+      second.set('only-second', 'i2', 'd2');
+      saveStatCache(store.db, first);
+      saveStatCache(store.db, second);
+      const after = loadStatCache(store.db);
+      expect(after.get('only-second')).toEqual({ identity: 'i2', digest: 'd2' });
+      expect(after.get('only-first')).toEqual({ identity: 'i1', digest: 'd1' });
+    } finally {
+      store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
