@@ -258,6 +258,10 @@ describe('vouch observer and status', () => {
     expect(byDefault.observation).toMatchObject({ source: 'observer', mode: 'sync' });
     expect(timedStatus(p, ['--sync'], patient).out.observation).toMatchObject({ source: 'observer', mode: 'sync' });
     expect(timedStatus(p, ['--cached'], patient).out.observation).toMatchObject({ source: 'observer', mode: 'cached' });
+    // Without the addon the call goes through node:net instead of blocking natively: the same answer, from the observer.
+    const throughNet = timedStatus(p, [], { ...patient, VOUCH_NATIVE: '0' }).out;
+    expect(throughNet.observation).toMatchObject({ source: 'observer', mode: 'sync' });
+    expect(answersOf(throughNet)).toEqual(answersOf(byDefault));
     const scanned = timedStatus(p, ['--no-observer']).out;
     expect(scanned.observation).toMatchObject({ source: 'scan', mode: null });
     expect(answersOf(byDefault)).toEqual(answersOf(scanned));
