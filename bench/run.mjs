@@ -115,6 +115,7 @@ function parseOptions() {
     if (!Number.isInteger(n) || n < 1) throw new Error(`--${flag} wants a whole number of at least 1`);
     return n;
   };
+  if (!["sleep", "typecheck"].includes(values.check)) throw new Error(`--check is sleep or typecheck, not "${values.check}"`);
   return {
     sizes: labels.map(parseSize),
     reps: positive("reps"),

@@ -41,8 +41,9 @@ static void exchange(ObserverReply *reply, int fd, const char *socket_path, cons
   memcpy(address.sun_path, socket_path, path_length + 1);
   if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0) {
     if (errno == ENOENT || errno == ECONNREFUSED) return fail(reply, CALL_REFUSED, errno);
-    // A full backlog: the connection completes when the observer accepts.
-    if (errno != EAGAIN && errno != EINPROGRESS) return fail(reply, CALL_ERROR, errno);
+    // EAGAIN on a Unix socket is a full backlog, and the socket is left unconnected: an error, as
+    // node:net reports it. Only a connect in progress is waited for.
+    if (errno != EINPROGRESS) return fail(reply, CALL_ERROR, errno);
     int ready = wait_for(fd, POLLOUT, deadline);
     if (ready == 0) return fail(reply, CALL_TIMEOUT, 0);
     int error = 0;

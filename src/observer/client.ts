@@ -77,7 +77,8 @@ const closedEarly = (method: string) => new ObserverUnavailable('error', `the ob
 const unreachable = (why: 'refused' | 'error', socket: string, code: string) => new ObserverUnavailable(why, `cannot reach the observer at ${socket} (${code})`);
 
 function blockingExchange(addon: Addon, socket: string, method: string, request: string, deadlineMs: number): string {
-  const answer = addon.callObserver(socket, request, Math.max(1, Math.ceil(deadlineMs)), MAX_ANSWER_CHARS);
+  // The addon takes a 32-bit deadline; VOUCH_OBSERVER_TIMEOUT_MS may say more.
+  const answer = addon.callObserver(socket, request, Math.min(2 ** 31 - 1, Math.max(1, Math.ceil(deadlineMs))), MAX_ANSWER_CHARS);
   switch (answer.outcome) {
     case 'answered':
       return answer.reply;
