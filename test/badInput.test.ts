@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, closeSync, existsSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, chownSync, closeSync, existsSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -389,12 +389,11 @@ describe('a state dir that cannot be written', () => {
     }
   });
 
-  it.skipIf(CANNOT_DROP_PRIVILEGES)('an empty state dir of mode 0555 owned by root: exit 2, state-dir-not-writable', () => {
+  it.skipIf(CANNOT_DROP_PRIVILEGES)('an empty state dir of mode 0555: exit 2, state-dir-not-writable', () => {
     const project = track(tempProject('bad-state-ro', { 'vouch.config.json': config([CHECK]), 'check.mjs': PASSING }));
-    giveToNobody(project);
     const stateDir = join(project.root, '.vouch');
     mkdirSync(stateDir);
-    if (IS_ROOT) chownSync(stateDir, 0, 0);
+    giveToNobody(project);
     chmodSync(stateDir, 0o555);
     for (const command of ['status', 'run']) {
       const message = expectUsageError(vouchUnprivileged(project, [command, '--json']), 'state-dir-not-writable', [/EACCES/, /--state-dir DIR/]);
@@ -402,12 +401,25 @@ describe('a state dir that cannot be written', () => {
     }
   });
 
+  it.skipIf(!IS_ROOT || CANNOT_DROP_PRIVILEGES)('a state dir owned by someone else is refused, naming it and its owner: exit 2, state-dir-unsafe', () => {
+    const project = track(tempProject('bad-state-foreign', { 'vouch.config.json': config([CHECK]), 'check.mjs': PASSING }));
+    giveToNobody(project);
+    const stateDir = join(project.root, '.vouch');
+    mkdirSync(stateDir, { mode: 0o777 });
+    chownSync(stateDir, 0, 0);
+    chmodSync(stateDir, 0o777);
+    for (const command of ['status', 'run']) {
+      const message = expectUsageError(vouchUnprivileged(project, [command, '--json']), 'state-dir-unsafe', [/belongs to uid 0/, /--state-dir DIR/]);
+      expect(message).toContain(stateDir);
+    }
+    expect(readdirSync(stateDir)).toEqual([]);
+  });
+
   it.skipIf(CANNOT_DROP_PRIVILEGES)('a populated state dir that became read-only: exit 2, state-dir-not-writable, not a crash', () => {
     const project = track(tempProject('bad-state-ro-db', { 'vouch.config.json': config([CHECK]), 'check.mjs': PASSING }));
     expect(project.vouch(['run', 't']).code).toBe(0);
     const stateDir = join(project.root, '.vouch');
     giveToNobody(project);
-    if (IS_ROOT) spawnSync('chown', ['-R', '0:0', stateDir]);
     chmodSync(stateDir, 0o555);
     chmodSync(join(stateDir, 'state.db'), 0o444);
     for (const command of ['status', 'run']) {

@@ -1,9 +1,10 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { CONFIG_FILE, type Config, type PackageManagerName } from '../core/config.js';
 import { definitionOf, type CheckDefinition } from '../core/definition.js';
 import { sha256 } from '../core/digest.js';
 import { VouchError } from '../core/errors.js';
+import { checkStateDir, readStateFile, writeStateFile } from '../store/stateDir.js';
 
 /** A config, resolved against the file system: everything a command needs to know where to look. */
 export interface Project {
@@ -109,15 +110,13 @@ function peekRoot(text: string): string {
 async function validated(text: string, configPath: string, stateDir: string): Promise<Config> {
   const digest = sha256(`${configPath}\0${text}`);
   const mark = join(stateDir, VALIDATED_MARK);
-  try {
-    if (readFileSync(mark, 'utf8') === digest) return JSON.parse(text) as Config;
-  } catch {
-    // not validated yet
-  }
+  // A state dir that is a link or someone else's is refused here, before its mark is trusted or written.
+  const stateDirExists = checkStateDir(stateDir);
+  if (stateDirExists && readStateFile(mark) === digest) return JSON.parse(text) as Config;
   const { parseConfig } = await import('../core/configSchema.js');
   const config = parseConfig(text, configPath);
   try {
-    if (existsSync(stateDir)) writeFileSync(mark, digest);
+    if (stateDirExists) writeStateFile(mark, digest, stateDir);
   } catch {
     // A read-only state dir only costs revalidation next time.
   }

@@ -1,8 +1,8 @@
-import { mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { processAlive, processStart } from '../fs/processStart.js';
-import { ensureStateDir, notWritable } from '../store/stateDir.js';
+import { ensureStateDir, ensureStateSubdir, notWritable } from '../store/stateDir.js';
 
 export interface LockHolder {
   pid: number;
@@ -28,19 +28,15 @@ export async function acquireRunLock(
 ): Promise<() => void> {
   // The lock may come before the store: the state dir and its .gitignore are made here too.
   ensureStateDir(stateDir);
-  const dir = join(stateDir, 'locks');
-  try {
-    mkdirSync(dir, { recursive: true });
-  } catch (error) {
-    throw notWritable(stateDir, error);
-  }
+  const dir = ensureStateSubdir(stateDir, 'locks');
   const path = join(dir, `${holder.check}.lock`);
   const mine: LockHolder = { ...holder, pid: process.pid, processStart: processStart(process.pid) };
   const text = JSON.stringify(mine);
   let announced = false;
   for (;;) {
     try {
-      writeFileSync(path, text, { flag: 'wx' });
+      // O_EXCL: a link planted at the lock's path is never followed (EEXIST), and the lock waits out as unreadable.
+      writeFileSync(path, text, { flag: 'wx', mode: 0o600 });
       return () => releaseIfMine(path, text);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw notWritable(stateDir, error);

@@ -1,11 +1,11 @@
 import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
-import { existsSync, renameSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, renameSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { VouchError } from '../core/errors.js';
 import { MIGRATIONS } from './migrations.js';
-import { ensureStateDir, notWritable } from './stateDir.js';
+import { checkStateDir, ensureStateDir, notWritable, refuseLinks } from './stateDir.js';
 
 export interface Store {
   db: Database.Database;
@@ -16,6 +16,8 @@ export interface Store {
 }
 
 export const STATE_DB = 'state.db';
+/** The database and the files SQLite keeps beside it (https://www.sqlite.org/tempfiles.html). */
+const SQLITE_FILES = [STATE_DB, `${STATE_DB}-wal`, `${STATE_DB}-shm`, `${STATE_DB}-journal`];
 
 /**
  * The addon's own path: left to itself, better-sqlite3 finds it through the
@@ -36,8 +38,9 @@ function nativeBinding(): string | undefined {
  * from a newer vouch, is renamed aside and reported, never dropped.
  */
 export function openStore(stateDir: string): Store {
-  // The common case, an existing store, costs no directory work.
-  if (!existsSync(join(stateDir, STATE_DB))) ensureStateDir(stateDir);
+  // The common case, an existing store, costs a few lstats: SQLite follows links, so none may be there.
+  if (!checkStateDir(stateDir) || !existsSync(join(stateDir, STATE_DB))) ensureStateDir(stateDir);
+  refuseLinks(stateDir, SQLITE_FILES);
   const notices: string[] = [];
   const path = join(stateDir, STATE_DB);
   let db: Database.Database;
@@ -55,6 +58,7 @@ export function openStore(stateDir: string): Store {
       throw notWritable(stateDir, second);
     }
   }
+  ownerOnly(stateDir);
   return { db, stateDir, notices, close: () => db.close() };
 }
 
@@ -90,6 +94,19 @@ function openAndMigrate(path: string): Database.Database {
     db.close();
     if (cannotWrite(error)) throw notWritable(stateDir, error);
     throw error;
+  }
+}
+
+/** SQLite creates its files with 0644 (less the umask); receipts and logs are the owner's alone. */
+function ownerOnly(stateDir: string): void {
+  for (const name of SQLITE_FILES) {
+    const path = join(stateDir, name);
+    try {
+      const mode = lstatSync(path).mode & 0o777;
+      if ((mode & 0o077) !== 0) chmodSync(path, mode & 0o700);
+    } catch {
+      // not there
+    }
   }
 }
 
