@@ -448,7 +448,8 @@ describe('an input that changes while the check runs', () => {
     expect(receipt.reuse_eligible, JSON.stringify(receipt)).toBe(false);
     expect(receipt.reasons.map((r: Json) => r.code)).toContain('inputs-changed-during-run');
     const status = statusOf(p, 'check');
-    expect(status.reuse_eligible).toBe(false);
+    expect(status).toMatchObject({ freshness: 'STALE', reuse_eligible: false });
+    expect(status.reasons.map((r: Json) => r.code)).toEqual(['inputs-changed-during-run']);
   });
 });
 

@@ -49,8 +49,11 @@ export function decide(
   if (observation.manifest.digest !== latest.manifestDigest) {
     changes.push(reason('inputs-changed', `inputs changed since run ${latest.runId}`));
   }
-  if (changes.length > 0) {
-    return { ...base, freshness: 'STALE', reuseEligible: false, reasons: changes };
+  // A receipt whose inputs moved while it ran cannot say what it checked. It is not CURRENT to a
+  // reader that looks at freshness alone, as agents are told to.
+  const movedDuringRun = latest.reasons.filter((r) => r.code === 'inputs-changed-during-run');
+  if (changes.length > 0 || movedDuringRun.length > 0) {
+    return { ...base, freshness: 'STALE', reuseEligible: false, reasons: [...changes, ...movedDuringRun] };
   }
 
   const reasons = [...latest.reasons];
