@@ -142,7 +142,7 @@ describe('refusals and failures', () => {
     }
   });
 
-  it('a test declared through a symlinked directory that leads outside: judged from memory, nothing written through the link', () => {
+  it('a test declared through a symlinked directory that leads outside: refused, naming the link, nothing written through it', () => {
     const claim = readClaim(app, 'discount-cap');
     claim.case.test.path = 'linked/escape.test.ts';
     app.write('symlinked.json', JSON.stringify(claim));
@@ -150,9 +150,10 @@ describe('refusals and failures', () => {
     symlinkSync(outside, join(app.root, 'linked'));
     try {
       const result = app.vouch(['prove', 'symlinked.json', '--json']);
-      // A verdict (receipt or not), never a crash, and the directory behind the link is as empty as before.
-      expect([0, 1], result.stderr).toContain(result.code);
-      expect(JSON.parse(result.stdout).schema).toBe(1);
+      // A refusal (never a crash, never a receipt for a file outside), and the directory behind the link is as empty as before.
+      expect(result.code, result.stderr).toBe(2);
+      expect(JSON.parse(result.stdout).error).toMatchObject({ origin: 'workspace', code: 'refused' });
+      expect(result.stderr).toContain(`case.test.path "linked/escape.test.ts" crosses the symbolic link ${join(app.root, 'linked')}`);
       expect(readdirSync(outside)).toEqual([]);
     } finally {
       unlinkSync(join(app.root, 'linked'));
