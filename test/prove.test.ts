@@ -259,10 +259,20 @@ describe('vouch prove --serve', () => {
     const first = await serve(app);
     first.server.kill('SIGKILL');
     await new Promise((resolve) => first.server.once('exit', resolve));
-    expect(existsSync(join(app.root, '.vouch', 'prove.sock'))).toBe(true);
+    const socket = join(app.root, '.vouch', 'prove.sock');
+    expect(existsSync(socket)).toBe(true);
     const fallback = app.vouch(['prove', 'claims/discount-cap.json', '--json']);
     expect(fallback.code).toBe(0);
+    expectReport(JSON.parse(fallback.stdout));
     expect(JSON.parse(fallback.stdout).cold).toBe(true);
+    // Not silent: the dead server's socket is named, removed, and the fallback is said, on stderr and in the JSON.
+    const notice = `a prover that is no longer running left ${socket}; removed it and proved in this process`;
+    expect(fallback.stderr).toContain(`vouch: ${notice}\n`);
+    expect(JSON.parse(fallback.stdout).notices).toEqual([notice]);
+    expect(existsSync(socket)).toBe(false);
+    const quiet = app.vouch(['prove', 'claims/discount-cap.json', '--json']);
+    expect(JSON.parse(quiet.stdout).notices).toEqual([]);
+    expect(quiet.stderr).not.toContain('no longer running');
 
     const { server } = await serve(app);
     try {
