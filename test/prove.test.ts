@@ -176,6 +176,19 @@ describe('refusals and failures', () => {
   });
 });
 
+describe('a stage that is slow to start', () => {
+  it('the linter\'s initialize past its limit is a timeout (exit 75, stage-timeout) naming the stage, the limit and the fix, not an internal error', () => {
+    const result = app.vouch(['prove', 'claims/discount-cap.json', '--no-server', '--json'], { env: cleanEnv({ VOUCH_PROVE_INITIALIZE_MS: '1' }) });
+    expect(result.code, result.stderr).toBe(75);
+    const error = JSON.parse(result.stdout).error;
+    expect(error).toMatchObject({ origin: 'instrument', code: 'stage-timeout' });
+    expect(error.message).toMatch(/^\[instrument\] stage-timeout: the lint stage's oxlint --lsp did not answer initialize within 1 ms; .*Try again, or allow it longer with VOUCH_PROVE_INITIALIZE_MS/);
+    expect(result.stderr).not.toMatch(/internal error/);
+    // The default limit, with no variable set, starts it as before.
+    expect(app.vouch(['prove', 'claims/discount-cap.json', '--no-server']).code).toBe(0);
+  });
+});
+
 /** Starts `vouch prove --serve` in the workspace and resolves once it serves. */
 async function serve(project: TempProject): Promise<{ server: ChildProcess; stderr: () => string }> {
   const server = spawn(process.execPath, [CLI, 'prove', '--serve'], { cwd: project.root, env: cleanEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
