@@ -35,7 +35,9 @@ Examples:
   vouch prove --serve &   vouch prove claim.json --json
 
 Exit codes: 0 a receipt was minted; 1 no receipt (the text says why);
-2 the claim was refused or could not be judged ([origin] code: message).
+2 the claim was refused or could not be judged ([origin] code: message);
+75 a tool did not start or answer in time, through no fault of the claim: try
+again (VOUCH_PROVE_INITIALIZE_MS raises the linter's start limit).
 `;
 
 export async function run(argv: string[], io: CliIo): Promise<number> {
