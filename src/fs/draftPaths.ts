@@ -85,14 +85,15 @@ export function containDraftPathOnDisk(workspace: string, path: string, member: 
       // Nothing below a missing entry (or below a file) exists to lead anywhere.
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ENOENT' || code === 'ENOTDIR') return;
-      throw error;
+      // Unreadable (EACCES, say): where the path leads cannot be known, so it is not judged.
+      throw new ClaimError('workspace', 'refused', `${member} "${path}" runs through ${current}, which vouch cannot look at (${code ?? String(error)}); vouch judges only paths it can follow inside the workspace`);
     }
     if (!stat.isSymbolicLink()) continue;
     let real: string;
     try {
       real = realpathSync(current);
-    } catch {
-      return refuse(current, 'leads nowhere (its target does not exist)');
+    } catch (error) {
+      return refuse(current, `cannot be resolved (${(error as NodeJS.ErrnoException).code ?? String(error)}: a dangling link or a loop)`);
     }
     if (!within(realRoot, real)) refuse(current, `leads to ${real}, outside the workspace`);
   }
