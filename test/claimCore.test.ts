@@ -358,8 +358,8 @@ describe('leftovers', () => {
     // A directory with the marker is not a leftover file, whoever it names.
     const deadDir = leftoverName('dir', 'd', deadPid);
     mkdirSync(join(dir, deadDir));
-    expect(sweepLeftovers(dir)).toEqual([dead]);
+    expect(sweepLeftovers(dir, scratch)).toEqual([dead]);
     expect(readdirSync(dir).sort()).toEqual([deadDir, live, ...unmarked].sort());
-    expect(sweepLeftovers(join(dir, 'missing'))).toEqual([]);
+    expect(sweepLeftovers(join(dir, 'missing'), scratch)).toEqual([]);
   });
 });

@@ -142,7 +142,7 @@ describe('refusals and failures', () => {
     }
   });
 
-  it('a test declared through a symlinked directory that leads outside: judged from memory, nothing written through the link', () => {
+  it('a test declared through a symlinked directory that leads outside: refused, naming the link, nothing written through it', () => {
     const claim = readClaim(app, 'discount-cap');
     claim.case.test.path = 'linked/escape.test.ts';
     app.write('symlinked.json', JSON.stringify(claim));
@@ -150,9 +150,10 @@ describe('refusals and failures', () => {
     symlinkSync(outside, join(app.root, 'linked'));
     try {
       const result = app.vouch(['prove', 'symlinked.json', '--json']);
-      // A verdict (receipt or not), never a crash, and the directory behind the link is as empty as before.
-      expect([0, 1], result.stderr).toContain(result.code);
-      expect(JSON.parse(result.stdout).schema).toBe(1);
+      // A refusal (never a crash, never a receipt for a file outside), and the directory behind the link is as empty as before.
+      expect(result.code, result.stderr).toBe(2);
+      expect(JSON.parse(result.stdout).error).toMatchObject({ origin: 'workspace', code: 'refused' });
+      expect(result.stderr).toContain(`case.test.path "linked/escape.test.ts" crosses the symbolic link ${join(app.root, 'linked')}`);
       expect(readdirSync(outside)).toEqual([]);
     } finally {
       unlinkSync(join(app.root, 'linked'));
@@ -172,6 +173,19 @@ describe('refusals and failures', () => {
     expect(error.origin).toBe('claimant');
     expect(error.message).toMatch(/the runtime stage's inspection of the case did not finish within 4000 ms/);
     expect(Date.now() - started).toBeLessThan(60_000);
+  });
+});
+
+describe('a stage that is slow to start', () => {
+  it('the linter\'s initialize past its limit is a timeout (exit 75, stage-timeout) naming the stage, the limit and the fix, not an internal error', () => {
+    const result = app.vouch(['prove', 'claims/discount-cap.json', '--no-server', '--json'], { env: cleanEnv({ VOUCH_PROVE_INITIALIZE_MS: '1' }) });
+    expect(result.code, result.stderr).toBe(75);
+    const error = JSON.parse(result.stdout).error;
+    expect(error).toMatchObject({ origin: 'instrument', code: 'stage-timeout' });
+    expect(error.message).toMatch(/^\[instrument\] stage-timeout: the lint stage's oxlint --lsp did not answer initialize within 1 ms; .*Try again, or allow it longer with VOUCH_PROVE_INITIALIZE_MS/);
+    expect(result.stderr).not.toMatch(/internal error/);
+    // The default limit, with no variable set, starts it as before.
+    expect(app.vouch(['prove', 'claims/discount-cap.json', '--no-server']).code).toBe(0);
   });
 });
 
@@ -258,10 +272,20 @@ describe('vouch prove --serve', () => {
     const first = await serve(app);
     first.server.kill('SIGKILL');
     await new Promise((resolve) => first.server.once('exit', resolve));
-    expect(existsSync(join(app.root, '.vouch', 'prove.sock'))).toBe(true);
+    const socket = join(app.root, '.vouch', 'prove.sock');
+    expect(existsSync(socket)).toBe(true);
     const fallback = app.vouch(['prove', 'claims/discount-cap.json', '--json']);
     expect(fallback.code).toBe(0);
+    expectReport(JSON.parse(fallback.stdout));
     expect(JSON.parse(fallback.stdout).cold).toBe(true);
+    // Not silent: the dead server's socket is named, removed, and the fallback is said, on stderr and in the JSON.
+    const notice = `a prover that is no longer running left ${socket}; removed it and proved in this process`;
+    expect(fallback.stderr).toContain(`vouch: ${notice}\n`);
+    expect(JSON.parse(fallback.stdout).notices).toEqual([notice]);
+    expect(existsSync(socket)).toBe(false);
+    const quiet = app.vouch(['prove', 'claims/discount-cap.json', '--json']);
+    expect(JSON.parse(quiet.stdout).notices).toEqual([]);
+    expect(quiet.stderr).not.toContain('no longer running');
 
     const { server } = await serve(app);
     try {

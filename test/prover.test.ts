@@ -161,6 +161,8 @@ describe('the prover', () => {
     expect(error).toBeInstanceOf(ClaimError);
     expect((error as ClaimError).origin).toBe('claimant');
     expect((error as ClaimError).code).toBe('deadline');
+    // The claimant's runaway code is a refusal like any other, not a timeout worth retrying.
+    expect((error as ClaimError).exitCode).toBe(2);
     expect((error as ClaimError).message).toMatch(/^\[claimant\] deadline: the runtime stage's inspection of the control did not finish within 300 ms/);
     // Cold, the first runtime lane judged both phases; it was replaced, and the spare lane was left alone.
     expect(of('runtime')).toHaveLength(3);
@@ -174,6 +176,8 @@ describe('the prover', () => {
     const { prover } = harness({ type: never }, 300);
     const error = (await prover.prove(claim()).catch((caught: unknown) => caught)) as ClaimError;
     expect([error.origin, error.code]).toEqual(['instrument', 'deadline']);
+    // Nobody's bug and nobody's claim: a slow tool or a loaded machine, worth another try (EX_TEMPFAIL).
+    expect(error.exitCode).toBe(75);
     expect(error.message).toMatch(/the type stage's inspection of the case/);
     await prover.close();
   });

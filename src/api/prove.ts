@@ -70,6 +70,8 @@ export interface ProveReportJson {
   timings: { stage: Stage; phase: Check['phase']; ms: number }[];
   ms: number;
   cold: boolean;
+  /** What the prove noticed on the way that is not about the claim (a dead served prover's socket, removed). */
+  notices: string[];
 }
 
 export function proveReportJson(result: ProveResult): ProveReportJson {
@@ -101,6 +103,7 @@ export function proveReportJson(result: ProveResult): ProveReportJson {
     timings: result.timings,
     ms: result.ms,
     cold: result.cold,
+    notices: [],
   };
 }
 

@@ -1,6 +1,6 @@
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, lstatSync, unlinkSync } from 'node:fs';
 import { connect, type Server } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Claim } from '../core/claim.js';
 import { isClaimError } from '../core/claimError.js';
 import { DEFAULT_PROJECT, parseClaim } from '../core/claimInput.js';
@@ -37,7 +37,7 @@ export async function serveProver(workspace: ProveWorkspace, options: ServeOptio
   }
   ensureStateDir(workspace.stateDir);
   // Nobody answered on it, so a socket file there is a dead server's.
-  rmSync(socket, { force: true });
+  removeDeadSocket(workspace, socket);
   const prover = await openProver(workspace.root, { deadlines: options.deadlines, onProgress: options.onProgress });
   const started = Date.now();
   const project = join(workspace.root, DEFAULT_PROJECT);
@@ -58,7 +58,10 @@ export async function serveProver(workspace: ProveWorkspace, options: ServeOptio
     () => {},
   );
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EADDRINUSE') return reject(error);
+      reject(new VouchError('prove-socket-taken', `${socket} exists and is not a socket vouch left; remove it, then start "vouch prove --serve" again`));
+    });
     server.listen(socket, () => resolve());
   });
   options.onReady?.(socket, Date.now() - started);
@@ -68,7 +71,7 @@ export async function serveProver(workspace: ProveWorkspace, options: ServeOptio
     process.once('SIGTERM', stop);
   });
   server.close();
-  rmSync(socket, { force: true });
+  removeDeadSocket(workspace, socket);
   await prover.close();
 }
 
@@ -84,11 +87,37 @@ function answers(socket: string): Promise<boolean> {
 }
 
 /**
+ * Removes `socket` when it is a socket file that nobody answers on, in the
+ * state dir (itself a real directory, not a link) or in the private runtime
+ * directory socketPath chose and checked. Anything else there (a regular
+ * file, a link) is not vouch's to remove. Answers whether it removed one.
+ */
+function removeDeadSocket(workspace: ProveWorkspace, socket: string): boolean {
+  try {
+    if (dirname(socket) === workspace.stateDir && !lstatSync(workspace.stateDir).isDirectory()) return false;
+    if (!lstatSync(socket).isSocket()) return false;
+    unlinkSync(socket);
+    return true;
+  } catch (error) {
+    // Gone already (another prove removed it first), or the state dir is missing: nothing to remove.
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  }
+}
+
+/**
  * Proves through a served prover, or answers null when none is serving (or the
  * claim is too large for one request line): the caller then proves in-process.
  * A claim error comes back as the same ClaimError the in-process prove throws.
+ * A socket a killed server left (connect refused) is removed and reported
+ * through `onNotice`, so a prove that falls back says why it is cold.
  */
-export async function proveViaServer(workspace: ProveWorkspace, claim: Claim, env: NodeJS.ProcessEnv): Promise<ProveReportJson | null> {
+export async function proveViaServer(
+  workspace: ProveWorkspace,
+  claim: Claim,
+  env: NodeJS.ProcessEnv,
+  onNotice: (notice: string) => void = () => {},
+): Promise<ProveReportJson | null> {
   const request = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'prove', params: { claim } }) + '\n';
   if (Buffer.byteLength(request) > MAX_LINE_BYTES) return null;
   const socket = proveSocket(workspace, env);
@@ -109,7 +138,19 @@ export async function proveViaServer(workspace: ProveWorkspace, claim: Claim, en
         resolve(buffer.slice(0, end));
       }
     });
-    client.once('error', (error) => (connected ? reject(error) : resolve(null)));
+    client.once('error', (error: NodeJS.ErrnoException) => {
+      if (connected) return reject(error);
+      // A socket file nobody listens on: its server was killed (kill -9 skips the cleanup on SIGTERM).
+      if (error.code === 'ECONNREFUSED') {
+        try {
+          if (removeDeadSocket(workspace, socket)) onNotice(`a prover that is no longer running left ${socket}; removed it and proved in this process`);
+          else if (existsSync(socket)) onNotice(`${socket} is not a prover's socket, and nothing answers on it; left it as it is and proved in this process`);
+        } catch (cause) {
+          onNotice(`a prover that is no longer running left ${socket}, which could not be removed (${(cause as NodeJS.ErrnoException).code ?? String(cause)}); proved in this process`);
+        }
+      }
+      resolve(null);
+    });
     client.once('close', () => {
       if (connected && buffer.indexOf('\n') < 0) reject(new VouchError('prove-server-gone', `the prover serving on ${socket} closed the connection before answering; restart "vouch prove --serve"`));
     });

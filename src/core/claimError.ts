@@ -2,7 +2,15 @@ import type { Origin } from './claim.js';
 import { VouchError } from './errors.js';
 
 /** Every claim failure that is not an issue in a verdict. */
-export type ClaimErrorCode = 'refused' | 'missing' | 'malformed' | 'destroyed' | 'deadline';
+export type ClaimErrorCode = 'refused' | 'missing' | 'malformed' | 'destroyed' | 'deadline' | 'stage-timeout';
+
+/**
+ * A timeout that is nobody's bug (a tool slow to start on a loaded machine)
+ * exits EX_TEMPFAIL: trying again may work (sysexits(3),
+ * https://man.freebsd.org/cgi/man.cgi?query=sysexits). A claimant's runaway
+ * code is not that: it exits 2 like every other refusal.
+ */
+export const TIMEOUT_EXIT_CODE = 75;
 
 /**
  * A claim failure that names who must act (origin) and what went wrong (code).
@@ -16,7 +24,7 @@ export class ClaimError extends VouchError {
   readonly detail: string;
 
   constructor(origin: Origin, code: ClaimErrorCode, detail: string) {
-    super(code, `[${origin}] ${code}: ${detail}`);
+    super(code, `[${origin}] ${code}: ${detail}`, code === 'stage-timeout' || (code === 'deadline' && origin === 'instrument') ? TIMEOUT_EXIT_CODE : 2);
     this.name = 'ClaimError';
     this.origin = origin;
     this.code = code;

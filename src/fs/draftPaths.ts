@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { lstatSync, mkdirSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs';
-import { join, posix } from 'node:path';
+import { lstatSync, mkdirSync, readdirSync, readlinkSync, realpathSync, unlinkSync, writeFileSync, type Stats } from 'node:fs';
+import { isAbsolute, join, posix, relative, sep } from 'node:path';
 import type { Claim, Draft } from '../core/claim.js';
 import { ClaimError } from '../core/claimError.js';
 import { processAlive } from './processStart.js';
@@ -53,6 +53,64 @@ export function containClaimPaths(claim: Claim): Claim {
     control: { ...claim.control, drafts: drafts(claim.control.drafts, 'control.drafts') },
     project: containDraftPath(claim.project, 'project'),
   };
+}
+
+/**
+ * Refuses a claim path whose real location leaves the workspace: each
+ * existing prefix of `path` (every parent, and the file itself when it
+ * exists) is resolved, and one that resolves outside the workspace's real
+ * path names the symbolic link that leads there. A link that stays inside is
+ * allowed (a monorepo's linked package, say). A dangling link is refused:
+ * where it would lead cannot be known until something creates its target.
+ * The lexical check (containDraftPath) must have passed first.
+ */
+export function containDraftPathOnDisk(workspace: string, path: string, member: string): void {
+  const realRoot = realpathSync(workspace);
+  const refuse = (link: string, where: string): never => {
+    let points = '';
+    try {
+      points = ` (-> ${readlinkSync(link)})`;
+    } catch {
+      // Gone since the lstat; the refusal stands on what was seen.
+    }
+    throw new ClaimError('workspace', 'refused', `${member} "${path}" crosses the symbolic link ${link}${points}, which ${where}; vouch judges and sweeps only files inside the workspace ${realRoot}: name a path without the link, or remove it`);
+  };
+  let current = workspace;
+  for (const segment of path.split('/')) {
+    current = join(current, segment);
+    let stat: Stats;
+    try {
+      stat = lstatSync(current);
+    } catch (error) {
+      // Nothing below a missing entry (or below a file) exists to lead anywhere.
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return;
+      // Unreadable (EACCES, say): where the path leads cannot be known, so it is not judged.
+      throw new ClaimError('workspace', 'refused', `${member} "${path}" runs through ${current}, which vouch cannot look at (${code ?? String(error)}); vouch judges only paths it can follow inside the workspace`);
+    }
+    if (!stat.isSymbolicLink()) continue;
+    let real: string;
+    try {
+      real = realpathSync(current);
+    } catch (error) {
+      return refuse(current, `cannot be resolved (${(error as NodeJS.ErrnoException).code ?? String(error)}: a dangling link or a loop)`);
+    }
+    if (!within(realRoot, real)) refuse(current, `leads to ${real}, outside the workspace`);
+  }
+}
+
+/** The same on every path in a claim (already contained by containClaimPaths); the refusal names its member. */
+export function containClaimPathsOnDisk(workspace: string, claim: Claim): void {
+  claim.case.drafts.forEach((draft, index) => containDraftPathOnDisk(workspace, draft.path, `case.drafts[${index}].path`));
+  containDraftPathOnDisk(workspace, claim.case.test.path, 'case.test.path');
+  claim.control.drafts.forEach((draft, index) => containDraftPathOnDisk(workspace, draft.path, `control.drafts[${index}].path`));
+  containDraftPathOnDisk(workspace, claim.project, 'project');
+}
+
+/** Whether `path` is `root` or below it; both absolute and real. */
+function within(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel === '' || (!isAbsolute(rel) && rel !== '..' && !rel.startsWith(`..${sep}`));
 }
 
 /**
@@ -115,17 +173,80 @@ export function leftoverPid(fileName: string): number | null {
   return match === null ? null : Number(match[2]);
 }
 
+/** The directory a sweep works in, reached from the workspace's real path without crossing a link. */
+interface SweptDirectory {
+  /** The absolute path spelled from the workspace's real path: what realpath must answer for it. */
+  path: string;
+  dev: number;
+  ino: number;
+}
+
+/**
+ * Walks from the workspace's real path down `dir` one component at a time,
+ * with lstat: a link, a non-directory or a missing entry anywhere ends the
+ * walk with null, so the sweep never reaches through a link. The walk is then
+ * confirmed by realpath, which sees a link swapped in for a component already
+ * walked.
+ */
+function walkToSweep(realRoot: string, segments: readonly string[]): SweptDirectory | null {
+  let current = realRoot;
+  let stat = lstatSync(realRoot);
+  for (const segment of segments) {
+    current = join(current, segment);
+    try {
+      stat = lstatSync(current);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+      throw error;
+    }
+    if (stat.isSymbolicLink() || !stat.isDirectory()) return null;
+  }
+  const found = { path: current, dev: stat.dev, ino: stat.ino };
+  return unchanged(found) ? found : null;
+}
+
+/** Whether `dir` is still the directory walked: its path resolves to itself (no link on the way) and names the same inode. */
+function unchanged(dir: SweptDirectory): boolean {
+  try {
+    const stat = lstatSync(dir.path);
+    return realpathSync(dir.path) === dir.path && stat.isDirectory() && stat.dev === dir.dev && stat.ino === dir.ino;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Removes, from `dir` alone (not below it), the regular files that carry
  * vouch's marker and whose pid no longer runs. A live pid's file may be in
  * use; anything without the marker is not vouch's. A reused pid keeps a dead
  * owner's file for now, which errs on the side of keeping.
+ *
+ * `dir` must lie inside `workspace`, and it is reached from the workspace's
+ * real path without following a link (walkToSweep): a directory that is, or
+ * runs through, a link is not swept at all, wherever it leads. Only a file
+ * with one link is removed: a leftover-shaped name with a second hard link
+ * may be another name of a file outside the workspace, and unlinking ours
+ * would still change that file (its link count and ctime), so it is left.
+ *
+ * What remains: Node has no unlinkat(2) on a directory descriptor, so each
+ * unlink goes by path. The directory is re-checked (realpath and inode)
+ * before every unlink, which leaves a window of a few system calls in which
+ * a process racing vouch could swap a component for a link. Closing it takes
+ * openat/unlinkat (https://man7.org/linux/man-pages/man2/unlinkat.2.html).
  */
-export function sweepLeftovers(dir: string): string[] {
+export function sweepLeftovers(dir: string, workspace: string): string[] {
   const removed: string[] = [];
+  const realRoot = realpathSync(workspace);
+  const rel = relative(workspace, dir);
+  if (isAbsolute(rel) || rel === '..' || rel.startsWith(`..${sep}`)) {
+    throw new ClaimError('instrument', 'refused', `vouch will not sweep ${dir}: it is outside the workspace ${workspace}`);
+  }
+  const target = walkToSweep(realRoot, rel === '' ? [] : rel.split(sep));
+  if (target === null) return removed;
   let entries;
   try {
-    entries = readdirSync(dir, { withFileTypes: true });
+    entries = readdirSync(target.path, { withFileTypes: true });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return removed;
     throw error;
@@ -134,8 +255,12 @@ export function sweepLeftovers(dir: string): string[] {
     if (!entry.isFile()) continue;
     const pid = leftoverPid(entry.name);
     if (pid === null || processAlive(pid, null)) continue;
+    const file = join(target.path, entry.name);
     try {
-      unlinkSync(join(dir, entry.name));
+      const stat = lstatSync(file);
+      if (!stat.isFile() || stat.nlink !== 1) continue;
+      if (!unchanged(target)) return removed;
+      unlinkSync(file);
       removed.push(entry.name);
     } catch (error) {
       // Another start swept it first; that is the outcome wanted.

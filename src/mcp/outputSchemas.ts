@@ -124,4 +124,5 @@ export const proveOutput = z.object({
   timings: z.array(z.object({ stage, phase, ms: z.number().int().min(0) })),
   ms: z.number().int().min(0),
   cold: z.boolean(),
+  notices: z.array(z.string()).describe('what the prove noticed that is not about the claim'),
 });

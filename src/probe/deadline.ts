@@ -53,3 +53,17 @@ export function deadlineError(stage: Stage, phase: Phase | 'warm', ms: number, p
     `${what} did not finish within ${ms} ms before it reached the claim's drafts; the stage was replaced. The tool is stuck or the machine is overloaded: try again, or raise the deadline`,
   );
 }
+
+/** Spawn to `initialize` answered measured 160–270 ms; the default leaves room for a loaded 2-core machine. */
+export const DEFAULT_INITIALIZE_MS = 5000;
+
+/**
+ * How long a language server (oxlint --lsp) may take to answer `initialize`:
+ * VOUCH_PROVE_INITIALIZE_MS when it is a positive whole number of
+ * milliseconds, else the default. A busy machine (a CI runner, many provers
+ * at once) may need more.
+ */
+export function initializeMsFrom(env: NodeJS.ProcessEnv): number {
+  const value = Number(env.VOUCH_PROVE_INITIALIZE_MS);
+  return Number.isInteger(value) && value > 0 ? value : DEFAULT_INITIALIZE_MS;
+}

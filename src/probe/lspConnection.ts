@@ -3,6 +3,19 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 /** How much of a server's stderr is kept, to explain a death; the rest is drained and dropped. */
 const STDERR_TAIL = 4096;
 
+/** A request the server did not answer in time: slow, not broken; the stage decides what that means. */
+export class LspTimeout extends Error {
+  readonly method: string;
+  readonly ms: number;
+
+  constructor(method: string, ms: number) {
+    super(`the language server did not answer ${method} within ${ms} ms`);
+    this.name = 'LspTimeout';
+    this.method = method;
+    this.ms = ms;
+  }
+}
+
 type Pending = { resolve: (result: unknown) => void; reject: (error: Error) => void; timer: NodeJS.Timeout };
 
 /**
@@ -61,7 +74,7 @@ export class LspConnection {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#pending.delete(id);
-        reject(new Error(`the language server did not answer ${method} within ${timeoutMs} ms`));
+        reject(new LspTimeout(method, timeoutMs));
       }, timeoutMs);
       this.#pending.set(id, { resolve, reject, timer });
       this.#send({ jsonrpc: '2.0', id, method, params });

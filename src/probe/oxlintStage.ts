@@ -4,12 +4,11 @@ import { basename, dirname, extname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Draft, Issue } from '../core/claim.js';
 import { ClaimError } from '../core/claimError.js';
-import { LspConnection } from './lspConnection.js';
+import { initializeMsFrom } from './deadline.js';
+import { LspConnection, LspTimeout } from './lspConnection.js';
 import { LinterInputs, lintable, oxlintIgnored, oxlintInputs } from './lintIgnore.js';
 import type { Inspection, StageInstance, Tool } from './stage.js';
 
-/** Spawn to `initialize` answered measured 160–270 ms; the bound leaves room for a loaded 2-core machine. */
-const INITIALIZE_MS = 5000;
 /** A warm document answers in 0.5–10 ms; a missing answer past this is the instrument's failure, not a pass. */
 const DIAGNOSTICS_MS = 5000;
 const SHUTDOWN_MS = 2000;
@@ -74,6 +73,8 @@ export interface OxlintOptions {
   diagnosticsMs?: number;
   /** The workspace's lint script fails on warnings (`--deny-warnings`), so a warning is an issue too. */
   warningsFail?: boolean;
+  /** Bounds the server's answer to `initialize`; by default VOUCH_PROVE_INITIALIZE_MS, else 5000. */
+  initializeMs?: number;
 }
 
 /**
@@ -94,11 +95,13 @@ export class OxlintStage implements StageInstance {
 
   readonly #diagnosticsMs: number;
   readonly #warningsFail: boolean;
+  readonly #initializeMs: number;
 
   constructor(workspace: string, options: OxlintOptions = {}) {
     this.#workspace = workspace;
     this.#diagnosticsMs = options.diagnosticsMs ?? DIAGNOSTICS_MS;
     this.#warningsFail = options.warningsFail ?? false;
+    this.#initializeMs = options.initializeMs ?? initializeMsFrom(process.env);
   }
 
   /** The running server's pid, for tests that check destroy(). */
@@ -199,11 +202,19 @@ export class OxlintStage implements StageInstance {
     });
     const root = pathToFileURL(this.#workspace).href;
     try {
-      await server.request('initialize', { processId: process.pid, rootUri: root, capabilities: {}, workspaceFolders: [{ uri: root, name: basename(this.#workspace) }] }, INITIALIZE_MS);
+      await server.request('initialize', { processId: process.pid, rootUri: root, capabilities: {}, workspaceFolders: [{ uri: root, name: basename(this.#workspace) }] }, this.#initializeMs);
       server.notify('initialized', {});
     } catch (error) {
       if (this.#server === server) this.#server = null;
       await server.kill();
+      // Slow is not broken: a server that starts late on a loaded machine is worth another try, not a bug report.
+      if (error instanceof LspTimeout) {
+        throw new ClaimError(
+          'instrument',
+          'stage-timeout',
+          `the lint stage's oxlint --lsp did not answer initialize within ${error.ms} ms; the machine may be overloaded. Try again, or allow it longer with VOUCH_PROVE_INITIALIZE_MS (milliseconds)`,
+        );
+      }
       throw error;
     }
     if (this.#destroyed) await server.kill();

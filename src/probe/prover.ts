@@ -5,7 +5,7 @@ import { STAGES, type Check, type Claim, type Issue, type Phase, type Stage, typ
 import { ClaimError, isClaimError } from '../core/claimError.js';
 import { validateClaim } from '../core/claimDigest.js';
 import { mintReceipt, type ClaimReceipt } from '../core/claimReceipt.js';
-import { containClaimPaths, sweepLeftovers } from '../fs/draftPaths.js';
+import { containClaimPaths, containClaimPathsOnDisk, sweepLeftovers } from '../fs/draftPaths.js';
 import { DEFAULT_DEADLINES, deadlineError, expired, withDeadline, type Deadlines } from './deadline.js';
 import { createOverlay } from './overlay.js';
 import type { Inspection, StageInstance, Tool } from './stage.js';
@@ -231,6 +231,8 @@ export class Prover {
     const claim = containClaimPaths(raw);
     // Refusals that need no workspace come before any stage spends time.
     const digest = validateClaim(claim);
+    // Then what the paths name on disk: a link that leads out of the workspace is refused before anything reads or sweeps through it.
+    containClaimPathsOnDisk(this.workspace, claim);
     const project = join(this.workspace, claim.project);
     if (!existsSync(project) || !statSync(project).isFile()) {
       throw new ClaimError('claimant', 'missing', `project "${claim.project}" is not a file in the workspace ${this.workspace}; name the tsconfig the claim is judged under`);
@@ -311,7 +313,8 @@ export class Prover {
     const dirs = new Set([claim.case.test, ...claim.case.drafts, ...claim.control.drafts].map((draft) => dirname(join(this.workspace, draft.path))));
     for (const dir of dirs) {
       try {
-        sweepLeftovers(dir);
+        // Contained above, and reached again from the workspace's real path without following a link: a link swapped in since is not swept through.
+        sweepLeftovers(dir, this.workspace);
       } catch {
         // An unreadable directory holds nothing vouch can sweep; the stage will say what is wrong with it.
       }

@@ -35,7 +35,9 @@ Examples:
   vouch prove --serve &   vouch prove claim.json --json
 
 Exit codes: 0 a receipt was minted; 1 no receipt (the text says why);
-2 the claim was refused or could not be judged ([origin] code: message).
+2 the claim was refused or could not be judged ([origin] code: message);
+75 a tool did not start or answer in time, through no fault of the claim: try
+again (VOUCH_PROVE_INITIALIZE_MS raises the linter's start limit).
 `;
 
 export async function run(argv: string[], io: CliIo): Promise<number> {
@@ -65,8 +67,13 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   const claim = parseClaimText(readClaim(source, io), source);
 
   let report: ProveReportJson | null = null;
+  const notices: string[] = [];
+  const notice = (text: string) => {
+    notices.push(text);
+    io.stderr.write(`vouch: ${text}\n`);
+  };
   // A served prover has its own deadlines; asking for others means proving here.
-  if (!values['no-server'] && deadlines === undefined) report = await proveViaServer(workspace, claim, io.env);
+  if (!values['no-server'] && deadlines === undefined) report = await proveViaServer(workspace, claim, io.env, notice);
   if (report === null) {
     // One prove and out: a second runtime lane would cost more to warm than it saves.
     const prover = await openProver(workspace.root, { deadlines, onProgress: progress, runtimeLanes: 1 });
@@ -76,6 +83,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       await prover.close();
     }
   }
+  report.notices.push(...notices);
   if (values.json) writeJson(io, report);
   else io.stdout.write(proveText(report));
   return report.receipt === null ? 1 : 0;
