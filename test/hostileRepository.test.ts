@@ -258,7 +258,8 @@ describe('a hostile repository, cloned and driven through status, run, the hook 
   });
 
   it('"root" pointing outside: refused before anything is written there', async () => {
-    const place = hostileClone('root', () => {}, CONFIG({ root: '../outside' }));
+    // A command check needs no package.json at the root, so nothing else stops vouch from using it.
+    const place = hostileClone('root', () => {}, CONFIG({ root: '../outside' }, [{ name: 'test', kind: 'test', command: ['node', '-e', '0'] }]));
     const results = await drive(place);
     for (const name of ['status', 'run']) {
       expect(results[name]?.code, results[name]?.stderr).toBe(2);
