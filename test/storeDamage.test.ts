@@ -2,7 +2,8 @@ import Database from 'better-sqlite3';
 import { existsSync, openSync, readdirSync, readFileSync, writeSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { tempProject, type TempProject } from './helpers/project.js';
+import { ObserverTracker, PATIENT } from './helpers/observer.js';
+import { cleanEnv, tempProject, type TempProject } from './helpers/project.js';
 
 /**
  * Page-level damage to state.db: a b-tree page in the middle of the file overwritten, the header
@@ -22,10 +23,13 @@ function damageProject(name: string): TempProject {
   });
 }
 
+const observers = new ObserverTracker();
 let cleanups: (() => void)[] = [];
-afterEach(() => {
+afterEach(async () => {
+  const problems = await observers.cleanup();
   for (const cleanup of cleanups) cleanup();
   cleanups = [];
+  expect(problems, 'observers that would not stop').toEqual([]);
 });
 
 const COPIES = 150;
@@ -188,5 +192,61 @@ describe('page-level damage to state.db', () => {
     expect(status.code, status.stderr).toBe(0);
     expectReported(status.stderr, keptAside(project));
     for (const check of JSON.parse(status.stdout).checks) expect(check).toMatchObject({ freshness: 'UNVERIFIED', result: null });
+  });
+});
+
+describe('page-level damage and the observer', () => {
+  const patient = cleanEnv({ VOUCH_OBSERVER_TIMEOUT_MS: PATIENT });
+
+  it('the observer finds the damage: that answer is unhealthy and says so, the command scans a fresh store, and the observer answers again after', () => {
+    const project = damageProject('damage-observer');
+    const stateDb = storeWithHistory(project);
+    // Below the first leaf, which the open reads: the observer starts, and finds the damage when first asked for receipts.
+    damage(stateDb, leafPages(stateDb, 'receipts').slice(-1));
+    observers.start(project);
+
+    const first = project.vouch(['status', '--json'], { env: patient });
+    expect(first.code, first.stderr).toBe(0);
+    const kept = keptAside(project);
+    expect(first.stderr).not.toMatch(/internal error|-32603|SqliteError/);
+    expect(first.stderr).toMatch(/the observer is not healthy \(.*state\.db: it is damaged/);
+    expect(first.stderr).toContain(`kept as ${kept}`);
+    const firstAnswer = JSON.parse(first.stdout);
+    expect(firstAnswer.observation.source).toBe('scan');
+    for (const check of firstAnswer.checks) expect(check).toMatchObject({ freshness: 'UNVERIFIED', result: null });
+
+    const second = project.vouch(['status', '--json'], { env: patient });
+    expect(second.code, second.stderr).toBe(0);
+    const secondAnswer = JSON.parse(second.stdout);
+    expect(secondAnswer.observation.source).toBe('observer');
+    for (const check of secondAnswer.checks) expect(check).toMatchObject({ freshness: 'UNVERIFIED', result: null });
+    expect(project.vouch(['run', 't']).code).toBe(0);
+    expect(JSON.parse(project.vouch(['status', 't', '--json'], { env: patient }).stdout)).toMatchObject({
+      observation: { source: 'observer' },
+      checks: [{ name: 't', freshness: 'CURRENT', result: 'PASS' }],
+    });
+  });
+
+  it('another process keeps the damaged file aside: the observer stops reading it, and answers from the fresh store', () => {
+    const project = damageProject('damage-observer-elsewhere');
+    const stateDb = storeWithHistory(project);
+    // Damage only explain reads: the observer reads receipts from this file without noticing.
+    damage(stateDb, leafPages(stateDb, 'manifests'));
+    observers.start(project);
+    expect(JSON.parse(project.vouch(['status', '--json'], { env: patient }).stdout)).toMatchObject({
+      observation: { source: 'observer' },
+      checks: [{ freshness: 'CURRENT' }, { freshness: 'CURRENT' }],
+    });
+
+    const explain = project.vouch(['explain', 't', '--no-observer', '--json']);
+    expect(explain.code, explain.stderr).toBe(0);
+    keptAside(project);
+
+    // The kept file's receipts are no longer evidence, whoever holds it open.
+    const after = project.vouch(['status', '--json'], { env: patient });
+    expect(after.code, after.stderr).toBe(0);
+    const answer = JSON.parse(after.stdout);
+    expect(answer.observation.source).toBe('observer');
+    for (const check of answer.checks) expect(check).toMatchObject({ freshness: 'UNVERIFIED', result: null });
   });
 });
