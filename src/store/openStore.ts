@@ -243,6 +243,12 @@ function openOnFullDisk(path: string, cause: unknown): Database.Database {
  * Runs a read or write of the store; if it finds a damaged page (SQLITE_CORRUPT), the file is
  * kept aside, a fresh store replaces it, and `use` runs once more against that. Accepts any
  * connection the store has had, so a caller holding an old one still reaches the live one.
+ *
+ * Damage is found by the query that reads the page, not by a PRAGMA quick_check on open: on a
+ * store with 10k stat-cache rows, a fresh connection's quick_check took 12.8 ms (quick_check of
+ * the receipts table alone 7 ms at 2,000 receipts, growing with history) against 0.1 ms for the
+ * open itself, while a warm status has about 1 ms to spare. quick_check would not catch
+ * garbage that still parses either; what it does catch, the query reading the page does.
  */
 export function withRecovery<T>(db: Database.Database, use: (db: Database.Database) => T): T {
   const store = OWNERS.get(db);
