@@ -1,5 +1,6 @@
 import { decide, type CheckStatus } from '../core/decide.js';
 import { diffContext, diffDefinition, diffManifest, type InputChange, type ValueChange } from '../core/diff.js';
+import { readConsistently } from '../store/openStore.js';
 import { loadManifest, latestReceipt } from '../store/receipts.js';
 import { askObserver, type ObserverUse } from './observed.js';
 import { selectChecks, type Project } from './project.js';
@@ -24,12 +25,16 @@ export async function explain(project: Project, name: string, env: NodeJS.Proces
     session.notices.push(...notices);
     const [now] = asked ? asked.checks : observeChecks(project, session, [definition], env);
     if (!now) throw new Error('unreachable: one observation per check');
-    const latest = latestReceipt(session.db, definition.name);
+    // The receipt and its manifest from one file: a damaged manifest page found after the
+    // receipt was read must not leave that receipt deciding the answer.
+    const { latest, recorded } = readConsistently(session.db, () => {
+      const receipt = latestReceipt(session.db, definition.name);
+      return { latest: receipt, recorded: receipt === null ? [] : (loadManifest(session.db, receipt.manifestDigest) ?? []) };
+    });
     const status = decide(definition, now.observed, now.inputs, latest);
     if (latest === null) {
       return { status, definitionChanges: [], contextChanges: [], inputChanges: [], notices: session.notices };
     }
-    const recorded = loadManifest(session.db, latest.manifestDigest) ?? [];
     return {
       status,
       definitionChanges: diffDefinition(latest.definition, definition),

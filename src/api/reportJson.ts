@@ -66,6 +66,7 @@ export function statusReportJson(project: Project, report: StatusReport) {
       duration_ms: report.observation.durationMs,
     },
     checks: report.checks.map(statusJson),
+    notices: report.notices,
   };
 }
 
@@ -77,6 +78,7 @@ export function explanationJson(result: Explanation) {
     definition_changes: result.definitionChanges,
     context_changes: result.contextChanges,
     input_changes: result.inputChanges.map(inputChangeJson),
+    notices: result.notices,
   };
 }
 
@@ -102,8 +104,8 @@ function inputChangeJson(change: InputChange) {
 }
 
 /** The --json document; the MCP server's log tool returns the same one. */
-export function logJson(receipts: readonly Receipt[], stateDir: string) {
-  return { schema: 1 as const, receipts: receipts.map((receipt) => receiptJson(receipt, stateDir)) };
+export function logJson(receipts: readonly Receipt[], stateDir: string, notices: readonly string[]) {
+  return { schema: 1 as const, receipts: receipts.map((receipt) => receiptJson(receipt, stateDir)), notices };
 }
 
 /** The --json document; the MCP server's run tool returns the same one. */
@@ -116,5 +118,6 @@ export function runReportJson(report: RunReport, stateDir: string) {
         ? { name: entry.name, action: 'skipped' as const, exit_code: 0, status: statusJson(entry.status), receipt: null }
         : { name: entry.name, action: 'ran' as const, exit_code: entry.exitCode, status: null, receipt: receiptJson(entry.receipt, stateDir) },
     ),
+    notices: report.notices,
   };
 }

@@ -41,7 +41,6 @@ export async function run(project: Project, options: RunOptions): Promise<RunRep
     if (!opened) {
       const { openSession } = await import('./session.js');
       opened = openSession(project);
-      notices.push(...opened.session.notices);
     }
     return opened.session;
   };
@@ -82,7 +81,8 @@ export async function run(project: Project, options: RunOptions): Promise<RunRep
       if (exitCode === 0) exitCode = outcome.exitCode;
       if (outcome.interrupted) break;
     }
-    return { runs, exitCode, notices };
+    // The session's notices last: a damaged store can be found, and kept aside, mid-run.
+    return { runs, exitCode, notices: [...notices, ...((opened as { session: Session } | null)?.session.notices ?? [])] };
   } finally {
     (opened as { close(): void } | null)?.close();
   }

@@ -4,6 +4,8 @@ import type { ObservedContext, Observation } from '../core/observation.js';
 import { planCheck } from '../exec/checkPlan.js';
 import { InputScanner } from '../fs/inputScanner.js';
 import { startScans, type StartedScans } from '../fs/startedScans.js';
+import { diskFullNotice, noteOnce } from '../store/diskFull.js';
+import { readConsistently } from '../store/openStore.js';
 import { latestReceipt } from '../store/receipts.js';
 import { saveStatCache } from '../store/statCacheTable.js';
 import type { Project } from './project.js';
@@ -29,7 +31,7 @@ export function observeChecks(
     observed: planCheck({ root: project.root, definition, scripts: project.scripts, env, envKey: session.envKey }).observed,
     inputs: scanner.observe(definition),
   }));
-  saveStatCache(session.db, session.statCache);
+  if (!saveStatCache(session.db, session.statCache)) noteOnce(session.notices, diskFullNotice(session.stateDir));
   return observations;
 }
 
@@ -42,9 +44,11 @@ export async function scanStatus(
 ): Promise<{ checks: CheckStatus[]; observedAt: number; durationMs: number; notices: string[] }> {
   const started = Date.now();
   return withSession(project, async (session) => {
-    const checks = observeChecks(project, session, definitions, env, scans).map(({ definition, observed, inputs }) =>
-      decide(definition, observed, inputs, latestReceipt(session.db, definition.name)),
-    );
+    const observations = observeChecks(project, session, definitions, env, scans);
+    // All from one file: a damaged page found at the third check must not leave the first two
+    // answered from the damaged store.
+    const receipts = readConsistently(session.db, () => observations.map(({ definition }) => latestReceipt(session.db, definition.name)));
+    const checks = observations.map(({ definition, observed, inputs }, index) => decide(definition, observed, inputs, receipts[index] ?? null));
     return { checks, observedAt: started, durationMs: Date.now() - started, notices: session.notices };
   });
 }

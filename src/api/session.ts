@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { MemoryStatCache } from '../core/statCache.js';
-import { envKey, openStore, type Store } from '../store/openStore.js';
+import { envKey, openStore, withRecovery, type Store } from '../store/openStore.js';
 import { loadStatCache } from '../store/statCacheTable.js';
 import type { Project } from './project.js';
 
@@ -9,7 +9,9 @@ export interface Session {
   db: Database.Database;
   statCache: MemoryStatCache;
   envKey: string;
+  /** Filled as the command goes: a damaged store kept aside mid-command adds one. */
   notices: string[];
+  stateDir: string;
 }
 
 export async function withSession<T>(project: Project, use: (session: Session) => Promise<T>): Promise<T> {
@@ -26,8 +28,9 @@ export function openSession(project: Project): { session: Session; close(): void
   const session: Session = {
     db: store.db,
     statCache: loadStatCache(store.db),
-    envKey: envKey(store.db),
+    envKey: withRecovery(store.db, envKey),
     notices: store.notices,
+    stateDir: project.stateDir,
   };
   return { session, close: () => store.close() };
 }

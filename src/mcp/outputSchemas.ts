@@ -53,6 +53,7 @@ export const statusOutput = z.object({
     duration_ms: z.number().int().min(0),
   }),
   checks: z.array(checkStatus),
+  notices: z.array(z.string()),
 });
 
 const entry = z
@@ -83,9 +84,10 @@ export const explainOutput = z.object({
       identity_fields: z.array(z.string()),
     }),
   ),
+  notices: z.array(z.string()),
 });
 
-export const logOutput = z.object({ schema: z.literal(1), receipts: z.array(receipt) });
+export const logOutput = z.object({ schema: z.literal(1), receipts: z.array(receipt), notices: z.array(z.string()) });
 
 export const runOutput = z.object({
   schema: z.literal(1),
@@ -96,6 +98,7 @@ export const runOutput = z.object({
       z.object({ name: z.string(), action: z.literal('skipped'), exit_code: z.literal(0), status: checkStatus, receipt: z.null() }),
     ]),
   ),
+  notices: z.array(z.string()),
 });
 
 const stage = z.enum(['type', 'lint', 'runtime']);

@@ -105,8 +105,8 @@ export function createVouchServer(options: McpServerOptions): McpServer {
       try {
         const loaded = await project();
         if (check !== undefined) requireConfigured(loaded, 'check', check);
-        const { receipts } = await log(loaded, check ?? null, limit ?? 20);
-        return answer(logJson(receipts, loaded.stateDir), logSummary(receipts));
+        const { receipts, notices } = await log(loaded, check ?? null, limit ?? 20);
+        return answer(logJson(receipts, loaded.stateDir, notices), logSummary(receipts));
       } catch (error) {
         return failure(error);
       }

@@ -4,7 +4,7 @@ import type { Server } from 'node:net';
 import type { AsyncSubscription, Event } from '@parcel/watcher';
 import { VouchError } from '../core/errors.js';
 import { processStart } from '../fs/processStart.js';
-import { envKey, openStore } from '../store/openStore.js';
+import { envKey, openStore, readConsistently, reopenIfReplaced, storeGeneration, withRecovery } from '../store/openStore.js';
 import { latestReceipt } from '../store/receipts.js';
 import { loadStatCache, saveStatCache } from '../store/statCacheTable.js';
 import { Barrier } from './barrier.js';
@@ -59,9 +59,15 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
   const files = observerFiles(options.stateDir, options.configPath);
   ensureObserverDir(files);
   const socket = socketPath(files, options.env);
-  const store = openStore(options.stateDir);
+  // Not opened to read on a full disk: that connection would lock every other vouch process
+  // out for as long as the observer lives. It fails to start instead, and commands scan directly.
+  const store = openStore(options.stateDir, { readWhenFull: false });
   const statCache = loadStatCache(store.db);
-  const key = envKey(store.db);
+  const key = withRecovery(store.db, envKey);
+  const tellStoreNotices = () => {
+    for (const notice of store.notices.splice(0)) options.log(notice);
+  };
+  tellStoreNotices();
   const index = new WarmIndex(
     options.root,
     options.excluded,
@@ -258,6 +264,19 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
       await rewatch.idle();
     }
     if (!index.healthy) return unhealthy(index.reasons());
+    // Another process may have found the file damaged and kept it aside: this connection
+    // would still read the old file's receipts, which are no longer evidence.
+    reopenIfReplaced(store.db);
+    const generation = storeGeneration(store.db);
+    const receipts = readConsistently(store.db, () => checks.map((check) => latestReceipt(store.db, check.name)));
+    if (storeGeneration(store.db) !== generation) {
+      // A damaged page, found here: the file was kept aside and a fresh store started. This one
+      // answer says so, and the command that asked scans directly; later questions are answered.
+      const notices = store.notices.splice(0);
+      for (const notice of notices) options.log(notice);
+      return unhealthy([{ code: 'observer-store-recovered', message: notices.join(' ') || 'the receipts database was replaced' }]);
+    }
+    tellStoreNotices();
     return {
       healthy: true,
       reasons: [],
@@ -272,7 +291,7 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
           inputCount: observation.manifest.entries.length,
           problems: observation.problems,
           ...(params.entries ? { entries: observation.manifest.entries } : {}),
-          receipt: latestReceipt(store.db, check.name),
+          receipt: receipts[position] ?? null,
         };
       }),
     };

@@ -36,7 +36,7 @@ export interface ObservedCheck {
 }
 
 /** Why the observer's index cannot be trusted right now. */
-export type GapCode = 'observer-overflow' | 'observer-watcher-error' | 'observer-watch-limit' | 'observer-root-moved' | 'observer-barrier-timeout' | 'observer-busy';
+export type GapCode = 'observer-overflow' | 'observer-watcher-error' | 'observer-watch-limit' | 'observer-root-moved' | 'observer-barrier-timeout' | 'observer-busy' | 'observer-store-recovered';
 
 export interface GapReason {
   code: GapCode;

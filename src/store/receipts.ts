@@ -1,7 +1,10 @@
 import type Database from 'better-sqlite3';
+import { dirname } from 'node:path';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { InputEntry } from '../core/manifest.js';
 import type { Receipt } from '../core/receipt.js';
+import { diskFull, isDiskFull } from './diskFull.js';
+import { withRecovery } from './openStore.js';
 
 interface ReceiptRow {
   seq: number;
@@ -51,54 +54,62 @@ function fromRow(row: ReceiptRow): Receipt {
  * both or neither. Manifests are stored once per digest, compressed.
  */
 export function insertReceipt(db: Database.Database, receipt: Receipt, entries: readonly InputEntry[]): void {
-  const insertManifest = db.prepare('INSERT OR IGNORE INTO manifests (digest, entries) VALUES (?, ?)');
-  const insert = db.prepare(`INSERT INTO receipts (
-      run_id, check_name, definition, definition_digest, context, context_digest, manifest_digest, input_count,
-      result, exit_code, signal, started_at, finished_at, duration_ms, log_path, reuse_eligible, reasons
-    ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   const blob = deflateRawSync(Buffer.from(JSON.stringify(entries)), { level: 1 });
-  db.transaction(() => {
-    insertManifest.run(receipt.manifestDigest, blob);
-    insert.run(
-      receipt.runId,
-      receipt.check,
-      JSON.stringify(receipt.definition),
-      receipt.definitionDigest,
-      JSON.stringify(receipt.context),
-      receipt.contextDigest,
-      receipt.manifestDigest,
-      receipt.inputCount,
-      receipt.result,
-      receipt.exitCode,
-      receipt.signal,
-      receipt.startedAt,
-      receipt.finishedAt,
-      receipt.durationMs,
-      receipt.logPath,
-      receipt.reuseEligible ? 1 : 0,
-      JSON.stringify(receipt.reasons),
-    );
-  }).immediate();
+  try {
+    withRecovery(db, (live) => {
+      const insertManifest = live.prepare('INSERT OR IGNORE INTO manifests (digest, entries) VALUES (?, ?)');
+      const insert = live.prepare(`INSERT INTO receipts (
+          run_id, check_name, definition, definition_digest, context, context_digest, manifest_digest, input_count,
+          result, exit_code, signal, started_at, finished_at, duration_ms, log_path, reuse_eligible, reasons
+        ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+      live.transaction(() => {
+        insertManifest.run(receipt.manifestDigest, blob);
+        insert.run(
+          receipt.runId,
+          receipt.check,
+          JSON.stringify(receipt.definition),
+          receipt.definitionDigest,
+          JSON.stringify(receipt.context),
+          receipt.contextDigest,
+          receipt.manifestDigest,
+          receipt.inputCount,
+          receipt.result,
+          receipt.exitCode,
+          receipt.signal,
+          receipt.startedAt,
+          receipt.finishedAt,
+          receipt.durationMs,
+          receipt.logPath,
+          receipt.reuseEligible ? 1 : 0,
+          JSON.stringify(receipt.reasons),
+        );
+      }).immediate();
+    });
+  } catch (error) {
+    // The transaction rolled back: no half receipt. Said as a full disk, not as a bug.
+    if (isDiskFull(error)) throw diskFull(dirname(db.name), error);
+    throw error;
+  }
 }
 
 /** The latest receipt wins: the one recorded last, whatever its result. */
 export function latestReceipt(db: Database.Database, check: string): Receipt | null {
-  const row = db
-    .prepare('SELECT * FROM receipts WHERE check_name = ? ORDER BY seq DESC LIMIT 1')
-    .get(check) as ReceiptRow | undefined;
+  const row = withRecovery(db, (live) => live.prepare('SELECT * FROM receipts WHERE check_name = ? ORDER BY seq DESC LIMIT 1').get(check)) as
+    | ReceiptRow
+    | undefined;
   return row ? fromRow(row) : null;
 }
 
 export function listReceipts(db: Database.Database, check: string | null, limit: number): Receipt[] {
-  const rows = (
+  const rows = withRecovery(db, (live) =>
     check === null
-      ? db.prepare('SELECT * FROM receipts ORDER BY seq DESC LIMIT ?').all(limit)
-      : db.prepare('SELECT * FROM receipts WHERE check_name = ? ORDER BY seq DESC LIMIT ?').all(check, limit)
+      ? live.prepare('SELECT * FROM receipts ORDER BY seq DESC LIMIT ?').all(limit)
+      : live.prepare('SELECT * FROM receipts WHERE check_name = ? ORDER BY seq DESC LIMIT ?').all(check, limit),
   ) as ReceiptRow[];
   return rows.map(fromRow);
 }
 
 export function loadManifest(db: Database.Database, digest: string): InputEntry[] | null {
-  const row = db.prepare('SELECT entries FROM manifests WHERE digest = ?').get(digest) as { entries: Buffer } | undefined;
+  const row = withRecovery(db, (live) => live.prepare('SELECT entries FROM manifests WHERE digest = ?').get(digest)) as { entries: Buffer } | undefined;
   return row ? (JSON.parse(inflateRawSync(row.entries).toString()) as InputEntry[]) : null;
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, constants, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, renameSync, unlinkSync, writeSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { VouchError } from '../core/errors.js';
+import { diskFull, isDiskFull } from './diskFull.js';
 
 /**
  * The state dir is the one place vouch writes, and a cloned repository may
@@ -189,6 +190,8 @@ function unsafe(_stateDir: string, message: string): VouchError {
 
 export function notWritable(stateDir: string, error: unknown): VouchError {
   if (error instanceof VouchError) return error;
+  // No room is not a permission problem, and telling the user to fix permissions sends them the wrong way.
+  if (isDiskFull(error)) return diskFull(stateDir, error);
   const code = (error as NodeJS.ErrnoException).code ?? String(error);
   return new VouchError(
     'state-dir-not-writable',

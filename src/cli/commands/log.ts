@@ -30,7 +30,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   const { receipts, notices } = await log(project, positionals[0] ?? null, limit);
   writeNotices(io.stderr, notices);
   if (values.json) {
-    writeJson(io, logJson(receipts, project.stateDir));
+    writeJson(io, logJson(receipts, project.stateDir, notices));
     return 0;
   }
   if (receipts.length === 0) {
