@@ -195,6 +195,7 @@ function openAndMigrate(path: string): Database.Database {
       }).immediate();
     }
     db.prepare('SELECT 1 FROM receipts LIMIT 1').get();
+    ownerOnly(stateDir);
     return db;
   } catch (error) {
     db.close();
