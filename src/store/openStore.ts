@@ -1,11 +1,11 @@
 import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, lstatSync, renameSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, lstatSync, renameSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { VouchError } from '../core/errors.js';
 import { MIGRATIONS } from './migrations.js';
-import { checkStateDir, ensureStateDir, notWritable, refuseLinks } from './stateDir.js';
+import { checkStateDir, ensureStateDir, notWritable, openStateFile, refuseLinks } from './stateDir.js';
 
 export interface Store {
   db: Database.Database;
@@ -39,7 +39,10 @@ function nativeBinding(): string | undefined {
  */
 export function openStore(stateDir: string): Store {
   // The common case, an existing store, costs a few lstats: SQLite follows links, so none may be there.
-  if (!checkStateDir(stateDir) || !existsSync(join(stateDir, STATE_DB))) ensureStateDir(stateDir);
+  if (!checkStateDir(stateDir) || !existsSync(join(stateDir, STATE_DB))) {
+    ensureStateDir(stateDir);
+    createOwnerOnly(stateDir);
+  }
   refuseLinks(stateDir, SQLITE_FILES);
   const notices: string[] = [];
   const path = join(stateDir, STATE_DB);
@@ -53,6 +56,7 @@ export function openStore(stateDir: string): Store {
     const kept = keepAside(path, error instanceof VouchError ? 'newer' : 'corrupt');
     notices.push(`${path}: ${why}. It was kept as ${kept} and a new one was started; receipts in it are not used. To go back, stop vouch and rename it to ${STATE_DB}.`);
     try {
+      createOwnerOnly(stateDir);
       db = openAndMigrate(path);
     } catch (second) {
       throw notWritable(stateDir, second);
@@ -94,6 +98,20 @@ function openAndMigrate(path: string): Database.Database {
     db.close();
     if (cannotWrite(error)) throw notWritable(stateDir, error);
     throw error;
+  }
+}
+
+/**
+ * An empty file is an empty database to SQLite, and its journal, WAL and
+ * shared-memory files take the database file's mode (os_unix.c,
+ * findCreateFileMode): made 0600 here, none of them is ever readable by others.
+ */
+function createOwnerOnly(stateDir: string): void {
+  try {
+    closeSync(openStateFile(join(stateDir, STATE_DB), 'exclusive', stateDir));
+  } catch (error) {
+    // EEXIST: another process made it meanwhile, or a link is there (refused next).
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw notWritable(stateDir, error);
   }
 }
 
