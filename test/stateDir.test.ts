@@ -245,6 +245,35 @@ describe('links in the state dir are refused or replaced, never followed', () =>
   });
 });
 
+describe('agent records', () => {
+  it('a link at the record\'s temporary path (named by the pid, as vouch used to) is never written through', () => {
+    const project = track(tempProject('sd-agent-temp', FILES));
+    mkdirSync(join(project.root, '.vouch'), { mode: 0o700 });
+    const victim = victimFile('agent-temp');
+    const before = fileState(victim);
+    const record = join(project.root, '.vouch', 'agent-claude.json');
+    const script = 'ln -s "$1" "$2.$$.tmp" && exec "$3" "$4" agent setup claude --apply --json';
+    const result = spawnSync('sh', ['-c', script, 'sh', victim, record, process.execPath, CLI], { cwd: project.root, env: cleanEnv({ HOME: outside('agent-temp-home') }), encoding: 'utf8', timeout: 60_000 });
+    expect(result.status, result.stderr).toBe(0);
+    expect(fileState(victim)).toEqual(before);
+    expect(lstatSync(record).isFile()).toBe(true);
+    expect(JSON.parse(readFileSync(record, 'utf8')).host).toBe('claude');
+  });
+
+  it('a record that is a link to a file outside is not read: setup replaces it with its own', () => {
+    const project = track(tempProject('sd-agent-link', FILES));
+    mkdirSync(join(project.root, '.vouch'), { mode: 0o700 });
+    const victim = victimFile('agent-link');
+    const before = fileState(victim);
+    const record = join(project.root, '.vouch', 'agent-claude.json');
+    symlinkSync(victim, record);
+    const result = project.vouch(['agent', 'setup', 'claude', '--apply', '--json'], { env: cleanEnv({ HOME: outside('agent-link-home') }) });
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    expect(fileState(victim)).toEqual(before);
+    expect(lstatSync(record).isFile()).toBe(true);
+  });
+});
+
 describe('the native tree caches', () => {
   const INSTALLED = JSON.stringify({ schema: 1, checks: [{ ...CHECK, installed: ['node_modules/**'] }] }, null, 2) + '\n';
   const INSTALLED_FILES = { 'vouch.config.json': INSTALLED, 'check.mjs': PASSING, '.gitignore': 'node_modules/\n', 'node_modules/dep/index.js': 'export {};\n', 'node_modules/dep/package.json': '{"name":"dep"}\n' };
@@ -331,15 +360,21 @@ describe('a state dir that git lists is flagged: state-dir-in-git', () => {
     expect(untracked.freshness).toBe('CURRENT');
   });
 
-  it('a state dir whose .gitignore is gone shows as untracked files: flagged until it is back', () => {
-    const project = track(tempProject('sd-untracked', FILES));
-    expect(project.vouch(['run', 't']).code).toBe(0);
-    expect(statusOf(project).freshness).toBe('CURRENT');
-    unlinkSync(join(project.root, '.vouch', '.gitignore'));
-    expectFlagged(statusOf(project, ['--no-observer']), ['.vouch/']);
-    writeFileSync(join(project.root, '.vouch', '.gitignore'), '*\n');
-    expect(statusOf(project).freshness).toBe('CURRENT');
-  });
+  for (const [scan, env] of [
+    ['native listing', {}],
+    ['JavaScript listing (git ls-files)', { VOUCH_NATIVE: '0' }],
+  ] as const) {
+    it(`a state dir whose .gitignore is gone shows as untracked files: flagged until it is back (${scan})`, () => {
+      const project = track(tempProject('sd-untracked', FILES));
+      const status = () => project.json(['status', '--no-observer'], { env: cleanEnv(env) }).checks[0];
+      expect(project.vouch(['run', 't']).code).toBe(0);
+      expect(status().freshness).toBe('CURRENT');
+      unlinkSync(join(project.root, '.vouch', '.gitignore'));
+      expectFlagged(status(), ['.vouch/state.db']);
+      writeFileSync(join(project.root, '.vouch', '.gitignore'), '*\n');
+      expect(status().freshness).toBe('CURRENT');
+    });
+  }
 });
 
 describe('owner-only modes, whatever the umask', () => {
