@@ -1,11 +1,13 @@
 #define _GNU_SOURCE
 #include "dirCache.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 // 2: each listing's children in the order its paths sort (treeScan.c git_order).
@@ -65,9 +67,11 @@ static void empty(DirCache *cache) {
 
 void dir_cache_load(DirCache *cache, const char *file) {
   memset(cache, 0, sizeof *cache);
-  int fd = file && *file ? open(file, O_RDONLY | O_CLOEXEC) : -1;
+  // The cache lives in the state dir, which a repository may have filled: a link there is never
+  // followed, and anything but a regular file (a FIFO would block a plain open) is no cache.
+  int fd = file && *file ? open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) : -1;
   struct stat stats;
-  if (fd < 0 || fstat(fd, &stats) != 0 || stats.st_size < (off_t)(sizeof MAGIC + 16) || stats.st_size > (1LL << 31)) {
+  if (fd < 0 || fstat(fd, &stats) != 0 || !S_ISREG(stats.st_mode) || stats.st_size < (off_t)(sizeof MAGIC + 16) || stats.st_size > (1LL << 31)) {
     if (fd >= 0) close(fd);
     empty(cache);
     return;
@@ -190,21 +194,33 @@ void dir_cache_save(const char *file, const DirListing *const *listings, size_t 
   uint64_t sum = fnv1a(writer.data, writer.size, FNV_OFFSET);
   put(&writer, &sum, sizeof sum);
 
+  // A fresh name, created exclusively: O_EXCL with O_CREAT never follows a link planted at the
+  // path (open(2)), so nothing is written outside the state dir. rename(2) replaces a link at
+  // `file` itself rather than following it. Mode 0600: the listings are the owner's alone.
+  static unsigned counter;
   char temporary[4096];
-  int length = snprintf(temporary, sizeof temporary, "%s.%d.tmp", file, (int)getpid());
-  if (length > 0 && (size_t)length < sizeof temporary) {
-    int fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd >= 0) {
-      size_t done = 0;
-      while (done < writer.size) {
-        ssize_t wrote = write(fd, writer.data + done, writer.size - done);
-        if (wrote <= 0) break;
-        done += (size_t)wrote;
-      }
-      int ok = done == writer.size;
-      close(fd);
-      if (!ok || rename(temporary, file) != 0) unlink(temporary);
+  for (int attempt = 0; attempt < 8; attempt++) {
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    unsigned serial = __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED);
+    int length = snprintf(temporary, sizeof temporary, "%s.%d-%u-%08lx.tmp", file, (int)getpid(), serial,
+                          (unsigned long)(fnv1a(&now, sizeof now, FNV_OFFSET) & 0xffffffffUL));
+    if (length <= 0 || (size_t)length >= sizeof temporary) break;
+    int fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      if (errno == EEXIST) continue;
+      break;
     }
+    size_t done = 0;
+    while (done < writer.size) {
+      ssize_t wrote = write(fd, writer.data + done, writer.size - done);
+      if (wrote <= 0) break;
+      done += (size_t)wrote;
+    }
+    int ok = done == writer.size;
+    close(fd);
+    if (!ok || rename(temporary, file) != 0) unlink(temporary);
+    break;
   }
   free(writer.data);
 }

@@ -57,7 +57,9 @@ async function evaluate(input: EvaluateInput): Promise<{ decision: CommandDecisi
   let place;
   try {
     place = locateProject({ cwd: input.cwd });
-  } catch {
+  } catch (error) {
+    // A refused state dir (a link, someone else's) is said as such; any other failure here is a missing config.
+    if ((error as { code?: unknown }).code === 'state-dir-unsafe') throw error;
     return { decision: pass('no vouch.config.json here or above'), source: null };
   }
   if (!mayMention(command, place.text, place.root)) return { decision: pass('no configured check matched'), source: null };

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import picomatch from 'picomatch';
 import { CONFIG_FILE } from '../core/config.js';
-import { ensureStateDir } from '../store/stateDir.js';
+import { checkStateDir, ensureStateDir } from '../store/stateDir.js';
 import { VouchError } from '../core/errors.js';
 import { proposeConfig, type Proposal } from '../core/initProposal.js';
 import {
@@ -81,6 +81,8 @@ export async function init(options: InitOptions): Promise<InitResult> {
 
   let existing = existsSync(configPath);
   let written = false;
+  // Refused before the config is written, so a refusal leaves nothing behind.
+  if (!dryRun && !existing) checkStateDir(stateDir);
   if (!dryRun && !existing) {
     mkdirSync(dirname(configPath), { recursive: true });
     try {

@@ -12,7 +12,7 @@ export interface Project {
   configPath: string;
   config: Config;
   stateDir: string;
-  /** Root-relative paths that are never inputs: the state dir and vouch's own config. */
+  /** Root-relative paths that are never inputs: the state dir (with a trailing "/") and vouch's own config. */
   excluded: string[];
   scripts: Record<string, string> | null;
   definitions: CheckDefinition[];
@@ -65,6 +65,8 @@ export function locateProject(options: ProjectOptions): ProjectPlace {
   }
   const root = resolve(dirname(configPath), peekRoot(text));
   const stateDir = options.stateDir !== undefined ? resolve(options.cwd, options.stateDir) : join(root, '.vouch');
+  // Every command finds its state here, before it reads or writes any: a link, or someone else's, is refused.
+  checkStateDir(stateDir);
   return { configPath, root, stateDir, text };
 }
 
@@ -75,10 +77,8 @@ export async function loadProject(options: ProjectOptions): Promise<Project> {
     throw new VouchError('root-not-found', `the root ${root} named in ${configPath} does not exist; fix "root" (it is relative to the config file)`);
   }
 
-  const excluded = [stateDir, configPath]
-    .map((path) => relative(root, path))
-    .filter((rel) => rel !== '' && !rel.startsWith('..' + sep) && rel !== '..' && !isAbsolute(rel))
-    .map((rel) => rel.split(sep).join('/'));
+  // The state dir is written with a trailing "/": the listing flags anything git shows in it (fs/sourceFiles.ts).
+  const excluded = [...insideRoot(root, stateDir).map((rel) => rel + '/'), ...insideRoot(root, configPath)];
 
   const scripts = readScripts(root);
   const needsPackageManager = config.checks.some((check) => check.script !== undefined);
@@ -92,6 +92,13 @@ export async function loadProject(options: ProjectOptions): Promise<Project> {
   }
   const definitions = config.checks.map((check) => definitionOf(check, packageManager));
   return { root, configPath, config, stateDir, excluded, scripts, definitions };
+}
+
+/** `path` relative to the root, "/"-separated, when it lies below it. */
+function insideRoot(root: string, path: string): string[] {
+  const rel = relative(root, path);
+  if (rel === '' || rel.startsWith('..' + sep) || rel === '..' || isAbsolute(rel)) return [];
+  return [rel.split(sep).join('/')];
 }
 
 function peekRoot(text: string): string {

@@ -6,6 +6,7 @@ import { CONFIG_FILE } from '../core/config.js';
 import { VouchError } from '../core/errors.js';
 import type { Deadlines } from '../probe/deadline.js';
 import type { Prover, ProveResult } from '../probe/prover.js';
+import { checkStateDir } from '../store/stateDir.js';
 import { locateProject } from './project.js';
 
 /** Where claims are judged: the workspace whose own tools judge them, and where vouch keeps its files. */
@@ -28,7 +29,10 @@ export function locateWorkspace(options: { cwd: string; config?: string | undefi
   for (let dir = resolve(options.cwd); ; dir = dirname(dir)) {
     if (existsSync(join(dir, CONFIG_FILE))) return fromConfig(join(dir, CONFIG_FILE));
     if (existsSync(join(dir, 'package.json'))) {
-      return { root: dir, stateDir: options.stateDir !== undefined ? resolve(options.cwd, options.stateDir) : join(dir, '.vouch') };
+      const stateDir = options.stateDir !== undefined ? resolve(options.cwd, options.stateDir) : join(dir, '.vouch');
+      // The prover's socket is there: a linked state dir could lead to another workspace's prover.
+      checkStateDir(stateDir);
+      return { root: dir, stateDir };
     }
     if (dirname(dir) === dir) break;
   }

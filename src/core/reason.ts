@@ -20,7 +20,8 @@ export type ReasonCode =
   | 'interrupted'
   | 'failed'
   | 'input-changing'
-  | 'observation-unhealthy';
+  | 'observation-unhealthy'
+  | 'state-dir-in-git';
 
 export function reason(code: ReasonCode, message: string): Reason {
   return { code, message };

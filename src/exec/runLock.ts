@@ -100,7 +100,7 @@ function alive(holder: LockHolder): boolean {
 function stealFrom(path: string, seen: LockHolder | 'unreadable') {
   const steal = `${path}.steal`;
   try {
-    writeFileSync(steal, String(process.pid), { flag: 'wx' });
+    writeFileSync(steal, String(process.pid), { flag: 'wx', mode: 0o600 });
   } catch {
     // Someone else is recovering it; a stealer that died leaves a file we clear after a while.
     if (halfWrittenLongAgo(steal)) {

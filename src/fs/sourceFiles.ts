@@ -36,7 +36,8 @@ export const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: tru
  * The project's source files: what git tracks plus untracked files it does not
  * ignore, or the same rules applied by a walk outside a git repository.
  * `excluded` are root-relative files or directories (the state dir, vouch's own
- * config) left out entirely. With the native scan, git runs and every path is
+ * config) left out entirely. One written with a trailing "/" is a state dir:
+ * git listing anything in it is a problem (stateDirInGit). With the native scan, git runs and every path is
  * lstat'ed on other threads from here on, while the caller goes on.
  */
 export function startSourceListing(root: string, excluded: readonly string[]): PendingSourceListing {
@@ -78,7 +79,8 @@ function listWithGit(root: string, excluded: readonly string[]): SourceListing {
   });
   if (git.error || git.status !== 0) throw gitFailed(root, git.error ? git.error.message : git.stderr.toString().trim());
   const { written, problems, text } = parseGitListing(git.stdout);
-  return { paths: keptPaths(written, excluded).paths, problems, via: 'git', text };
+  const kept = keptPaths(written, excluded);
+  return { paths: kept.paths, problems: withStateDirProblem(problems, kept.inStateDir), via: 'git', text };
 }
 
 function nativeListing(root: string, git: NativeSourceList, excluded: readonly string[]): SourceListing {
@@ -87,13 +89,13 @@ function nativeListing(root: string, git: NativeSourceList, excluded: readonly s
     throw gitFailed(root, why);
   }
   const { written, problems, text } = parseGitListing(git.stdout);
-  const { paths, positions } = keptPaths(written, excluded);
+  const { paths, positions, inStateDir } = keptPaths(written, excluded);
   let { identities, executable } = git;
   if (positions !== null) {
     identities = positions.map((position) => git.identities[position] ?? null);
     executable = Uint8Array.from(positions, (position) => git.executable[position] ?? 0);
   }
-  return { paths, problems, via: 'git', stats: { finish: () => ({ identities, executable }) }, text };
+  return { paths, problems: withStateDirProblem(problems, inStateDir), via: 'git', stats: { finish: () => ({ identities, executable }) }, text };
 }
 
 function gitFailed(root: string, why: string): VouchError {
@@ -138,12 +140,23 @@ function parseGitListing(out: Buffer): { written: string[]; problems: Reason[]; 
  * The paths to keep, in the order written: each once, none excluded (`excluded` are files or
  * directories). positions[i] is where paths[i] was written, or positions is null when every
  * path was kept in place: git's usual listing, ascending and so unique, keeps the same array.
+ * inStateDir: the paths written in an excluded state dir (one given with a trailing "/").
  */
-function keptPaths(written: string[], excluded: readonly string[]): { paths: string[]; positions: number[] | null } {
+function keptPaths(written: string[], excluded: readonly string[]): { paths: string[]; positions: number[] | null; inStateDir: StateDirPaths | null } {
   const names = excluded.map((item) => item.replace(/\/+$/, ''));
   const prefixes = names.map((name) => name + '/');
+  const stateDirs = excluded.map((item) => item.endsWith('/'));
+  let inStateDir: StateDirPaths | null = null;
   const isExcluded = (path: string) => {
-    for (let index = 0; index < names.length; index++) if (path === names[index] || path.startsWith(prefixes[index]!)) return true;
+    for (let index = 0; index < names.length; index++) {
+      if (path === names[index] || path.startsWith(prefixes[index]!)) {
+        if (stateDirs[index]) {
+          inStateDir ??= { stateDir: names[index]!, paths: new Set() };
+          inStateDir.paths.add(path);
+        }
+        return true;
+      }
+    }
     return false;
   };
   // git lists paths in byte order, each once but for a conflicted file's stages: ascending means unique.
@@ -155,7 +168,7 @@ function keptPaths(written: string[], excluded: readonly string[]): { paths: str
     if (inPlace && (path === NOT_A_PATH || isExcluded(path))) inPlace = false;
     if (!ascending) break;
   }
-  if (inPlace) return { paths: written, positions: null };
+  if (inPlace) return { paths: written, positions: null, inStateDir };
   const seen = ascending ? null : new Set<string>();
   const paths: string[] = [];
   const positions: number[] = [];
@@ -169,7 +182,34 @@ function keptPaths(written: string[], excluded: readonly string[]): { paths: str
     paths.push(path);
     positions.push(index);
   }
-  return { paths, positions };
+  return { paths, positions, inStateDir };
+}
+
+interface StateDirPaths {
+  stateDir: string;
+  paths: Set<string>;
+}
+
+const LISTED_STATE_PATHS = 3;
+
+/**
+ * A state dir that git lists came with the repository, or will go into it:
+ * its receipts may be someone else's (a committed state.db can hold forged
+ * PASS receipts), so no check here is CURRENT while git lists it.
+ */
+function withStateDirProblem(problems: Reason[], found: StateDirPaths | null): Reason[] {
+  if (found === null) return problems;
+  const paths = [...found.paths].sort();
+  const named = paths.slice(0, LISTED_STATE_PATHS).join(', ') + (paths.length > LISTED_STATE_PATHS ? ` and ${paths.length - LISTED_STATE_PATHS} more` : '');
+  const dir = found.stateDir;
+  return [
+    ...problems,
+    reason(
+      'state-dir-in-git',
+      `git lists files in the state dir ${dir}/ (${named}), so its receipts may not be yours: a committed state dir can carry forged ones. ` +
+        `Untrack it with "git rm -r --cached ${dir}" and keep ${dir}/.gitignore (it holds "*"); if it came with the repository, delete it too ("rm -r ${dir}") and run the checks again`,
+    ),
+  ];
 }
 
 export function notUtf8(lossy: string, where: 'inputs' | 'installed' = 'inputs'): Reason {

@@ -1,12 +1,12 @@
 import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, lstatSync, renameSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, lstatSync, renameSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { VouchError } from '../core/errors.js';
 import { MIGRATIONS } from './migrations.js';
 import { diskFull, diskFullNotice, isDiskFull, noteOnce } from './diskFull.js';
-import { checkStateDir, ensureStateDir, notWritable, refuseLinks } from './stateDir.js';
+import { checkStateDir, ensureStateDir, notWritable, openStateFile, refuseLinks } from './stateDir.js';
 
 export interface Store {
   /** The live connection: after a damaged file is kept aside, a fresh one (see withRecovery). */
@@ -137,7 +137,10 @@ const OWNERS = new WeakMap<Database.Database, OpenedStore>();
 export function openStore(stateDir: string, options: OpenOptions = {}): Store {
   const path = join(stateDir, STATE_DB);
   // The common case, an existing store, costs a few lstats: SQLite follows links, so none may be there.
-  if (!checkStateDir(stateDir) || !existsSync(path)) ensureStateDir(stateDir);
+  if (!checkStateDir(stateDir) || !existsSync(path)) {
+    ensureStateDir(stateDir);
+    createOwnerOnly(stateDir);
+  }
   refuseLinks(stateDir, SQLITE_FILES);
   const notices: string[] = [];
   const settled: OpenOptions = { readWhenFull: options.readWhenFull ?? true };
@@ -146,6 +149,8 @@ export function openStore(stateDir: string, options: OpenOptions = {}): Store {
 
 function openDatabase(path: string, notices: string[], options: OpenOptions): { db: Database.Database; writable: boolean } {
   const stateDir = dirname(path);
+  // A fresh store after damage was kept aside is made owner-only too.
+  if (!existsSync(path)) createOwnerOnly(stateDir);
   try {
     return { db: openAndMigrate(path), writable: true };
   } catch (error) {
@@ -161,6 +166,7 @@ function openDatabase(path: string, notices: string[], options: OpenOptions): { 
     const kept = keepAside(path, error instanceof VouchError ? 'newer' : 'corrupt');
     notices.push(`${path}: ${why}. It was kept as ${kept} and a new one was started; receipts in it are not used. To go back, stop vouch and rename it to ${STATE_DB}.`);
     try {
+      createOwnerOnly(stateDir);
       return { db: openAndMigrate(path), writable: true };
     } catch (second) {
       throw notWritable(stateDir, second);
@@ -341,6 +347,20 @@ function readableMeta(db: Database.Database): [string, string][] {
     return db.prepare('SELECT key, value FROM meta').raw().all() as [string, string][];
   } catch {
     return [];
+  }
+}
+
+/**
+ * An empty file is an empty database to SQLite, and its journal, WAL and
+ * shared-memory files take the database file's mode (os_unix.c,
+ * findCreateFileMode): made 0600 here, none of them is ever readable by others.
+ */
+function createOwnerOnly(stateDir: string): void {
+  try {
+    closeSync(openStateFile(join(stateDir, STATE_DB), 'exclusive', stateDir));
+  } catch (error) {
+    // EEXIST: another process made it meanwhile, or a link is there (refused next).
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw notWritable(stateDir, error);
   }
 }
 

@@ -1,6 +1,7 @@
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { VouchError } from '../../core/errors.js';
+import { readStateFile, writeStateFile } from '../../store/stateDir.js';
 import type { AgentHost } from './agentHost.js';
 
 export type ItemKind = 'hooks' | 'section' | 'file' | 'server';
@@ -43,12 +44,9 @@ export function recordPath(stateDir: string, host: AgentHost): string {
 
 export function readRecord(stateDir: string, host: AgentHost): AgentRecord | null {
   const path = recordPath(stateDir, host);
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch {
-    return null;
-  }
+  // Never through a link: a repository's state dir may hold one to a file elsewhere.
+  const text = readStateFile(path);
+  if (text === null) return null;
   try {
     const stored = JSON.parse(text) as StoredRecord;
     if (stored.schema !== 1 || stored.host !== host || !Array.isArray(stored.items)) throw new Error('not a record of this format');
@@ -64,11 +62,9 @@ export function readRecord(stateDir: string, host: AgentHost): AgentRecord | nul
   }
 }
 
-/** Written whole and renamed into place: a crash leaves the old record or the new one. */
+/** Written whole and renamed into place (the state dir exists, ensured by the caller): a crash leaves the old record or the new one. */
 export function writeRecord(stateDir: string, record: AgentRecord): void {
   const path = recordPath(stateDir, record.host);
-  mkdirSync(dirname(path), { recursive: true });
-  const temporary = `${path}.${process.pid}.tmp`;
   const stored: StoredRecord = {
     schema: 1,
     host: record.host,
@@ -76,8 +72,7 @@ export function writeRecord(stateDir: string, record: AgentRecord): void {
     written_at: record.writtenAt,
     items: record.items.map((item) => ({ kind: item.kind, path: item.path, digest: item.digest, created_file: item.createdFile, created_dirs: item.createdDirs, separator: item.separator })),
   };
-  writeFileSync(temporary, JSON.stringify(stored, null, 2) + '\n');
-  renameSync(temporary, path);
+  writeStateFile(path, JSON.stringify(stored, null, 2) + '\n', stateDir);
 }
 
 export function deleteRecord(stateDir: string, host: AgentHost): void {
