@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, lstatSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, readdirSync, rmSync } from 'node:fs';
 import { basename, isAbsolute, join, relative } from 'node:path';
 import type { Server } from 'node:net';
 import type { AsyncSubscription, Event } from '@parcel/watcher';
@@ -426,7 +426,8 @@ function cookiePrefix(root: string, stateDir: string, inStateDir: string): strin
   const rel = relative(root, stateDir);
   if (rel !== '' && !rel.startsWith('..') && !isAbsolute(rel)) return inStateDir;
   const git = join(root, '.git');
-  return statSync(git, { throwIfNoEntry: false })?.isDirectory() ? join(git, `vouch-${basename(inStateDir)}`) : null;
+  // lstat: a .git that is a link (a worktree's .git is a file) may lead outside the root.
+  return lstatSync(git, { throwIfNoEntry: false })?.isDirectory() ? join(git, `vouch-${basename(inStateDir)}`) : null;
 }
 
 /**
