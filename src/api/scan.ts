@@ -46,6 +46,6 @@ export async function scanStatus(
       decide(definition, observed, inputs, latestReceipt(session.db, definition.name)),
     );
     return { checks, observedAt: started, durationMs: Date.now() - started, notices: session.notices };
-  });
+  }, env);
 }
 

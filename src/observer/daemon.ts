@@ -4,7 +4,8 @@ import type { Server } from 'node:net';
 import type { AsyncSubscription, Event } from '@parcel/watcher';
 import { VouchError } from '../core/errors.js';
 import { processStart } from '../fs/processStart.js';
-import { envKey, openStore } from '../store/openStore.js';
+import { envKey } from '../store/envKey.js';
+import { openStore } from '../store/openStore.js';
 import { latestReceipt } from '../store/receipts.js';
 import { loadStatCache, saveStatCache } from '../store/statCacheTable.js';
 import { Barrier } from './barrier.js';
@@ -61,7 +62,8 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
   const socket = socketPath(files, options.env);
   const store = openStore(options.stateDir);
   const statCache = loadStatCache(store.db);
-  const key = envKey(store.db);
+  // The same key the CLI uses: the daemon runs as the same user, with the environment "vouch start" had.
+  const key = envKey({ root: options.root, stateDir: options.stateDir }, options.env);
   const index = new WarmIndex(
     options.root,
     options.excluded,

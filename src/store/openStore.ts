@@ -1,5 +1,4 @@
 import Database from 'better-sqlite3';
-import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, lstatSync, renameSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -117,14 +116,6 @@ function keepAside(path: string, why: 'newer' | 'corrupt'): string {
     if (existsSync(path + suffix)) renameSync(path + suffix, kept + suffix);
   }
   return kept;
-}
-
-/** The key that environment values are digested with; made once per state dir. */
-export function envKey(db: Database.Database): string {
-  const row = db.prepare("SELECT value FROM meta WHERE key = 'env_key'").get() as { value: string } | undefined;
-  if (row) return row.value;
-  db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('env_key', ?)").run(randomBytes(32).toString('hex'));
-  return (db.prepare("SELECT value FROM meta WHERE key = 'env_key'").get() as { value: string }).value;
 }
 
 /** better-sqlite3 reports extended codes, such as SQLITE_READONLY_DIRECTORY. */
