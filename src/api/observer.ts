@@ -150,7 +150,13 @@ export interface ObserverHealth {
  */
 export async function observerHealth(project: Pick<ProjectPlace, 'stateDir' | 'configPath'>, env: NodeJS.ProcessEnv): Promise<ObserverHealth> {
   const files = observerFiles(project.stateDir, project.configPath);
-  const record = checkObserverDir(files) ? readRecord(files) : null;
+  let record;
+  try {
+    record = checkObserverDir(files) ? readRecord(files) : null;
+  } catch (error) {
+    // A linked or foreign observer dir: reported, as a report must not fail on what it reports.
+    return { running: false, reachable: null, healthy: null, pid: null, socket: null, error: (error as Error).message };
+  }
   if (!record || !recordAlive(record) || !trustedSocket(files, record.socket)) return { running: false, reachable: null, healthy: null, pid: null, socket: null, error: null };
   const { pid, socket } = record;
   try {
