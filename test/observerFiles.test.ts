@@ -212,6 +212,31 @@ describe('links in the state dir', () => {
   });
 });
 
+describe('barrier cookies', () => {
+  it('a link and a directory planted under the cookie names: the observer starts, answers, and nothing outside is touched', () => {
+    const p = project('ofiles-cookie');
+    const victim = victimFile(outside('ofiles-cookievictim'));
+    const prefix = recordPath(p).replace(/\.json$/, '.cookie-');
+    mkdirSync(join(p.root, '.vouch', 'observer'), { recursive: true, mode: 0o700 });
+    symlinkSync(victim.path, `${prefix}1-1`);
+    mkdirSync(`${prefix}planted`);
+    expect(p.vouch(['run']).code).toBe(0);
+
+    const started = observers.start(p);
+    const env = cleanEnv({ VOUCH_OBSERVER_TIMEOUT_MS: PATIENT });
+    for (let i = 0; i < 3; i++) {
+      const status = timedStatus(p, [], env).out;
+      expect(status.observation.source).toBe('observer');
+      expect(answersOf(status).map((a) => a.freshness)).toEqual(['CURRENT']);
+    }
+    victim.intact();
+    // The leftover link went (the link, not its target); the directory stays, harmlessly.
+    expect(existsSync(`${prefix}1-1`)).toBe(false);
+    expect(p.json(['stop']).pid).toBe(started.pid);
+    victim.intact();
+  });
+});
+
 describe('the fallback socket directory', () => {
   it.skipIf(!IS_ROOT)('a vouch-<uid> directory squatted by another user in the temp dir does not stop an observer with a long socket path', () => {
     const p = project('ofiles-squat');
