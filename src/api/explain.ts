@@ -42,5 +42,5 @@ export async function explain(project: Project, name: string, env: NodeJS.Proces
       inputChanges: diffManifest(recorded, now.inputs.manifest.entries),
       notices: session.notices,
     };
-  });
+  }, env);
 }

@@ -1,11 +1,10 @@
 import { statSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { VouchError, isVouchError } from '../core/errors.js';
-import { processAlive } from '../fs/processStart.js';
-import { callObserver, deadlineFrom, findObserver, ObserverUnavailable } from '../observer/client.js';
+import { callObserver, deadlineFrom, findObserver, ObserverUnavailable, recordAlive } from '../observer/client.js';
 import { serveObserver, type ObserverReady } from '../observer/daemon.js';
 import { launchObserver, stopObserver as stopRunning } from '../observer/launch.js';
-import { observerFiles, readRecord } from '../observer/observerFiles.js';
+import { checkObserverDir, observerFiles, readRecord, trustedSocket } from '../observer/observerFiles.js';
 import { PROTOCOL, type ObserverInfo } from '../observer/protocol.js';
 import type { Project, ProjectPlace } from './project.js';
 
@@ -150,8 +149,15 @@ export interface ObserverHealth {
  * must write nothing: unlike findObserver, a dead observer's files are left.
  */
 export async function observerHealth(project: Pick<ProjectPlace, 'stateDir' | 'configPath'>, env: NodeJS.ProcessEnv): Promise<ObserverHealth> {
-  const record = readRecord(observerFiles(project.stateDir, project.configPath));
-  if (!record || !processAlive(record.pid, record.processStart)) return { running: false, reachable: null, healthy: null, pid: null, socket: null, error: null };
+  const files = observerFiles(project.stateDir, project.configPath);
+  let record;
+  try {
+    record = checkObserverDir(files) ? readRecord(files) : null;
+  } catch (error) {
+    // A linked or foreign observer dir: reported, as a report must not fail on what it reports.
+    return { running: false, reachable: null, healthy: null, pid: null, socket: null, error: (error as Error).message };
+  }
+  if (!record || !recordAlive(record) || !trustedSocket(files, record.socket)) return { running: false, reachable: null, healthy: null, pid: null, socket: null, error: null };
   const { pid, socket } = record;
   try {
     const info = await callObserver(socket, 'info', {}, deadlineFrom(env));

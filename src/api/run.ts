@@ -40,7 +40,7 @@ export async function run(project: Project, options: RunOptions): Promise<RunRep
   const session = async () => {
     if (!opened) {
       const { openSession } = await import('./session.js');
-      opened = openSession(project);
+      opened = openSession(project, options.env);
     }
     return opened.session;
   };

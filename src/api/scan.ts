@@ -50,6 +50,6 @@ export async function scanStatus(
     const receipts = readConsistently(session.db, () => observations.map(({ definition }) => latestReceipt(session.db, definition.name)));
     const checks = observations.map(({ definition, observed, inputs }, index) => decide(definition, observed, inputs, receipts[index] ?? null));
     return { checks, observedAt: started, durationMs: Date.now() - started, notices: session.notices };
-  });
+  }, env);
 }
 

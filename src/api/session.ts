@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { MemoryStatCache } from '../core/statCache.js';
-import { envKey, openStore, withRecovery, type Store } from '../store/openStore.js';
+import { envKey } from '../store/envKey.js';
+import { openStore, type Store } from '../store/openStore.js';
 import { loadStatCache } from '../store/statCacheTable.js';
 import type { Project } from './project.js';
 
@@ -14,8 +15,9 @@ export interface Session {
   stateDir: string;
 }
 
-export async function withSession<T>(project: Project, use: (session: Session) => Promise<T>): Promise<T> {
-  const { session, close } = openSession(project);
+/** `env` decides where the key for environment digests is kept (XDG_CONFIG_HOME, HOME). */
+export async function withSession<T>(project: Project, use: (session: Session) => Promise<T>, env: NodeJS.ProcessEnv = process.env): Promise<T> {
+  const { session, close } = openSession(project, env);
   try {
     return await use(session);
   } finally {
@@ -23,12 +25,16 @@ export async function withSession<T>(project: Project, use: (session: Session) =
   }
 }
 
-export function openSession(project: Project): { session: Session; close(): void } {
+export function openSession(project: Project, env: NodeJS.ProcessEnv = process.env): { session: Session; close(): void } {
   const store: Store = openStore(project.stateDir);
+  let key: string | null = null;
   const session: Session = {
     db: store.db,
     statCache: loadStatCache(store.db),
-    envKey: withRecovery(store.db, envKey),
+    // Read on first need: a command that digests no environment (log) makes no key.
+    get envKey() {
+      return (key ??= envKey(project, env));
+    },
     notices: store.notices,
     stateDir: project.stateDir,
   };

@@ -31,3 +31,18 @@ export function processAlive(pid: number, start: string | null): boolean {
   if (fields[0] === 'Z' || fields[0] === 'X') return false;
   return start === null || fields[19] === start;
 }
+
+/** A process's argv, from /proc/<pid>/cmdline; null where there is no /proc or no such process. */
+export function processArgv(pid: number): string[] | null {
+  try {
+    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    return cmdline.length === 0 ? null : cmdline.replace(/\0$/, '').split('\0');
+  } catch {
+    return null;
+  }
+}
+
+/** Whether this system has a /proc to tell processes apart by (Linux does; macOS does not). */
+export function procAvailable(): boolean {
+  return processStart(process.pid) !== null;
+}

@@ -1,4 +1,4 @@
-import { readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
 /**
@@ -39,6 +39,8 @@ export class Barrier {
       timer = setTimeout(() => resolve(false), timeoutMs);
     });
     try {
+      // "wx" is O_CREAT | O_EXCL, which never follows a link at the path: a planted one fails with
+      // EEXIST (open(2)), and the cookie's directory was checked by lstat when the observer started.
       writeFileSync(path, '', { flag: 'wx', mode: 0o600 });
     } catch {
       this.waiting.delete(path);
@@ -49,7 +51,7 @@ export class Barrier {
     clearTimeout(timer);
     this.waiting.delete(path);
     // Removed only after its event: a create and delete in one batch may cancel out.
-    rmSync(path, { force: true });
+    unlinkQuietly(path);
     return ok;
   }
 
@@ -64,6 +66,15 @@ export class Barrier {
     } catch {
       return;
     }
-    for (const name of names) if (name.startsWith(stem)) rmSync(join(dir, name), { force: true });
+    // unlink removes a link itself, never its target; a directory of that name is left.
+    for (const name of names) if (name.startsWith(stem)) unlinkQuietly(join(dir, name));
+  }
+}
+
+function unlinkQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // gone already, or not a file
   }
 }

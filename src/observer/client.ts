@@ -1,8 +1,8 @@
 import { getSystemErrorName } from 'node:util';
 import { loadAddon, type Addon } from '../fs/nativeAddon.js';
 import { blockingObserverCallsAllowed } from './callMode.js';
-import { processAlive } from '../fs/processStart.js';
-import { observerFiles, readRecord, removeObserverFiles, type ObserverFiles, type ObserverRecord } from './observerFiles.js';
+import { processAlive, procAvailable } from '../fs/processStart.js';
+import { checkObserverDir, observerFiles, readRecord, removeObserverFiles, trustedSocket, type ObserverFiles, type ObserverRecord } from './observerFiles.js';
 import { MAX_LINE_BYTES, type MethodName, type Methods } from './protocol.js';
 
 export const DEFAULT_DEADLINE_MS = 5_000;
@@ -26,17 +26,31 @@ export interface FoundObserver {
 
 /**
  * The running observer for this state dir and config, if any. A record left
- * by a dead process is removed, with its socket, so nothing stale lingers.
+ * by a dead process is removed, with its socket, so nothing stale lingers. A
+ * record is untrusted (a repository may carry one): one whose socket is not
+ * where vouch would put it is never connected to, and nothing it names
+ * outside vouch's own files is removed.
  */
 export function findObserver(stateDir: string, configPath: string): FoundObserver | null {
   const files = observerFiles(stateDir, configPath);
+  if (!checkObserverDir(files)) return null;
   const record = readRecord(files);
   if (record === null) return null;
-  if (!processAlive(record.pid, record.processStart)) {
+  if (!recordAlive(record)) {
     removeObserverFiles(files, record.socket);
     return null;
   }
+  if (!trustedSocket(files, record.socket)) return null;
   return { files, record };
+}
+
+/**
+ * Whether the recorded process still runs. Where /proc exists an observer
+ * always records its start time, so a record without one names no observer.
+ */
+export function recordAlive(record: ObserverRecord): boolean {
+  if (record.processStart === null && procAvailable()) return false;
+  return processAlive(record.pid, record.processStart);
 }
 
 export function deadlineFrom(env: NodeJS.ProcessEnv): number {

@@ -1,10 +1,11 @@
-import { chmodSync, existsSync, lstatSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, readdirSync, rmSync } from 'node:fs';
 import { basename, isAbsolute, join, relative } from 'node:path';
 import type { Server } from 'node:net';
 import type { AsyncSubscription, Event } from '@parcel/watcher';
 import { VouchError } from '../core/errors.js';
 import { processStart } from '../fs/processStart.js';
-import { envKey, openStore, readConsistently, reopenIfReplaced, storeGeneration, withRecovery } from '../store/openStore.js';
+import { envKey } from '../store/envKey.js';
+import { openStore, readConsistently, reopenIfReplaced, storeGeneration } from '../store/openStore.js';
 import { latestReceipt } from '../store/receipts.js';
 import { loadStatCache, saveStatCache } from '../store/statCacheTable.js';
 import { Barrier } from './barrier.js';
@@ -63,7 +64,8 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
   // out for as long as the observer lives. It fails to start instead, and commands scan directly.
   const store = openStore(options.stateDir, { readWhenFull: false });
   const statCache = loadStatCache(store.db);
-  const key = withRecovery(store.db, envKey);
+  // The same key the CLI uses: the daemon runs as the same user, with the environment "vouch start" had.
+  const key = envKey({ root: options.root, stateDir: options.stateDir }, options.env);
   const tellStoreNotices = () => {
     for (const notice of store.notices.splice(0)) options.log(notice);
   };
@@ -445,7 +447,8 @@ function cookiePrefix(root: string, stateDir: string, inStateDir: string): strin
   const rel = relative(root, stateDir);
   if (rel !== '' && !rel.startsWith('..') && !isAbsolute(rel)) return inStateDir;
   const git = join(root, '.git');
-  return statSync(git, { throwIfNoEntry: false })?.isDirectory() ? join(git, `vouch-${basename(inStateDir)}`) : null;
+  // lstat: a .git that is a link (a worktree's .git is a file) may lead outside the root.
+  return lstatSync(git, { throwIfNoEntry: false })?.isDirectory() ? join(git, `vouch-${basename(inStateDir)}`) : null;
 }
 
 /**

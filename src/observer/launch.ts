@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process';
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { closeSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { VouchError } from '../core/errors.js';
 import { processAlive } from '../fs/processStart.js';
+import { readStateFile } from '../store/stateDir.js';
 import { callObserver, findObserver } from './client.js';
-import { ensureObserverDir, removeObserverFiles, type ObserverFiles } from './observerFiles.js';
+import { ensureObserverDir, observerIdentity, openObserverLog, removeObserverFiles, type ObserverFiles } from './observerFiles.js';
 import type { ObserverReady } from './daemon.js';
 
 export interface LaunchRequest {
@@ -26,7 +27,7 @@ export type ReadyLine = { ready: ObserverReady } | { error: { code: string; mess
  */
 export async function launchObserver(request: LaunchRequest): Promise<ObserverReady> {
   ensureObserverDir(request.files);
-  const log = openSync(request.files.log, 'a', 0o600);
+  const log = openObserverLog(request.files);
   const child = spawn(process.execPath, [request.entry, ...request.args], {
     cwd: '/',
     detached: true,
@@ -74,29 +75,48 @@ export async function launchObserver(request: LaunchRequest): Promise<ObserverRe
 }
 
 function logTail(path: string): string {
-  try {
-    const lines = readFileSync(path, 'utf8').trimEnd().split('\n');
-    return lines.slice(-5).join('\n') || 'no output';
-  } catch {
-    return 'no output';
-  }
+  const lines = (readStateFile(path) ?? '').trimEnd().split('\n');
+  return lines.slice(-5).join('\n') || 'no output';
 }
 
 /**
  * Asks the observer to stop, and makes sure it did: one that does not exit
- * within the grace period is killed. Either way its files are removed.
+ * within the grace period is killed. Either way its files are removed. A
+ * signal goes only to a process that /proc shows is this observer: the record
+ * may be a repository's, naming any pid.
  */
 export async function stopObserver(stateDir: string, configPath: string, graceMs = 5_000): Promise<{ pid: number } | null> {
   const found = findObserver(stateDir, configPath);
   if (!found) return null;
   const { record, files } = found;
-  await callObserver(record.socket, 'stop', {}, Math.min(graceMs, 2_000)).catch(() => process.kill(record.pid, 'SIGTERM'));
+  const identity = observerIdentity(record, files);
+  if (identity === 'not-it') {
+    // A reused pid, or a planted record: whatever runs there is left alone, and the record goes.
+    removeObserverFiles(files, record.socket);
+    return null;
+  }
+  const asked = await callObserver(record.socket, 'stop', {}, Math.min(graceMs, 2_000)).then(
+    () => true,
+    () => false,
+  );
+  if (!asked) {
+    if (identity !== 'verified') throw unverified(record.pid, files, 'does not answer');
+    process.kill(record.pid, 'SIGTERM');
+  }
   const until = Date.now() + graceMs;
   while (processAlive(record.pid, record.processStart) && Date.now() < until) await delay(20);
   if (processAlive(record.pid, record.processStart)) {
+    if (observerIdentity(record, files) !== 'verified') throw unverified(record.pid, files, `did not exit within ${graceMs} ms`);
     process.kill(record.pid, 'SIGKILL');
     while (processAlive(record.pid, record.processStart)) await delay(10);
   }
   removeObserverFiles(files, record.socket);
   return { pid: record.pid };
+}
+
+function unverified(pid: number, files: ObserverFiles, what: string): VouchError {
+  return new VouchError(
+    'observer-unverified',
+    `the observer (pid ${pid}) ${what}, and without /proc vouch cannot tell that pid is really the observer, so it sends no signal; if it is, end it yourself (kill ${pid}) and remove ${files.record}`,
+  );
 }

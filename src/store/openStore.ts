@@ -1,5 +1,4 @@
 import Database from 'better-sqlite3';
-import { randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, existsSync, lstatSync, renameSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -94,8 +93,8 @@ class OpenedStore implements Store {
       );
     }
     this.replace();
-    // meta holds no evidence, only this state dir's settings (such as the key environment
-    // values are digested with): kept, so the fresh store's receipts match later sessions'.
+    // meta holds no evidence, only this state dir's settings:
+    // kept, so the fresh store behaves as the damaged one did.
     try {
       const insert = this.db.prepare('INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)');
       this.db.transaction(() => {
@@ -384,14 +383,6 @@ function keepAside(path: string, why: 'newer' | 'corrupt'): string {
     if (existsSync(path + suffix)) renameSync(path + suffix, kept + suffix);
   }
   return kept;
-}
-
-/** The key that environment values are digested with; made once per state dir. */
-export function envKey(db: Database.Database): string {
-  const row = db.prepare("SELECT value FROM meta WHERE key = 'env_key'").get() as { value: string } | undefined;
-  if (row) return row.value;
-  db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('env_key', ?)").run(randomBytes(32).toString('hex'));
-  return (db.prepare("SELECT value FROM meta WHERE key = 'env_key'").get() as { value: string }).value;
 }
 
 /** better-sqlite3 reports extended codes, such as SQLITE_READONLY_DIRECTORY. */

@@ -30,13 +30,21 @@ export interface CliResult {
   stderr: string;
 }
 
+/**
+ * A config dir shared by the tests, so vouch's per-user key for environment
+ * digests is never written into the real home. Mode 0755: an unprivileged
+ * vouch (test/helpers/privileges.ts) finds it unusable and falls back.
+ */
+export const XDG_CONFIG_HOME = join(TMP, 'xdg-config');
+
 /** The environment tests run vouch with: the caller's, minus variables that would leak between tests. */
 export function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of Object.keys(env)) {
     if (name.startsWith('VITEST') || name.startsWith('npm_') || name === 'NODE_OPTIONS' || name === 'TEST' || name === 'CI') delete env[name];
   }
-  return { ...env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t', ...extra };
+  mkdirSync(XDG_CONFIG_HOME, { recursive: true, mode: 0o755 });
+  return { ...env, XDG_CONFIG_HOME, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t', ...extra };
 }
 
 export function tempProject(name: string, files: Record<string, string> = {}, options: { git?: boolean } = {}): TempProject {
