@@ -93,8 +93,7 @@ class OpenedStore implements Store {
       );
     }
     this.replace();
-    // meta holds no evidence, only this state dir's settings:
-    // kept, so the fresh store behaves as the damaged one did.
+    // meta holds no evidence, only this state dir's settings: kept, so the fresh store behaves as the damaged one did.
     try {
       const insert = this.db.prepare('INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)');
       this.db.transaction(() => {
