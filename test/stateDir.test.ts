@@ -375,6 +375,23 @@ describe('a state dir that git lists is flagged: state-dir-in-git', () => {
       expect(status().freshness).toBe('CURRENT');
     });
   }
+
+  it('a running observer sees the .gitignore go, as a direct look does, and sees it come back', () => {
+    const project = track(tempProject('sd-untracked-observed', FILES));
+    expect(project.vouch(['run', 't']).code).toBe(0);
+    observers.start(project);
+    const observed = () => {
+      const answer = project.json(['status']);
+      expect(answer.observation.source).toBe('observer');
+      return answer.checks[0];
+    };
+    expect(observed().freshness).toBe('CURRENT');
+    unlinkSync(join(project.root, '.vouch', '.gitignore'));
+    // Which of the state dir's files git names first depends on what the observer keeps there.
+    expectFlagged(observed(), ['.vouch/config.validated']);
+    writeFileSync(join(project.root, '.vouch', '.gitignore'), '*\n');
+    expect(observed().freshness).toBe('CURRENT');
+  });
 });
 
 describe('owner-only modes, whatever the umask', () => {

@@ -92,7 +92,10 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
   const ownFiles = new Set([files.log, files.record]);
   // Only vouch writes in the state dir, and nothing there is an input. Its
   // writes are few and cannot fill the kernel queue, so they need no rescan.
+  // Its .gitignore is the exception: without it git lists the state dir, which
+  // the scan flags (state-dir-in-git), so its change must reach the index.
   const statePrefix = `${options.stateDir}/`;
+  const stateGitignore = `${statePrefix}.gitignore`;
   const counters = { events: 0, foreign: 0, overflows: 0 };
   let burst = { start: 0, count: 0, previous: 0, flagged: false };
   let subscription: AsyncSubscription | null = null;
@@ -114,7 +117,7 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
     const foreign: Event[] = [];
     for (const event of events) {
       if (barrier.isCookie(event.path)) cookies.push(event.path);
-      else if (!ownFiles.has(event.path) && !event.path.startsWith(statePrefix)) foreign.push(event);
+      else if (!ownFiles.has(event.path) && (!event.path.startsWith(statePrefix) || event.path === stateGitignore)) foreign.push(event);
     }
     const relative = (path: string) => path.slice(rootPrefix.length);
     if (foreign.some((event) => quiet.decidesRules(relative(event.path)))) quiet.forget();
