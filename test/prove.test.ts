@@ -1,5 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, unlinkSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -266,6 +267,30 @@ describe('vouch prove --serve', () => {
       await new Promise((resolve) => server.once('exit', resolve));
     }
     expect(existsSync(join(app.root, '.vouch', 'prove.sock'))).toBe(false);
+  });
+
+  it('a link planted at prove.sock is never connected through: prove says so and proves in its own process', async () => {
+    const elsewhere = mkdtempSync(join(REPO, '.tmp', 'prove-elsewhere-'));
+    const target = join(elsewhere, 'other.sock');
+    let connections = 0;
+    const other = createServer((socket) => {
+      connections++;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => other.listen(target, resolve));
+    const planted = join(app.root, '.vouch', 'prove.sock');
+    symlinkSync(target, planted);
+    try {
+      const result = await vouchAsync(app, ['prove', 'claims/discount-cap.json', '--json']);
+      expect(result.code, result.stdout).toBe(0);
+      expect(JSON.parse(result.stdout).cold).toBe(true);
+      expect(JSON.parse(result.stdout).notices).toEqual([`${planted} is not a socket (a link, or another kind of file); vouch connects only to a prover's own socket, so it proved in this process`]);
+      expect(connections).toBe(0);
+    } finally {
+      unlinkSync(planted);
+      await new Promise((resolve) => other.close(resolve));
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
   });
 
   it('after kill -9 of the server, prove falls back to its own process and a new server starts over the dead socket', async () => {

@@ -121,6 +121,13 @@ export async function proveViaServer(
   const request = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'prove', params: { claim } }) + '\n';
   if (Buffer.byteLength(request) > MAX_LINE_BYTES) return null;
   const socket = proveSocket(workspace, env);
+  // connect() follows links: one planted at the socket's path could reach another workspace's prover.
+  const found = lstatSync(socket, { throwIfNoEntry: false });
+  if (found === undefined) return null;
+  if (!found.isSocket()) {
+    onNotice(`${socket} is not a socket (a link, or another kind of file); vouch connects only to a prover's own socket, so it proved in this process`);
+    return null;
+  }
   const line = await new Promise<string | null>((resolve, reject) => {
     const client = connect(socket);
     let buffer = '';

@@ -82,14 +82,14 @@ function ensureOwnDir(dir: string, stateDir: string, makeParents: boolean): void
 function refuseUnsafeDir(dir: string, stateDir: string, stats: Stats): void {
   const what = dir === stateDir ? 'the state dir' : 'the state dir\'s';
   if (stats.isSymbolicLink()) {
-    throw unsafe(stateDir, `${what} ${dir} is a symbolic link (to ${linkTarget(dir)}); vouch keeps state only in a real directory, so a link cannot send its writes elsewhere. Remove the link, or keep state elsewhere with --state-dir DIR`);
+    throw unsafe(`${what} ${dir} is a symbolic link (to ${linkTarget(dir)}); vouch keeps state only in a real directory, so a link cannot send its writes elsewhere. Remove the link, or keep state elsewhere with --state-dir DIR`);
   }
   if (!stats.isDirectory()) {
-    throw unsafe(stateDir, `${what} ${dir} is not a directory; move it away, or keep state elsewhere with --state-dir DIR`);
+    throw unsafe(`${what} ${dir} is not a directory; move it away, or keep state elsewhere with --state-dir DIR`);
   }
   const uid = process.getuid?.();
   if (uid !== undefined && stats.uid !== uid) {
-    throw unsafe(stateDir, `${what} ${dir} belongs to uid ${stats.uid}, not to you (uid ${uid}); vouch keeps state only in a directory you own. Remove it, or keep state elsewhere with --state-dir DIR`);
+    throw unsafe(`${what} ${dir} belongs to uid ${stats.uid}, not to you (uid ${uid}); vouch keeps state only in a directory you own. Remove it, or keep state elsewhere with --state-dir DIR`);
   }
 }
 
@@ -112,7 +112,7 @@ export function openStateFile(path: string, mode: StateFileMode, stateDir: strin
   const stats = fstatSync(fd);
   if (!stats.isFile() || stats.nlink > 1) {
     closeSync(fd);
-    throw unsafe(stateDir, `${path} is ${stats.isFile() ? 'a file with other names (hard links)' : 'not a regular file'}; vouch writes only files of its own in its state dir. Remove it, or keep state elsewhere with --state-dir DIR`);
+    throw unsafe(`${path} is ${stats.isFile() ? 'a file with other names (hard links)' : 'not a regular file'}; vouch writes only files of its own in its state dir. Remove it, or keep state elsewhere with --state-dir DIR`);
   }
   // O_CREAT's mode is filtered by the umask, and an existing file (an older vouch's) keeps its own:
   // the owner reads and writes it, nobody else does.
@@ -173,7 +173,7 @@ export function refuseLinks(stateDir: string, names: readonly string[]): void {
 }
 
 function linkRefused(path: string, stateDir: string): VouchError {
-  return unsafe(stateDir, `${path} is a symbolic link (to ${linkTarget(path)}); vouch never writes through links in its state dir. Remove it (a repository should not carry ${stateDir}), or keep state elsewhere with --state-dir DIR`);
+  return unsafe(`${path} is a symbolic link (to ${linkTarget(path)}); vouch never writes through links in its state dir. Remove it (a repository should not carry ${stateDir}), or keep state elsewhere with --state-dir DIR`);
 }
 
 function linkTarget(path: string): string {
@@ -184,7 +184,7 @@ function linkTarget(path: string): string {
   }
 }
 
-function unsafe(_stateDir: string, message: string): VouchError {
+function unsafe(message: string): VouchError {
   return new VouchError('state-dir-unsafe', message);
 }
 
