@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { VouchError } from '../core/errors.js';
+import { diskFull, isDiskFull } from './diskFull.js';
 
 /** Creates the state dir with its own .gitignore, so the user's is left alone. */
 export function ensureStateDir(stateDir: string): void {
@@ -14,6 +15,8 @@ export function ensureStateDir(stateDir: string): void {
 }
 
 export function notWritable(stateDir: string, error: unknown): VouchError {
+  // A full disk is not a permission problem: telling the user to fix permissions sends them the wrong way.
+  if (isDiskFull(error)) return diskFull(stateDir, error);
   const code = (error as NodeJS.ErrnoException).code ?? String(error);
   return new VouchError(
     'state-dir-not-writable',
