@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { processAlive, processStart } from '../fs/processStart.js';
@@ -11,6 +11,16 @@ export interface LockHolder {
   startedAt: number;
   /** The kernel's start time of the process, so a reused pid is not mistaken for the holder. */
   processStart: string | null;
+  /** The check's process group (its leader's pid) once it runs; absent in locks taken before it starts. */
+  checkPgid?: number | null;
+  /** The kernel's start time of the group's leader, so a reused pid is not mistaken for it. */
+  checkStart?: string | null;
+}
+
+export interface RunLock {
+  /** Records the running check's process group in the holder record, for a run that finds this lock stale. */
+  recordGroup(pgid: number): void;
+  release(): void;
 }
 
 const POLL_MS = 100;
@@ -25,7 +35,7 @@ export async function acquireRunLock(
   stateDir: string,
   holder: Omit<LockHolder, 'pid' | 'processStart'>,
   onWait: (current: LockHolder) => void,
-): Promise<() => void> {
+): Promise<RunLock> {
   // The lock may come before the store: the state dir and its .gitignore are made here too.
   ensureStateDir(stateDir);
   const dir = join(stateDir, 'locks');
@@ -36,18 +46,26 @@ export async function acquireRunLock(
   }
   const path = join(dir, `${holder.check}.lock`);
   const mine: LockHolder = { ...holder, pid: process.pid, processStart: processStart(process.pid) };
-  const text = JSON.stringify(mine);
+  let text = JSON.stringify(mine);
   let announced = false;
   for (;;) {
     try {
-      writeFileSync(path, text, { flag: 'wx' });
-      return () => releaseIfMine(path, text);
+      createLockFile(path, text);
+      return {
+        recordGroup(pgid) {
+          const updated = JSON.stringify({ ...mine, checkPgid: pgid, checkStart: processStart(pgid) });
+          if (replaceLockFile(path, updated)) text = updated;
+        },
+        release: () => releaseIfMine(path, text),
+      };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw notWritable(stateDir, error);
     }
     const current = readHolder(path);
     if (current === 'gone') continue;
     if (current === 'unreadable' ? halfWrittenLongAgo(path) : !alive(current)) {
+      // Its vouch died; the check it started may still run, and must not run twice.
+      if (current !== 'unreadable') killOrphanedCheck(current);
       stealFrom(path, current);
       await delay(10);
       continue;
@@ -65,6 +83,86 @@ export function runLockHeld(stateDir: string, check: string): boolean {
   const current = readHolder(join(stateDir, 'locks', `${check}.lock`));
   if (current === 'gone') return false;
   return current === 'unreadable' || alive(current);
+}
+
+/**
+ * O_EXCL creates the file or fails, and never follows a link. A lock created
+ * but not written (ENOSPC on its first block) is removed, not left behind.
+ */
+function createLockFile(path: string, text: string) {
+  const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  try {
+    writeSync(fd, text);
+  } catch (error) {
+    closeSync(fd);
+    unlinkSync(path);
+    throw error;
+  }
+  closeSync(fd);
+}
+
+/**
+ * Swaps in a new holder record whole: rename(2) is atomic, so a waiter reads
+ * the old record or the new one, never half of one. On a full disk the old
+ * record stays, and the reaper alone covers the check.
+ */
+function replaceLockFile(path: string, text: string): boolean {
+  const staged = `${path}.${process.pid}.new`;
+  try {
+    createLockFile(staged, text);
+  } catch {
+    return false;
+  }
+  try {
+    renameSync(staged, path);
+    return true;
+  } catch {
+    try {
+      unlinkSync(staged);
+    } catch {
+      // already gone
+    }
+    return false;
+  }
+}
+
+/**
+ * Ends the process group a dead holder's check ran in, once it is certain to
+ * be that group. While its leader lives, the leader's start time must match.
+ * Once the leader is gone, any member still found by kill(-pgid, 0) belongs to
+ * the recorded group: while the group has a member, no new process can get its
+ * number as a pid ("the child process ID also shall not match any active
+ * process group ID", https://pubs.opengroup.org/onlinepubs/9799919799/functions/fork.html;
+ * Linux keeps the pid allocated while any task refers to it as its group). So
+ * a leaderless group of that number is the recorded one, unless the recorded
+ * group ended, the pid counter wrapped around to this very number, and that new
+ * leader made a group and died too, all between the crash and this run.
+ */
+function killOrphanedCheck(holder: LockHolder) {
+  const pgid = holder.checkPgid;
+  if (typeof pgid !== 'number' || !Number.isInteger(pgid) || pgid <= 1) return;
+  const leaderStart = processStart(pgid);
+  let leaderExists = true;
+  try {
+    process.kill(pgid, 0);
+  } catch (error) {
+    leaderExists = (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  if (leaderExists) {
+    // A leader that cannot be identified (no /proc, no recorded start) is left alone.
+    if (leaderStart === null || !holder.checkStart || leaderStart !== holder.checkStart) return;
+  } else {
+    try {
+      process.kill(-pgid, 0);
+    } catch {
+      return; // no member left
+    }
+  }
+  try {
+    process.kill(-pgid, 'SIGKILL');
+  } catch {
+    // ended meanwhile, or not ours to signal
+  }
 }
 
 function releaseIfMine(path: string, text: string) {
