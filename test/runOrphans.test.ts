@@ -134,6 +134,27 @@ describe('the check dies with vouch', () => {
   });
 });
 
+describe('job control', () => {
+  function state(pid: number): string {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+  }
+
+  it('SIGTSTP to vouch (Ctrl-Z) stops the check\'s group with it, and SIGCONT continues both', { timeout: 30_000 }, async () => {
+    project = grandProject();
+    const pidsFile = join(pidsDir!, 'pids');
+    const run = startRun(project.root, pidsFile);
+    const [check, grandchild] = await checkPids(pidsFile);
+    const vouch = run.child.pid!;
+    run.child.kill('SIGTSTP');
+    expect(await until(() => [vouch, check, grandchild].every((pid) => state(pid) === 'T'), 5_000), 'all three stopped').toBe(true);
+    run.child.kill('SIGCONT');
+    expect(await until(() => [vouch, check, grandchild].every((pid) => state(pid) !== 'T'), 5_000), 'all three continued').toBe(true);
+    run.child.kill('SIGINT');
+    expect((await run.exited).code, run.stderr()).toBe(130);
+  });
+});
+
 describe('a stale lock whose check still runs', () => {
   function lockProject() {
     const p = tempProject('orphans-lock', {

@@ -54,16 +54,28 @@ export function spawnCheck(request: SpawnRequest): Promise<SpawnOutcome> {
       reaper.arm(pgid);
       request.onGroup(pgid);
     }
-    // Out of the terminal's foreground group, the check no longer hears Ctrl-C itself: vouch passes it on.
-    const forward = (signal: NodeJS.Signals) => {
-      interruptedBy ??= signal;
+    const signalGroup = (signal: NodeJS.Signals) => {
       try {
         if (pgid !== undefined) process.kill(-pgid, signal);
       } catch {
-        // ESRCH: the whole group has ended already
+        // the group has ended
       }
     };
+    // Out of the terminal's foreground group, the check no longer hears Ctrl-C itself: vouch passes it on.
+    const forward = (signal: NodeJS.Signals) => {
+      interruptedBy ??= signal;
+      signalGroup(signal);
+    };
     for (const signal of FORWARDED) process.on(signal, forward);
+    // Ctrl-Z stops the terminal's foreground group, which the check has left: vouch stops it too, then
+    // itself (SIGTSTP's default action, which a listener replaces), and continues it on SIGCONT (fg, bg).
+    const suspend = () => {
+      signalGroup('SIGSTOP');
+      process.kill(process.pid, 'SIGSTOP');
+    };
+    const resume = () => signalGroup('SIGCONT');
+    process.on('SIGTSTP', suspend);
+    process.on('SIGCONT', resume);
     child.stdout.on('data', (chunk: Buffer) => {
       request.stdout.write(chunk);
       log.write(chunk);
@@ -79,6 +91,8 @@ export function spawnCheck(request: SpawnRequest): Promise<SpawnOutcome> {
     child.on('close', (exitCode, signal) => {
       reaper.disarm();
       for (const name of FORWARDED) process.off(name, forward);
+      process.off('SIGTSTP', suspend);
+      process.off('SIGCONT', resume);
       const logFailure = log.close();
       resolve({ exitCode: spawnError ? 127 : exitCode, signal, interruptedBy, spawnError, logFailure });
     });
