@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { openRunLog } from '../src/exec/runLog.js';
 import { CLI, cleanEnv, tempProject, type TempProject } from './helpers/project.js';
 
 /*
@@ -180,5 +181,21 @@ ls -A "$S/locks" > locks.txt`,
       expect(existsSync(join(project.root, 'out-started')), 'the check started').toBe(false);
       expect(result.read('locks.txt')).toBe('');
     }
+  });
+});
+
+describe('the run log', () => {
+  it('is created owner-only, and a link planted at its path is refused, not written through', () => {
+    project = tempProject('runlog', {}, { git: false });
+    const log = openRunLog(join(project.root, 'a.log'));
+    log.write('hello\n');
+    expect(log.close()).toBeNull();
+    expect(statSync(join(project.root, 'a.log')).mode & 0o777).toBe(0o600);
+    expect(readFileSync(join(project.root, 'a.log'), 'utf8')).toBe('hello\n');
+
+    writeFileSync(join(project.root, 'victim'), 'precious\n');
+    symlinkSync(join(project.root, 'victim'), join(project.root, 'b.log'));
+    expect(() => openRunLog(join(project.root, 'b.log'))).toThrow(expect.objectContaining({ code: 'ELOOP' }));
+    expect(readFileSync(join(project.root, 'victim'), 'utf8')).toBe('precious\n');
   });
 });
