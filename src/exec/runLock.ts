@@ -1,4 +1,4 @@
-import { closeSync, constants, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, constants, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { processAlive, processStart } from '../fs/processStart.js';
@@ -46,7 +46,9 @@ export async function acquireRunLock(
   }
   const path = join(dir, `${holder.check}.lock`);
   const mine: LockHolder = { ...holder, pid: process.pid, processStart: processStart(process.pid) };
-  let text = JSON.stringify(mine);
+  const text = JSON.stringify(mine);
+  // What the file may hold while it is ours: the record as created, and as rewritten with the check's group.
+  const ours = [text];
   let announced = false;
   for (;;) {
     try {
@@ -54,9 +56,10 @@ export async function acquireRunLock(
       return {
         recordGroup(pgid) {
           const updated = JSON.stringify({ ...mine, checkPgid: pgid, checkStart: processStart(pgid) });
-          if (replaceLockFile(path, updated)) text = updated;
+          ours.push(updated);
+          rewriteLockFile(path, updated);
         },
-        release: () => releaseIfMine(path, text),
+        release: () => releaseIfMine(path, ours),
       };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw notWritable(stateDir, error);
@@ -95,34 +98,36 @@ function createLockFile(path: string, text: string) {
     writeSync(fd, text);
   } catch (error) {
     closeSync(fd);
-    unlinkSync(path);
+    try {
+      unlinkSync(path);
+    } catch {
+      // the write's error is the one to report
+    }
     throw error;
   }
   closeSync(fd);
 }
 
 /**
- * Swaps in a new holder record whole: rename(2) is atomic, so a waiter reads
- * the old record or the new one, never half of one. On a full disk the old
+ * Rewrites the holder record in place. It only grows (the same fields and
+ * more) and stays within the block it already has, so a full disk cannot
+ * refuse it, and no second file can be left behind. A waiter that reads it
+ * half-written finds it unreadable, which counts as held. If it fails, the old
  * record stays, and the reaper alone covers the check.
  */
-function replaceLockFile(path: string, text: string): boolean {
-  const staged = `${path}.${process.pid}.new`;
+function rewriteLockFile(path: string, text: string) {
+  let fd: number;
   try {
-    createLockFile(staged, text);
+    fd = openSync(path, constants.O_WRONLY | constants.O_NOFOLLOW);
   } catch {
-    return false;
+    return;
   }
   try {
-    renameSync(staged, path);
-    return true;
+    writeSync(fd, text, 0);
   } catch {
-    try {
-      unlinkSync(staged);
-    } catch {
-      // already gone
-    }
-    return false;
+    // the old record stays
+  } finally {
+    closeSync(fd);
   }
 }
 
@@ -165,9 +170,9 @@ function killOrphanedCheck(holder: LockHolder) {
   }
 }
 
-function releaseIfMine(path: string, text: string) {
+function releaseIfMine(path: string, ours: readonly string[]) {
   try {
-    if (readFileSync(path, 'utf8') === text) unlinkSync(path);
+    if (ours.includes(readFileSync(path, 'utf8'))) unlinkSync(path);
   } catch {
     // already gone
   }
