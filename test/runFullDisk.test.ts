@@ -38,7 +38,7 @@ function onSmallDisk(project: TempProject, script: string) {
   const full = [
     'set -u',
     `mount -t tmpfs -o size=${SIZE} tmpfs "$S"`,
-    'vouch() { "$NODE" "$CLI" "$@"; }',
+    'vouch() { timeout 30 "$NODE" "$CLI" "$@"; }',
     `fill() { head -c 4000000 /dev/zero > "$S/filler" 2>/dev/null; truncate -s -$(( $1 * 1024 )) "$S/filler"; }`,
     script,
   ].join('\n');
@@ -162,10 +162,13 @@ ls -A "$S/locks" > locks.txt`,
       '.gitignore': 'state/\nout*\nrc*\nlocks*\n',
       'src/a.txt': 'a\n',
     });
-    for (const free of [0, 8]) {
+    // A lock that a killed run left: recovering it takes a write too, which must fail, not spin.
+    const stale = JSON.stringify({ pid: process.pid, runId: '20000101T000000Z-dead00', check: 'marked', startedAt: 0, processStart: '1' });
+    for (const [free, staleLock] of [[0, false], [8, false], [0, true]] as const) {
       const result = onSmallDisk(
         project,
         `vouch run small --state-dir "$S" > /dev/null 2>&1
+${staleLock ? `printf '%s' '${stale}' > "$S/locks/marked.lock"` : ''}
 fill ${free}
 vouch run marked --state-dir "$S" --json > out.json 2> out.err; echo $? > rc
 ls -A "$S/locks" > locks.txt`,
@@ -179,23 +182,24 @@ ls -A "$S/locks" > locks.txt`,
       expect(report.error.message).toMatch(/free some space on it, or keep state elsewhere with --state-dir DIR/);
       expect(err).not.toMatch(/permissions|internal error/);
       expect(existsSync(join(project.root, 'out-started')), 'the check started').toBe(false);
-      expect(result.read('locks.txt')).toBe('');
+      expect(result.read('locks.txt')).toBe(staleLock ? 'marked.lock\n' : '');
     }
   });
 });
 
 describe('the run log', () => {
   it('is created owner-only, and a link planted at its path is refused, not written through', () => {
-    project = tempProject('runlog', {}, { git: false });
-    const log = openRunLog(join(project.root, 'a.log'));
+    const dir = tempProject('runlog', {}, { git: false });
+    project = dir;
+    const log = openRunLog(join(dir.root, 'a.log'));
     log.write('hello\n');
     expect(log.close()).toBeNull();
-    expect(statSync(join(project.root, 'a.log')).mode & 0o777).toBe(0o600);
-    expect(readFileSync(join(project.root, 'a.log'), 'utf8')).toBe('hello\n');
+    expect(statSync(join(dir.root, 'a.log')).mode & 0o777).toBe(0o600);
+    expect(readFileSync(join(dir.root, 'a.log'), 'utf8')).toBe('hello\n');
 
-    writeFileSync(join(project.root, 'victim'), 'precious\n');
-    symlinkSync(join(project.root, 'victim'), join(project.root, 'b.log'));
-    expect(() => openRunLog(join(project.root, 'b.log'))).toThrow(expect.objectContaining({ code: 'ELOOP' }));
-    expect(readFileSync(join(project.root, 'victim'), 'utf8')).toBe('precious\n');
+    writeFileSync(join(dir.root, 'victim'), 'precious\n');
+    symlinkSync(join(dir.root, 'victim'), join(dir.root, 'b.log'));
+    expect(() => openRunLog(join(dir.root, 'b.log'))).toThrow(expect.objectContaining({ code: 'ELOOP' }));
+    expect(readFileSync(join(dir.root, 'victim'), 'utf8')).toBe('precious\n');
   });
 });

@@ -1,4 +1,4 @@
-import { closeSync, constants, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, constants, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { processAlive, processStart } from '../fs/processStart.js';
@@ -69,7 +69,11 @@ export async function acquireRunLock(
     if (current === 'unreadable' ? halfWrittenLongAgo(path) : !alive(current)) {
       // Its vouch died; the check it started may still run, and must not run twice.
       if (current !== 'unreadable') killOrphanedCheck(current);
-      stealFrom(path, current);
+      try {
+        stealFrom(path, current);
+      } catch (error) {
+        throw notWritable(stateDir, error);
+      }
       await delay(10);
       continue;
     }
@@ -207,8 +211,10 @@ function alive(holder: LockHolder): boolean {
 function stealFrom(path: string, seen: LockHolder | 'unreadable') {
   const steal = `${path}.steal`;
   try {
-    writeFileSync(steal, String(process.pid), { flag: 'wx' });
-  } catch {
+    createLockFile(steal, String(process.pid));
+  } catch (error) {
+    // Not "someone else is on it" (ENOSPC): retrying would spin for good.
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     // Someone else is recovering it; a stealer that died leaves a file we clear after a while.
     if (halfWrittenLongAgo(steal)) {
       try {
