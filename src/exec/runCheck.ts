@@ -9,7 +9,7 @@ import type { Observation, ObservedContext } from '../core/observation.js';
 import type { Receipt } from '../core/receipt.js';
 import type { MemoryStatCache } from '../core/statCache.js';
 import type { StartedScans } from '../fs/startedScans.js';
-import { isVouchError } from '../core/errors.js';
+import { isVouchError, VouchError } from '../core/errors.js';
 import { diskFull, isDiskFull } from '../store/diskFull.js';
 import { ensureStateDir, notWritable } from '../store/stateDir.js';
 import { planCheck } from './checkPlan.js';
@@ -118,6 +118,9 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
     try {
       log = openRunLog(logPath);
     } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ELOOP') {
+        throw new VouchError('state-dir-not-writable', `${logPath} is a symbolic link, and vouch writes through none in its state dir; remove it`);
+      }
       // Before the check starts: with no room for its log, vouch's own error is the answer.
       throw notWritable(request.stateDir, error);
     }
