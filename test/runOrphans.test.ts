@@ -23,12 +23,17 @@ setInterval(() => {}, 1000);
 
 let project: TempProject | undefined;
 let pidsDir: string | undefined;
-const spawned: number[] = [];
+/** Processes a test started, with their start times, so that cleanup never hits a pid reused meanwhile. */
+const spawned: { pid: number; start: string | null }[] = [];
+function track(pids: readonly number[]) {
+  for (const pid of pids) spawned.push({ pid, start: processStart(pid) });
+}
 const started: ChildProcess[] = [];
 
 afterEach(() => {
   // Whatever a failing test left running is ended here, so it cannot outlive the suite.
-  for (const pid of spawned.splice(0)) {
+  for (const { pid, start } of spawned.splice(0)) {
+    if (start === null || processStart(pid) !== start) continue;
     try {
       process.kill(pid, 'SIGKILL');
     } catch {
@@ -50,8 +55,10 @@ function grandProject() {
   });
 }
 
-/** Running, not a zombie: an orphan nobody reaps stays in the process table as Z. */
+/** Running, not a zombie (an orphan nobody reaps stays in the process table as Z), and not a later process given the same pid. */
 function running(pid: number): boolean {
+  const tracked = spawned.find((entry) => entry.pid === pid);
+  if (tracked?.start && processStart(pid) !== tracked.start) return false;
   try {
     process.kill(pid, 0);
   } catch {
@@ -88,7 +95,7 @@ async function checkPids(pidsFile: string): Promise<[number, number]> {
   const appeared = await until(() => existsSync(pidsFile), 15_000);
   expect(appeared, 'the check to start its grandchild').toBe(true);
   const pids = readFileSync(pidsFile, 'utf8').trim().split(' ').map(Number) as [number, number];
-  spawned.push(...pids);
+  track(pids);
   return pids;
 }
 
@@ -113,7 +120,7 @@ describe('the check dies with vouch', () => {
         // Right after the spawn: the check may still be starting, its grandchild not yet there.
         expect(await until(() => recordedGroup() !== null, 15_000), 'the lock to record the check').toBe(true);
         pids = [recordedGroup()!];
-        spawned.push(...pids);
+        track(pids);
       } else {
         // While the check and its grandchild run, at a random moment.
         pids = await checkPids(pidsFile);
@@ -125,7 +132,7 @@ describe('the check dies with vouch', () => {
       await until(() => !pids.some(running), 2_000);
       // A grandchild that appeared after the kill is the check's too.
       if (existsSync(pidsFile)) pids = [...new Set([...pids, ...readFileSync(pidsFile, 'utf8').trim().split(' ').map(Number)])];
-      spawned.push(...pids);
+      track(pids);
       await until(() => !pids.some(running), 2_000);
       for (const pid of pids.filter(running)) survivors.push(`run ${i}: pid ${pid}`);
     }
@@ -190,7 +197,7 @@ describe('a stale lock whose check still runs', () => {
     const leader = spawn('/bin/sh', ['-c', script], { detached: true, stdio: ['ignore', 'pipe', 'ignore'] });
     started.push(leader);
     const member = await new Promise<number>((resolve) => leader.stdout.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim()))));
-    spawned.push(member);
+    track([member]);
     if (leaderExits) await new Promise((resolve) => (leader.exitCode === null ? leader.once('exit', resolve) : resolve(null)));
     return [leader.pid!, member];
   }
