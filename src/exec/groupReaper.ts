@@ -8,13 +8,14 @@ export interface GroupReaper {
 }
 
 /*
- * Started before the check and told its group right after the spawn returns:
- * a write to an empty pipe completes at once, so vouch cannot die with the check
- * started and the reaper still being exec'd. The reaper's stdin is a pipe whose write end only this process holds (libuv
- * opens it close-on-exec, so the check never inherits it). When vouch dies, by
- * kill -9 included, the kernel closes that end, `read` sees EOF and fails, and
- * the reaper kills the check's whole process group. A line on stdin means the
- * check ended normally. It ignores the signals a terminal or a group kill would
+ * Started before the check, and told its group by one write right after the
+ * spawn returns: the window in which vouch could die with the check running and
+ * the reaper not told is that write, not a fork and exec. The reaper's stdin
+ * is a pipe (a socketpair) whose other end only vouch holds: libuv opens it
+ * close-on-exec, so the check never inherits it. When vouch dies, by kill -9
+ * too, the kernel closes that end, `read` sees EOF and fails, and the reaper
+ * kills the check's whole process group. A second line means the check ended
+ * on its own. The reaper ignores the signals a terminal or a group kill would
  * send, and lives in its own session, so whatever ends vouch does not end it
  * first. `kill -s KILL -- -PGID` is the POSIX spelling for a group
  * (https://pubs.opengroup.org/onlinepubs/9799919799/utilities/kill.html); dash
