@@ -115,8 +115,15 @@ export function runReportJson(report: RunReport, stateDir: string) {
     exit_code: report.exitCode,
     runs: report.runs.map((entry) =>
       entry.action === 'skipped'
-        ? { name: entry.name, action: 'skipped' as const, exit_code: 0, status: statusJson(entry.status), receipt: null }
-        : { name: entry.name, action: 'ran' as const, exit_code: entry.exitCode, status: null, receipt: receiptJson(entry.receipt, stateDir) },
+        ? { name: entry.name, action: 'skipped' as const, exit_code: 0, status: statusJson(entry.status), receipt: null, error: null }
+        : {
+            name: entry.name,
+            action: 'ran' as const,
+            exit_code: entry.exitCode,
+            status: null,
+            receipt: receiptJson(entry.receipt, stateDir),
+            error: entry.error,
+          },
     ),
     notices: report.notices,
   };

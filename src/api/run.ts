@@ -1,5 +1,6 @@
 import type { CheckStatus } from '../core/decide.js';
 import type { Receipt } from '../core/receipt.js';
+import type { RunError } from '../exec/runCheck.js';
 import type { LockHolder } from '../exec/runLock.js';
 import { askObserver, type ObserverUse } from './observed.js';
 import { selectChecks, type Project } from './project.js';
@@ -16,12 +17,13 @@ export interface RunOptions {
   onWait(holder: LockHolder): void;
   onStart(check: string, runId: string, argv: string[]): void;
   onSkip(status: CheckStatus): void;
-  onFinish(receipt: Receipt): void;
+  /** error: what vouch could not do after the check ran (the receipt not saved); the exit code stays the check's. */
+  onFinish(receipt: Receipt, error: RunError | null): void;
 }
 
 export type RunEntry =
   | { name: string; action: 'skipped'; status: CheckStatus; exitCode: 0 }
-  | { name: string; action: 'ran'; receipt: Receipt; exitCode: number };
+  | { name: string; action: 'ran'; receipt: Receipt; exitCode: number; error: RunError | null };
 
 export interface RunReport {
   runs: RunEntry[];
@@ -76,8 +78,8 @@ export async function run(project: Project, options: RunOptions): Promise<RunRep
         runs.push({ name: definition.name, action: 'skipped', status: outcome.status, exitCode: 0 });
         continue;
       }
-      options.onFinish(outcome.receipt);
-      runs.push({ name: definition.name, action: 'ran', receipt: outcome.receipt, exitCode: outcome.exitCode });
+      options.onFinish(outcome.receipt, outcome.error);
+      runs.push({ name: definition.name, action: 'ran', receipt: outcome.receipt, exitCode: outcome.exitCode, error: outcome.error });
       if (exitCode === 0) exitCode = outcome.exitCode;
       if (outcome.interrupted) break;
     }

@@ -18,6 +18,7 @@ export type ReasonCode =
   | 'script-not-found'
   | 'inputs-changed-during-run'
   | 'interrupted'
+  | 'log-not-written'
   | 'failed'
   | 'input-changing'
   | 'observation-unhealthy'

@@ -1,4 +1,3 @@
-import { writeFileSync } from 'node:fs';
 import { constants } from 'node:os';
 import { join, relative } from 'node:path';
 import type Database from 'better-sqlite3';
@@ -10,10 +9,13 @@ import type { Observation, ObservedContext } from '../core/observation.js';
 import type { Receipt } from '../core/receipt.js';
 import type { MemoryStatCache } from '../core/statCache.js';
 import type { StartedScans } from '../fs/startedScans.js';
-import { ensureStateDir } from '../store/stateDir.js';
+import { isVouchError, VouchError } from '../core/errors.js';
+import { diskFull, isDiskFull } from '../store/diskFull.js';
+import { ensureStateDir, notWritable } from '../store/stateDir.js';
 import { planCheck } from './checkPlan.js';
 import { acquireRunLock, runLockHeld, type LockHolder } from './runLock.js';
 import { newRunId } from './runId.js';
+import { emptyRunLog, LOG_KEPT_BYTES, openRunLog, type RunLog } from './runLog.js';
 import type { Output } from '../core/output.js';
 
 export interface RunRequest {
@@ -37,9 +39,15 @@ export interface RunRequest {
   askObserver?(): Promise<{ inputs: Observation; receipt: Receipt | null; observed: ObservedContext } | null>;
 }
 
+/** A failure of vouch's own after the check ran; it never replaces the check's exit code. */
+export interface RunError {
+  code: string;
+  message: string;
+}
+
 export type RunOutcome =
   | { action: 'skipped'; status: CheckStatus; exitCode: 0 }
-  | { action: 'ran'; receipt: Receipt; exitCode: number; interrupted: boolean };
+  | { action: 'ran'; receipt: Receipt; exitCode: number; interrupted: boolean; error: RunError | null };
 
 const MAX_LISTED_PATHS = 5;
 
@@ -75,7 +83,7 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
   ]);
   const runId = newRunId();
   let waited = false;
-  const release = await acquireRunLock(request.stateDir, { runId, check: definition.name, startedAt: Date.now() }, (holder) => {
+  const lock = await acquireRunLock(request.stateDir, { runId, check: definition.name, startedAt: Date.now() }, (holder) => {
     waited = true;
     request.onWait(holder);
   });
@@ -87,7 +95,9 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
     }
     // git and the install walks start before the store opens, and run on other threads meanwhile.
     const startedFirst = startScans(request, [definition]);
-    const { db, statCache, envKey } = await request.session();
+    const { db, statCache, envKey } = await request.session().catch((error: unknown) => {
+      throw isDiskFull(error) ? diskFull(request.stateDir, error) : error;
+    });
     const observe = (scans: StartedScans = startScans(request, [definition])) =>
       new InputScanner(request.root, request.excluded, statCache, scans.installed, scans.sources).observe(definition);
     const before = plan(envKey);
@@ -104,6 +114,16 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
     // The store may exist without logs/ (restored from elsewhere, or logs removed by hand).
     ensureStateDir(request.stateDir);
     const logPath = join(request.stateDir, 'logs', `${runId}.log`);
+    let log: RunLog;
+    try {
+      log = openRunLog(logPath);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ELOOP') {
+        throw new VouchError('state-dir-not-writable', `${logPath} is a symbolic link, and vouch writes through none in its state dir; remove it`);
+      }
+      // Before the check starts: with no room for its log, vouch's own error is the answer.
+      throw notWritable(request.stateDir, error);
+    }
     request.onStart(runId, before.argv);
     const startedAt = Date.now();
     const outcome = before.executable
@@ -112,11 +132,12 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
           argv: before.argv,
           cwd: request.root,
           env: before.env,
-          logPath,
+          log,
           stdout: request.stdout,
           stderr: request.stderr,
+          onGroup: (pgid) => lock.recordGroup(pgid),
         })
-      : missingExecutable(logPath, before.argv[0] ?? '');
+      : missingExecutable(log, before.argv[0] ?? '');
     const finishedAt = Date.now();
 
     const after = plan(envKey);
@@ -137,6 +158,14 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
       reasons.push(reason('inputs-changed-during-run', 'the tools or environment changed while the check ran'));
     }
     if (outcome.interruptedBy) reasons.push(reason('interrupted', `interrupted by ${outcome.interruptedBy}`));
+    if (outcome.logFailure) {
+      reasons.push(
+        reason(
+          'log-not-written',
+          `the log could not be written (${outcome.logFailure}) and keeps at most its first ${LOG_KEPT_BYTES / 1024} KiB; free space where the state dir is, and run the check again`,
+        ),
+      );
+    }
 
     // An interrupted run never passes, even when the check caught the signal and exited 0.
     const signal = outcome.signal ?? outcome.interruptedBy;
@@ -164,18 +193,50 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
       reuseEligible: reasons.length === 0,
       reasons,
     };
-    insertReceipt(db, receipt, inputsAfter.manifest.entries);
-    saveStatCache(db, statCache);
-    return { action: 'ran', receipt, exitCode, interrupted: outcome.interruptedBy !== null };
+    // The check has run: from here on its exit code stands, and the report says what vouch could not do.
+    let error: RunError | null = null;
+    const save = () => insertReceipt(db, receipt, inputsAfter.manifest.entries);
+    try {
+      save();
+    } catch (failure) {
+      error = receiptNotSaved(request.stateDir, runId, failure);
+      // The receipt is the evidence; a log already cut short gives its last bytes up for it.
+      if (isDiskFull(failure) && outcome.logFailure && emptyRunLog(logPath)) {
+        try {
+          save();
+          error = null;
+        } catch (again) {
+          error = receiptNotSaved(request.stateDir, runId, again);
+        }
+      }
+    }
+    try {
+      saveStatCache(db, statCache);
+    } catch (failure) {
+      // A cache: without it the next scan hashes again. Only a failure that is not a full disk is news.
+      if (!isDiskFull(failure)) error ??= vouchFailure(request.stateDir, 'the stat cache was not saved', failure);
+    }
+    return { action: 'ran', receipt, exitCode, interrupted: outcome.interruptedBy !== null, error };
   } finally {
-    release();
+    lock.release();
   }
 }
 
-function missingExecutable(logPath: string, name: string) {
+function receiptNotSaved(stateDir: string, runId: string, failure: unknown): RunError {
+  return vouchFailure(stateDir, `the receipt of run ${runId} was not saved`, failure);
+}
+
+function vouchFailure(stateDir: string, what: string, failure: unknown): RunError {
+  const known = isDiskFull(failure) ? diskFull(stateDir, failure) : isVouchError(failure) ? failure : null;
+  const code = known?.code ?? 'internal';
+  const why = known?.message ?? `internal error: ${(failure as Error).message ?? String(failure)}`;
+  return { code, message: `${what}: ${why}` };
+}
+
+function missingExecutable(log: RunLog, name: string) {
   const message = `"${name}" is not on PATH or in node_modules/.bin; install it, or fix the check's command`;
-  writeFileSync(logPath, `vouch: ${message}\n`);
-  return { exitCode: 127, signal: null, interruptedBy: null, spawnError: message };
+  log.write(`vouch: ${message}\n`);
+  return { exitCode: 127, signal: null, interruptedBy: null, spawnError: message, logFailure: log.close() };
 }
 
 /** Sources whose bytes match before and after, but that were written in between: the check may have read anything. */

@@ -89,13 +89,17 @@ export const explainOutput = z.object({
 
 export const logOutput = z.object({ schema: z.literal(1), receipts: z.array(receipt), notices: z.array(z.string()) });
 
+const runError = z
+  .object({ code: z.string(), message: z.string() })
+  .describe("what vouch could not do after the check ran (disk-full: the receipt was not saved); exit_code stays the check's");
+
 export const runOutput = z.object({
   schema: z.literal(1),
   exit_code: z.number().int().min(0).describe("the first failing check's own exit code (128+N for signal N), else 0"),
   runs: z.array(
     z.union([
-      z.object({ name: z.string(), action: z.literal('ran'), exit_code: z.number().int().min(0), status: z.null(), receipt }),
-      z.object({ name: z.string(), action: z.literal('skipped'), exit_code: z.literal(0), status: checkStatus, receipt: z.null() }),
+      z.object({ name: z.string(), action: z.literal('ran'), exit_code: z.number().int().min(0), status: z.null(), receipt, error: runError.nullable() }),
+      z.object({ name: z.string(), action: z.literal('skipped'), exit_code: z.literal(0), status: checkStatus, receipt: z.null(), error: z.null() }),
     ]),
   ),
   notices: z.array(z.string()),

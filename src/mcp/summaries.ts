@@ -70,6 +70,7 @@ export function runSummary(report: RunReport, stateDir: string, outputOf: (check
     }
     const { receipt } = entry;
     lines.push(receiptLine(receipt));
+    if (entry.error) lines.push(`  ${entry.error.message}`);
     if (!receipt.reuseEligible && receipt.result === 'PASS') lines.push(`  not reusable: ${receipt.reasons.map((r) => r.message).join('; ')}`);
     if (receipt.result === 'FAIL') {
       // The end of the output is where a failure is explained; the log has all of it.

@@ -11,8 +11,8 @@ export const DISK_FULL_EXIT = 74;
  */
 export function isDiskFull(error: unknown): boolean {
   if (error instanceof VouchError) return error.code === 'disk-full';
-  const code = (error as NodeJS.ErrnoException | null)?.code;
-  return code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL' || code === 'SQLITE_IOERR_SHMSIZE';
+  const code = (error as NodeJS.ErrnoException | null)?.code ?? '';
+  return code === 'ENOSPC' || code === 'EDQUOT' || code.startsWith('SQLITE_FULL') || code === 'SQLITE_IOERR_SHMSIZE';
 }
 
 export function diskFull(stateDir: string, error: unknown): VouchError {

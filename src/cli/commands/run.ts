@@ -24,7 +24,8 @@ Examples:
   vouch run typecheck test --if-due
 
 Exit code: the first failing check's own code (128+N when killed by signal N),
-0 when every check passed or was skipped; 2 is a usage or config error.
+0 when every check passed or was skipped; 2 is a usage or config error; 74 means
+the disk holding the state dir was full before a check could start.
 `;
 
 export async function run(argv: string[], io: CliIo): Promise<number> {
@@ -49,10 +50,11 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       if (values.json) say(line);
       else io.stdout.write(`vouch: ${line}\n`);
     },
-    onFinish: (receipt) => {
+    onFinish: (receipt, error) => {
       const how = receipt.signal ? `killed by ${receipt.signal}` : `exit ${receipt.exitCode}`;
       const reuse = receipt.reuseEligible ? '' : ` (not reusable: ${receipt.reasons.map((r) => r.message).join('; ')})`;
       say(`${receipt.check} ${receipt.result} (${how}) in ${formatDuration(receipt.durationMs)}, receipt ${receipt.runId}${reuse}`);
+      if (error) say(`${error.message} [${error.code}]`);
     },
   });
   writeNotices(io.stderr, report.notices);
