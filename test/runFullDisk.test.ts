@@ -179,7 +179,7 @@ ls -A "$S/locks" > locks.txt`,
       const report = JSON.parse(result.read('out.json'));
       expect(report.error.code).toBe('disk-full');
       expect(report.error.message).toMatch(/the disk holding the state dir .* is full/);
-      expect(report.error.message).toMatch(/free some space on it, or keep state elsewhere with --state-dir DIR/);
+      expect(report.error.message).toMatch(/free space on it, or keep state elsewhere with --state-dir DIR/);
       expect(err).not.toMatch(/permissions|internal error/);
       expect(existsSync(join(project.root, 'out-started')), 'the check started').toBe(false);
       expect(result.read('locks.txt')).toBe(staleLock ? 'marked.lock\n' : '');

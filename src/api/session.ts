@@ -10,6 +10,8 @@ export interface Session {
   db: Database.Database;
   statCache: MemoryStatCache;
   envKey: string;
+  /** False when a full disk let the store open only to read: nothing can be saved. */
+  readonly writable: boolean;
   /** Filled as the command goes: a damaged store kept aside mid-command adds one. */
   notices: string[];
   stateDir: string;
@@ -34,6 +36,9 @@ export function openSession(project: Project, env: NodeJS.ProcessEnv = process.e
     // Read on first need: a command that digests no environment (log) makes no key.
     get envKey() {
       return (key ??= envKey(project, env));
+    },
+    get writable() {
+      return store.writable;
     },
     notices: store.notices,
     stateDir: project.stateDir,

@@ -26,7 +26,8 @@ export interface RunRequest {
   scripts: Record<string, string> | null;
   env: NodeJS.ProcessEnv;
   /** The store, opened on first need: a check the observer finds current is skipped without it. */
-  session(): Promise<{ db: Database.Database; statCache: MemoryStatCache; envKey: string }>;
+  /** `writable` is false when a full disk let the store open only to read (src/store/openStore.ts). */
+  session(): Promise<{ db: Database.Database; statCache: MemoryStatCache; envKey: string; writable: boolean }>;
   ifDue: boolean;
   stdout: Output;
   stderr: Output;
@@ -95,7 +96,7 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
     }
     // git and the install walks start before the store opens, and run on other threads meanwhile.
     const startedFirst = startScans(request, [definition]);
-    const { db, statCache, envKey } = await request.session().catch((error: unknown) => {
+    const { db, statCache, envKey, writable } = await request.session().catch((error: unknown) => {
       throw isDiskFull(error) ? diskFull(request.stateDir, error) : error;
     });
     const observe = (scans: StartedScans = startScans(request, [definition])) =>
@@ -111,6 +112,10 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
       }
     }
 
+    // A check run now could leave no receipt: vouch's own error is the answer, before it starts.
+    if (!writable) {
+      throw new VouchError('disk-full', `the disk holding the state dir ${request.stateDir} is full, so the receipt of a run could not be saved and the check was not started; free space on it, or keep state elsewhere with --state-dir DIR`, 74);
+    }
     // The store may exist without logs/ (restored from elsewhere, or logs removed by hand).
     ensureStateDir(request.stateDir);
     const logPath = join(request.stateDir, 'logs', `${runId}.log`);
@@ -119,7 +124,7 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
       log = openRunLog(logPath);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ELOOP') {
-        throw new VouchError('state-dir-not-writable', `${logPath} is a symbolic link, and vouch writes through none in its state dir; remove it`);
+        throw new VouchError('state-dir-unsafe', `${logPath} is a symbolic link, and vouch writes through none in its state dir; remove it, or keep state elsewhere with --state-dir DIR`);
       }
       // Before the check starts: with no room for its log, vouch's own error is the answer.
       throw notWritable(request.stateDir, error);
