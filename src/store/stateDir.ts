@@ -22,9 +22,14 @@ export function ensureStateDir(stateDir: string): void {
   ensureOwnDir(stateDir, stateDir, true);
   ensureStateSubdir(stateDir, 'logs');
   try {
-    const fd = openSync(join(stateDir, '.gitignore'), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, FILE_MODE);
+    const gitignore = join(stateDir, '.gitignore');
+    const fd = openSync(gitignore, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, FILE_MODE);
     try {
       writeSync(fd, '*\n');
+    } catch (error) {
+      // An empty one (a full disk) would be kept for good and ignore nothing: made again next time.
+      unlinkSync(gitignore);
+      throw error;
     } finally {
       closeSync(fd);
     }
