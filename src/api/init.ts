@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync, type Dirent } from '
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import picomatch from 'picomatch';
+import { globMatcher } from '../fs/globMatcher.js';
 import { CONFIG_FILE } from '../core/config.js';
 import { ensureStateDir } from '../store/stateDir.js';
 import { VouchError } from '../core/errors.js';
@@ -139,7 +140,9 @@ function workspaceInstallDirs(root: string): string[] {
   const positive = globs.filter((glob) => !glob.startsWith('!'));
   if (positive.length === 0) return [];
   const negative = globs.filter((glob) => glob.startsWith('!')).map((glob) => glob.slice(1));
-  const isMember = picomatch(positive, { dot: true, ignore: negative });
+  const included = globMatcher(positive);
+  const excluded = globMatcher(negative);
+  const isMember = (path: string) => included(path) && !excluded(path);
   const found = new Set<string>();
   const visit = (rel: string, depth: number) => {
     if (rel !== '' && isMember(rel) && existsSync(join(root, rel, 'node_modules'))) found.add(rel);
