@@ -33,7 +33,7 @@ export default {
           // file costs a require its resolve, read and wrap.
           name: 'common',
           priority: 1,
-          test: /dist[\\/](core[\\/](config|digest|definition|context|reason|decide|humanTime)|cli[\\/](format|io|options)|fs[\\/]processStart|observer[\\/](client|protocol)|store[\\/]stateDir|api[\\/](project|observed|reportJson))\.js$/,
+          test: /dist[\\/](core[\\/](config|digest|definition|context|reason|decide|humanTime|vouchVersion|configLimits)|cli[\\/](format|io|options)|fs[\\/]processStart|observer[\\/](client|protocol)|store[\\/]stateDir|api[\\/](project|observed|reportJson))\.js$/,
         },
       ],
     },
@@ -44,7 +44,7 @@ export default {
       // process no require of package.json through the loader (about 2 ms).
       name: 'inline-version',
       transform(_code, id) {
-        if (id.replaceAll('\\', '/').endsWith('/dist/cli/version.js')) return `export const VERSION = ${JSON.stringify(version)};\n`;
+        if (id.replaceAll('\\', '/').endsWith('/dist/core/vouchVersion.js')) return `export const VERSION = ${JSON.stringify(version)};\n`;
         return null;
       },
     },

@@ -19,7 +19,7 @@ export interface ProveWorkspace {
  * vouch project's root when its config comes first, else the nearest folder
  * with a package.json (proving needs no config: the tools are the workspace's own).
  */
-export function locateWorkspace(options: { cwd: string; config?: string | undefined; stateDir?: string | undefined }): ProveWorkspace {
+export function locateWorkspace(options: { cwd: string; config?: string | undefined; stateDir?: string | undefined; root?: string | undefined }): ProveWorkspace {
   const fromConfig = (config: string | undefined): ProveWorkspace => {
     const place = locateProject({ ...options, config });
     return { root: place.root, stateDir: place.stateDir };
@@ -28,7 +28,8 @@ export function locateWorkspace(options: { cwd: string; config?: string | undefi
   for (let dir = resolve(options.cwd); ; dir = dirname(dir)) {
     if (existsSync(join(dir, CONFIG_FILE))) return fromConfig(join(dir, CONFIG_FILE));
     if (existsSync(join(dir, 'package.json'))) {
-      return { root: dir, stateDir: options.stateDir !== undefined ? resolve(options.cwd, options.stateDir) : join(dir, '.vouch') };
+      const root = options.root !== undefined ? resolve(options.cwd, options.root) : dir;
+      return { root, stateDir: options.stateDir !== undefined ? resolve(options.cwd, options.stateDir) : join(root, '.vouch') };
     }
     if (dirname(dir) === dir) break;
   }
