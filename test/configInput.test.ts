@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { rpcExchange } from './helpers/observer.js';
 import { cleanEnv, REPO, tempProject, type CliResult, type TempProject } from './helpers/project.js';
 
 /*
@@ -109,6 +110,25 @@ describe('"!" alone', () => {
     for (const command of [['status'], ['run'], ['explain', 't'], ['start']]) {
       const message = expectRefused(project.vouch([...command, '--json']), 'config-invalid', ['$.checks[0].inputs[0]: ', /"!" alone excludes nothing/]);
       expect(message).not.toMatch(/non-empty string/);
+    }
+  });
+
+  it('sent to a running observer over its socket, where no validator runs, is answered, not -32603', async () => {
+    const project = configProject('bang-observer', config([CHECK]));
+    const env = cleanEnv();
+    try {
+      const started = project.json(['start'], { env });
+      expect(started.socket).toEqual(expect.any(String));
+      for (const inputs of [['!'], ['src/**', '!'], ['']]) {
+        const request = { jsonrpc: '2.0', id: 1, method: 'observe', params: { mode: 'sync', checks: [{ name: 't', inputs, installed: ['!'] }] } };
+        const answer = await rpcExchange(started.socket, JSON.stringify(request) + '\n', 30_000);
+        expect(answer?.error, JSON.stringify(answer)).toBeUndefined();
+        expect(answer?.result).toBeDefined();
+      }
+      // Still serving.
+      expect(project.json(['status']).observation.source).toBe('observer');
+    } finally {
+      project.vouch(['stop'], { env });
     }
   });
 

@@ -22,8 +22,6 @@ const glob = z
 
 const globList = z.array(glob).max(CONFIG_LIMITS.listItems);
 
-/** No shell splits or trims an argv: an empty or blank program name can only fail to start. */
-const program = z.string().regex(/\S/, 'a program name, not an empty or blank string, e.g. ["tsc", "--noEmit"]');
 
 /** Environment variable names that matter to a check; `PREFIX_*` takes every variable with that prefix. */
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*\*?$/, 'an environment variable name, or a prefix ending in "*"');
@@ -38,10 +36,13 @@ export const checkSchema = z
       .optional()
       .describe('A package.json script, run through the package manager.'),
     command: z
-      .tuple([program], z.string())
+      .array(z.string())
+      .min(1, 'at least the program name')
+      .max(CONFIG_LIMITS.listItems)
       .check((ctx) => {
-        if (ctx.value.length > CONFIG_LIMITS.listItems) {
-          ctx.issues.push({ code: 'custom', input: ctx.value, message: `at most ${CONFIG_LIMITS.listItems} items`, path: [] });
+        // No shell splits or trims an argv: an empty or blank program name can only fail to start.
+        if (ctx.value.length > 0 && !/\S/.test(ctx.value[0]!)) {
+          ctx.issues.push({ code: 'custom', input: ctx.value[0], message: 'a program name, not an empty or blank string, e.g. ["tsc", "--noEmit"]', path: [0] });
         }
       })
       .optional()
