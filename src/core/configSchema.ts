@@ -3,7 +3,7 @@ import { CHECK_KINDS, PACKAGE_MANAGERS, RESERVED_DIRS, type Config } from './con
 import { CONFIG_LIMITS } from './configLimits.js';
 import { VouchError } from './errors.js';
 import { globProblem } from './globRules.js';
-import { jsonKeyProblem } from './jsonDuplicateKeys.js';
+import { jsonKeyProblem } from './jsonKeyProblem.js';
 
 const checkName = z
   .string()

@@ -1,6 +1,7 @@
 /**
  * JSON.parse keeps the last of two equal keys in an object and says nothing
- * (RFC 8259 §4 leaves duplicates undefined, https://www.rfc-editor.org/rfc/rfc8259#section-4),
+ * (RFC 8259 §4: names SHOULD be unique, and where they are not, behaviour is
+ * unpredictable; https://www.rfc-editor.org/rfc/rfc8259#section-4),
  * so a config could show a reviewer one "inputs" and run with another. This
  * walks text that JSON.parse has already accepted and finds the first key
  * that repeats within one object, compared after unescaping, as JSON.parse
