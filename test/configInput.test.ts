@@ -264,6 +264,11 @@ describe('"root" stays inside the config\'s directory', () => {
     project.write('vouch.config.json', config([CHECK], { root: 'sub/deeper/yet' }));
     expectRefused(project.vouch(['status', '--json']), 'root-outside-config', [/leads through a link to/]);
     expect(readdirSync(outside)).toEqual(['check.mjs']);
+    // A dangling link could come to point anywhere, and mkdir would follow it: refused too.
+    symlinkSync(join(outside, 'not-yet'), join(project.root, 'dangling'));
+    project.write('vouch.config.json', config([CHECK], { root: 'dangling' }));
+    expectRefused(project.vouch(['run', '--json']), 'root-outside-config', [/a link that does not resolve/]);
+    expect(readdirSync(outside)).toEqual(['check.mjs']);
   });
 
   it('a root below the config, even through a link inside it, loads', () => {

@@ -122,7 +122,7 @@ function configuredRoot(configPath: string, rootText: string): string {
   // The deepest part of the root that exists decides where it really is: a link there may lead anywhere.
   let existing = root;
   const rest: string[] = [];
-  while (existing !== configDir && lstatSync(existing, { throwIfNoEntry: false }) === undefined) {
+  while (existing !== configDir && !lexists(existing)) {
     rest.unshift(basename(existing));
     existing = dirname(existing);
   }
@@ -136,6 +136,15 @@ function configuredRoot(configPath: string, rootText: string): string {
   }
   if (!inside(realConfigDir, real)) throw refuse(`which leads through a link to ${real}, outside the config's directory`);
   return root;
+}
+
+/** Whether a path exists, itself (a dangling link exists); a parent that is a file (ENOTDIR) or unreadable counts as absent. */
+function lexists(path: string): boolean {
+  try {
+    return lstatSync(path, { throwIfNoEntry: false }) !== undefined;
+  } catch {
+    return false;
+  }
 }
 
 function inside(dir: string, path: string): boolean {
