@@ -5,7 +5,7 @@ import { CONFIG_LIMITS, CONFIG_RULES_REVISION } from '../core/configLimits.js';
 import { definitionOf, type CheckDefinition } from '../core/definition.js';
 import { sha256 } from '../core/digest.js';
 import { VouchError } from '../core/errors.js';
-import { VERSION } from '../core/vouchVersion.js';
+import { VERSION } from '../core/version.js';
 
 /** A config, resolved against the file system: everything a command needs to know where to look. */
 export interface Project {

@@ -1,1 +1,1 @@
-export { VERSION } from '../core/vouchVersion.js';
+export { VERSION } from '../core/version.js';
