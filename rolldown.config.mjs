@@ -29,11 +29,17 @@ export default {
           priority: 2,
         },
         {
+          // The inlined version, in a chunk of its own as it always was: a test builds another version by editing it.
+          name: 'version',
+          test: /dist[\\/]core[\\/]version\.js$/,
+          priority: 2,
+        },
+        {
           // The small modules nearly every command loads, as one file: each
           // file costs a require its resolve, read and wrap.
           name: 'common',
           priority: 1,
-          test: /dist[\\/](core[\\/](config|digest|definition|context|reason|decide|humanTime)|cli[\\/](format|io|options)|fs[\\/]processStart|observer[\\/](client|protocol)|store[\\/]stateDir|api[\\/](project|observed|reportJson))\.js$/,
+          test: /dist[\\/](core[\\/](config|digest|definition|context|reason|decide|humanTime|configLimits)|cli[\\/](format|io|options)|fs[\\/]processStart|observer[\\/](client|protocol)|store[\\/]stateDir|api[\\/](project|observed|reportJson))\.js$/,
         },
       ],
     },
@@ -44,7 +50,7 @@ export default {
       // process no require of package.json through the loader (about 2 ms).
       name: 'inline-version',
       transform(_code, id) {
-        if (id.replaceAll('\\', '/').endsWith('/dist/cli/version.js')) return `export const VERSION = ${JSON.stringify(version)};\n`;
+        if (id.replaceAll('\\', '/').endsWith('/dist/core/version.js')) return `export const VERSION = ${JSON.stringify(version)};\n`;
         return null;
       },
     },

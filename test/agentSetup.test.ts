@@ -848,10 +848,14 @@ describe('vouch agent setup registers the MCP server', () => {
     const elsewhere = JSON.stringify({ ...JSON.parse(TWO_CHECKS), root: '..' }, null, 2);
     const project = tempProject('agent-mcp-run', { 'package.json': PACKAGE_JSON, 'config/vouch.json': elsewhere }, { git: false });
     try {
-      const setup = json(project, ['agent', 'setup', 'claude', '--apply', '--config', 'config/vouch.json'], shellNone);
+      // A config's "root" may not climb above it; the user says so with --root, and the entry carries it.
+      const refused = json(project, ['agent', 'setup', 'claude', '--apply', '--config', 'config/vouch.json'], shellNone);
+      expect(refused.code, JSON.stringify(refused.out)).toBe(2);
+      expect(refused.out.error.code).toBe('root-outside-config');
+      const setup = json(project, ['agent', 'setup', 'claude', '--apply', '--config', 'config/vouch.json', '--root', '.'], shellNone);
       expect(setup.code, JSON.stringify(setup.out)).toBe(0);
       const entry = JSON.parse(read(project, '.mcp.json')).mcpServers.vouch;
-      expect(entry).toEqual({ command: process.execPath, args: [THIS_INSTALL, 'mcp', '--config', 'config/vouch.json'] });
+      expect(entry).toEqual({ command: process.execPath, args: [THIS_INSTALL, 'mcp', '--config', 'config/vouch.json', '--root', project.root] });
       expect(setup.out.command.mcp_server).toEqual(entry);
       expect(setup.out.notes.join('\n')).toContain(".mcp.json names this machine's vouch by path");
       const reply = await initializeServer(entry.command, entry.args, project.root);

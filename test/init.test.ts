@@ -66,6 +66,7 @@ function initJson(cwd: string, ...args: string[]) {
     package_manager: { name: string; source: string; lockfile: string | null; variant: string | null };
     checks: { name: string; kind: string; script: string | null; command: string[] | null; reason: string }[];
     skipped: { script: string; reason: string }[];
+    notes: string[];
     config: { checks: { name: string; kind: string; inputs?: string[]; installed?: string[]; command?: string[]; script?: string }[] };
   };
 }
@@ -447,6 +448,13 @@ describe('vouch init (CLI)', () => {
     expect(existsSync(join(dir, '.vouch'))).toBe(false);
     const config = parseConfig(readFileSync(join(dir, 'config', 'vouch.json'), 'utf8'), 'vouch.json');
     expect(config.root).toBe('..');
+    // A root above its config is refused unless the user names it: init says how.
+    expect(json.notes.join('\n')).toContain(`Pass --root ${dir} with --config to every command`);
+    const refused = spawnSync(process.execPath, [cli, 'status', '--config', 'config/vouch.json', '--json'], { cwd: dir, encoding: 'utf8' });
+    expect(refused.status).toBe(2);
+    expect(JSON.parse(refused.stdout).error.code).toBe('root-outside-config');
+    const status = spawnSync(process.execPath, [cli, 'status', '--config', 'config/vouch.json', '--root', dir, '--state-dir', 'receipts', '--json'], { cwd: dir, encoding: 'utf8' });
+    expect(status.status, status.stderr).toBe(0);
   });
 
   it('prints the documented --json shape', () => {

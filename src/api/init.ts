@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readdirSync, writeFileSync, type Dirent } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import picomatch from 'picomatch';
+import { globMatcher } from '../fs/globMatcher.js';
 import { CONFIG_FILE } from '../core/config.js';
 import { checkStateDir, ensureStateDir } from '../store/stateDir.js';
 import { VouchError } from '../core/errors.js';
@@ -70,6 +71,13 @@ export async function init(options: InitOptions): Promise<InitResult> {
       "Yarn Plug'n'Play keeps packages in .yarn/ and its cache, not node_modules/, and vouch records installed packages only " +
         'under the "installed" globs. A dependency change still shows through yarn.lock, which the proposed checks read; ' +
         'keep it committed, or set "nodeLinker: node-modules" in .yarnrc.yml.',
+    );
+  }
+  if (rootField === '..' || rootField.startsWith('../') || isAbsolute(rootField)) {
+    proposal.notes.push(
+      `${configPath} lies outside the root ${root}, and a config's "root" may only name its own directory or one below it ` +
+        `(a cloned repository's config must not point vouch elsewhere). Pass --root ${root} with --config to every command, ` +
+        'or put the config at the root.',
     );
   }
   if (proposal.checks.length === 0) throw nothingToCheck(root, proposal);
@@ -141,7 +149,9 @@ function workspaceInstallDirs(root: string): string[] {
   const positive = globs.filter((glob) => !glob.startsWith('!'));
   if (positive.length === 0) return [];
   const negative = globs.filter((glob) => glob.startsWith('!')).map((glob) => glob.slice(1));
-  const isMember = picomatch(positive, { dot: true, ignore: negative });
+  const included = globMatcher(positive);
+  const excluded = globMatcher(negative);
+  const isMember = (path: string) => included(path) && !excluded(path);
   const found = new Set<string>();
   const visit = (rel: string, depth: number) => {
     if (rel !== '' && isMember(rel) && existsSync(join(root, rel, 'node_modules'))) found.add(rel);

@@ -73,7 +73,17 @@ export async function startObserver(project: Project, options: StartOptions): Pr
     const ready = await launchObserver({
       files,
       entry: options.build.entry,
-      args: ['__observe', '--config', project.configPath, '--state-dir', project.stateDir, '--idle-timeout-ms', String(options.idleTimeoutMs)],
+      args: [
+        '__observe',
+        '--config',
+        project.configPath,
+        '--state-dir',
+        project.stateDir,
+        // The daemon loads the project again: a root chosen on the command line must reach it.
+        ...(project.rootFromCommandLine ? ['--root', project.root] : []),
+        '--idle-timeout-ms',
+        String(options.idleTimeoutMs),
+      ],
       env: options.env,
       timeoutMs: START_TIMEOUT_MS,
     });

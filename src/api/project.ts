@@ -1,9 +1,11 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { closeSync, existsSync, fstatSync, lstatSync, openSync, readFileSync, realpathSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { CONFIG_FILE, type Config, type PackageManagerName } from '../core/config.js';
+import { CONFIG_LIMITS, CONFIG_RULES_REVISION } from '../core/configLimits.js';
 import { definitionOf, type CheckDefinition } from '../core/definition.js';
 import { sha256 } from '../core/digest.js';
 import { VouchError } from '../core/errors.js';
+import { VERSION } from '../core/version.js';
 import { checkStateDir, readStateFile, writeStateFile } from '../store/stateDir.js';
 
 /** A config, resolved against the file system: everything a command needs to know where to look. */
@@ -16,12 +18,16 @@ export interface Project {
   excluded: string[];
   scripts: Record<string, string> | null;
   definitions: CheckDefinition[];
+  /** The root came from --root, not from the config: a process started for this project must be given it too. */
+  rootFromCommandLine: boolean;
 }
 
 export interface ProjectOptions {
   cwd: string;
   config?: string | undefined;
   stateDir?: string | undefined;
+  /** The root, chosen by the user: unlike the config's "root", it may be anywhere. */
+  root?: string | undefined;
 }
 
 const VALIDATED_MARK = 'config.validated';
@@ -49,6 +55,7 @@ export interface ProjectPlace {
   stateDir: string;
   /** The config's text, as read. */
   text: string;
+  rootFromCommandLine: boolean;
 }
 
 /**
@@ -56,25 +63,108 @@ export interface ProjectPlace {
  * more: enough to reach an observer, even one whose root has gone.
  */
 export function locateProject(options: ProjectOptions): ProjectPlace {
-  const configPath = findConfig(options.cwd, options.config);
-  let text: string;
-  try {
-    text = readFileSync(configPath, 'utf8');
-  } catch (error) {
-    throw new VouchError('config-unreadable', `cannot read ${configPath} (${(error as NodeJS.ErrnoException).code}); fix its permissions`);
+  for (const [flag, value] of [['--config', options.config], ['--state-dir', options.stateDir], ['--root', options.root]] as const) {
+    // An empty path resolves to the working directory: state would land wherever the command ran.
+    if (value !== undefined && value.trim() === '') throw new VouchError('usage', `${flag} is empty; give it a path, or leave it out`);
   }
-  const root = resolve(dirname(configPath), peekRoot(text));
+  const configPath = findConfig(options.cwd, options.config);
+  const text = readConfigText(configPath);
+  const root = options.root !== undefined ? resolve(options.cwd, options.root) : configuredRoot(configPath, peekRoot(text));
   const stateDir = options.stateDir !== undefined ? resolve(options.cwd, options.stateDir) : join(root, '.vouch');
   // Every command finds its state here, before it reads or writes any: a link, or someone else's, is refused.
   checkStateDir(stateDir);
-  return { configPath, root, stateDir, text };
+  return { configPath, root, stateDir, text, rootFromCommandLine: options.root !== undefined };
+}
+
+/** The config's bytes as text, refusing what would be read differently than it was written. */
+function readConfigText(configPath: string): string {
+  let bytes: Buffer;
+  try {
+    const fd = openSync(configPath, 'r');
+    try {
+      const size = fstatSync(fd).size;
+      if (size > CONFIG_LIMITS.fileBytes) throw tooLarge(configPath, size);
+      bytes = readFileSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch (error) {
+    if (error instanceof VouchError) throw error;
+    throw new VouchError('config-unreadable', `cannot read ${configPath} (${(error as NodeJS.ErrnoException).code}); fix its permissions`);
+  }
+  // It may have grown between the stat and the read.
+  if (bytes.length > CONFIG_LIMITS.fileBytes) throw tooLarge(configPath, bytes.length);
+  try {
+    // Decoded leniently, invalid bytes would become U+FFFD: two different files could read the same.
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new VouchError('config-not-utf8', `${configPath} is not valid UTF-8; save it as UTF-8 (JSON text must be, RFC 8259 section 8.1)`);
+  }
+}
+
+function tooLarge(configPath: string, size: number): VouchError {
+  return new VouchError('config-too-large', `${configPath} is ${size} bytes; a config may be at most ${CONFIG_LIMITS.fileBytes} bytes (docs/config.md, "Limits"). Use wider globs, or fewer checks`);
+}
+
+/**
+ * The config's "root", which may only narrow: the config's own directory or
+ * below, lexically and once links are resolved. A cloned repository's config
+ * must not point vouch at /etc or at the whole disk; the user can, with --root.
+ */
+function configuredRoot(configPath: string, rootText: string): string {
+  const configDir = dirname(configPath);
+  if (rootText === '.') return configDir;
+  const refuse = (why: string) =>
+    new VouchError(
+      'root-outside-config',
+      `"root" in ${configPath} is ${JSON.stringify(rootText)}, ${why}; a config's root must be the config's own directory (${configDir}) or below it, so that a cloned repository cannot point vouch elsewhere. Fix "root", or pass --root DIR to choose a root elsewhere yourself`,
+    );
+  if (rootText.includes('\0')) throw refuse('which holds a NUL character');
+  const root = resolve(configDir, rootText);
+  if (!inside(configDir, root)) throw refuse(`which is ${root}, outside the config's directory`);
+  // The deepest part of the root that exists decides where it really is: a link there may lead anywhere.
+  let existing = root;
+  const rest: string[] = [];
+  while (existing !== configDir && !lexists(existing)) {
+    rest.unshift(basename(existing));
+    existing = dirname(existing);
+  }
+  let real: string;
+  let realConfigDir: string;
+  try {
+    real = join(realpathSync.native(existing), ...rest);
+    realConfigDir = realpathSync.native(configDir);
+  } catch (error) {
+    throw refuse(`which passes through ${existing}, a link that does not resolve (${(error as NodeJS.ErrnoException).code})`);
+  }
+  if (!inside(realConfigDir, real)) throw refuse(`which leads through a link to ${real}, outside the config's directory`);
+  return root;
+}
+
+/** Whether a path exists, itself (a dangling link exists); a parent that is a file (ENOTDIR) or unreadable counts as absent. */
+function lexists(path: string): boolean {
+  try {
+    return lstatSync(path, { throwIfNoEntry: false }) !== undefined;
+  } catch {
+    return false;
+  }
+}
+
+function inside(dir: string, path: string): boolean {
+  const rel = relative(dir, path);
+  return rel === '' || (rel !== '..' && !rel.startsWith('..' + sep) && !isAbsolute(rel));
 }
 
 export async function loadProject(options: ProjectOptions): Promise<Project> {
-  const { configPath, root, stateDir, text } = locateProject(options);
-  const config = await validated(text, configPath, stateDir);
+  const { configPath, root, stateDir, text, rootFromCommandLine } = locateProject(options);
+  const config = await validated(text, configPath, root, stateDir);
   if (!existsSync(root)) {
-    throw new VouchError('root-not-found', `the root ${root} named in ${configPath} does not exist; fix "root" (it is relative to the config file)`);
+    throw new VouchError(
+      'root-not-found',
+      rootFromCommandLine
+        ? `the root ${root} given with --root does not exist; fix the path`
+        : `the root ${root} named in ${configPath} does not exist; fix "root" (it is relative to the config file)`,
+    );
   }
 
   // The state dir is written with a trailing "/": the listing flags anything git shows in it (fs/sourceFiles.ts).
@@ -91,7 +181,7 @@ export async function loadProject(options: ProjectOptions): Promise<Project> {
     packageManager = detectPackageManager(root).name;
   }
   const definitions = config.checks.map((check) => definitionOf(check, packageManager));
-  return { root, configPath, config, stateDir, excluded, scripts, definitions };
+  return { root, configPath, config, stateDir, excluded, scripts, definitions, rootFromCommandLine };
 }
 
 /** `path` relative to the root, "/"-separated, when it lies below it. */
@@ -112,16 +202,19 @@ function peekRoot(text: string): string {
 
 /**
  * The validator costs ~100 ms to load, more than a whole warm status. A config
- * whose exact bytes were validated before is trusted; any change revalidates.
+ * whose exact bytes were validated before, by this vouch, for this root and
+ * state dir, is trusted; any change revalidates. The version is in the digest
+ * because rules only get stricter: a mark an older vouch wrote proves nothing.
  */
-async function validated(text: string, configPath: string, stateDir: string): Promise<Config> {
-  const digest = sha256(`${configPath}\0${text}`);
+async function validated(text: string, configPath: string, root: string, stateDir: string): Promise<Config> {
+  const digest = sha256(`vouch ${VERSION} rules ${CONFIG_RULES_REVISION}\0${configPath}\0${root}\0${stateDir}\0${text}`);
   const mark = join(stateDir, VALIDATED_MARK);
   // A state dir that is a link or someone else's is refused here, before its mark is trusted or written.
   const stateDirExists = checkStateDir(stateDir);
   if (stateDirExists && readStateFile(mark) === digest) return JSON.parse(text) as Config;
   const { parseConfig } = await import('../core/configSchema.js');
-  const config = parseConfig(text, configPath);
+  const stateRel = relative(root, stateDir).split(sep).join('/');
+  const config = parseConfig(text, configPath, { reserved: inside(root, stateDir) && stateRel !== '' ? [stateRel] : [] });
   try {
     if (stateDirExists) writeStateFile(mark, digest, stateDir);
   } catch {

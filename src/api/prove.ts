@@ -20,7 +20,7 @@ export interface ProveWorkspace {
  * vouch project's root when its config comes first, else the nearest folder
  * with a package.json (proving needs no config: the tools are the workspace's own).
  */
-export function locateWorkspace(options: { cwd: string; config?: string | undefined; stateDir?: string | undefined }): ProveWorkspace {
+export function locateWorkspace(options: { cwd: string; config?: string | undefined; stateDir?: string | undefined; root?: string | undefined }): ProveWorkspace {
   const fromConfig = (config: string | undefined): ProveWorkspace => {
     const place = locateProject({ ...options, config });
     return { root: place.root, stateDir: place.stateDir };
@@ -29,10 +29,11 @@ export function locateWorkspace(options: { cwd: string; config?: string | undefi
   for (let dir = resolve(options.cwd); ; dir = dirname(dir)) {
     if (existsSync(join(dir, CONFIG_FILE))) return fromConfig(join(dir, CONFIG_FILE));
     if (existsSync(join(dir, 'package.json'))) {
-      const stateDir = options.stateDir !== undefined ? resolve(options.cwd, options.stateDir) : join(dir, '.vouch');
+      const root = options.root !== undefined ? resolve(options.cwd, options.root) : dir;
+      const stateDir = options.stateDir !== undefined ? resolve(options.cwd, options.stateDir) : join(root, '.vouch');
       // The prover's socket is there: a linked state dir could lead to another workspace's prover.
       checkStateDir(stateDir);
-      return { root: dir, stateDir };
+      return { root, stateDir };
     }
     if (dirname(dir) === dir) break;
   }

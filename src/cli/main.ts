@@ -53,6 +53,8 @@ Commands:
 Options for every command:
   --config FILE      use this config (default: vouch.config.json, searched upward)
   --state-dir DIR    keep receipts here (default: .vouch/ at the root)
+  --root DIR         the project root, instead of the config's "root" (which
+                     must be the config's directory or below; --root may be anywhere)
   --json             machine-readable output (docs/json.md)
   -h, --help         help for a command
 

@@ -5,6 +5,7 @@ import { VouchError } from '../core/errors.js';
 export const COMMON_OPTIONS = {
   config: { type: 'string' },
   'state-dir': { type: 'string' },
+  root: { type: 'string' },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const satisfies ParseArgsConfig['options'];
@@ -14,11 +15,21 @@ export function parseCommand<T extends NonNullable<ParseArgsConfig['options']>>(
   argv: string[],
   options: T,
 ) {
-  try {
-    return parseArgs({ args: argv, options: { ...COMMON_OPTIONS, ...options }, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw new VouchError('usage', `${(error as Error).message}. See "vouch ${command} --help".`);
+  const parsed = (() => {
+    try {
+      return parseArgs({ args: argv, options: { ...COMMON_OPTIONS, ...options }, allowPositionals: true, strict: true });
+    } catch (error) {
+      throw new VouchError('usage', `${(error as Error).message}. See "vouch ${command} --help".`);
+    }
+  })();
+  const values = parsed.values as Record<string, unknown>;
+  for (const flag of ['config', 'state-dir', 'root']) {
+    // An empty path resolves to the working directory: state would land wherever the command ran.
+    if (typeof values[flag] === 'string' && (values[flag] as string).trim() === '') {
+      throw new VouchError('usage', `--${flag} is empty; give it a path, or leave it out. See "vouch ${command} --help".`);
+    }
   }
+  return parsed;
 }
 
 /** How a command that observes inputs may use the observer. */

@@ -1,4 +1,1 @@
-import { createRequire } from 'node:module';
-
-const require = createRequire(import.meta.url);
-export const VERSION: string = (require('../../package.json') as { version: string }).version;
+export { VERSION } from '../core/version.js';

@@ -30,3 +30,5 @@ export interface Config {
 export const DEFAULT_INPUTS = ['**'];
 export const DEFAULT_INSTALLED = ['node_modules/**'];
 export const CONFIG_FILE = 'vouch.config.json';
+/** Root-relative directories vouch never lists as inputs: git's own, and the default state dir. A glob into them is refused. */
+export const RESERVED_DIRS: readonly string[] = ['.git', '.vouch'];

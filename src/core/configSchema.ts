@@ -1,13 +1,27 @@
 import { z } from 'zod';
-import { CHECK_KINDS, PACKAGE_MANAGERS, type Config } from './config.js';
+import { CHECK_KINDS, PACKAGE_MANAGERS, RESERVED_DIRS, type Config } from './config.js';
+import { CONFIG_LIMITS } from './configLimits.js';
 import { VouchError } from './errors.js';
+import { globProblem } from './globRules.js';
+import { jsonKeyProblem } from './jsonKeyProblem.js';
 
 const checkName = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]*$/, 'a name of letters, digits, ".", "_", ":" or "-"')
   .max(64);
 
-const glob = z.string().min(1, 'a non-empty glob');
+const glob = z
+  .string()
+  .min(1, 'a non-empty glob')
+  .max(CONFIG_LIMITS.globLength)
+  .check((ctx) => {
+    if (ctx.value === '') return;
+    const problem = globProblem(ctx.value, RESERVED_DIRS);
+    if (problem !== null) ctx.issues.push({ code: 'custom', input: ctx.value, message: problem, params: { sentence: true } });
+  });
+
+const globList = z.array(glob).max(CONFIG_LIMITS.listItems);
+
 
 /** Environment variable names that matter to a check; `PREFIX_*` takes every variable with that prefix. */
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*\*?$/, 'an environment variable name, or a prefix ending in "*"');
@@ -18,25 +32,31 @@ export const checkSchema = z
     kind: z.enum(CHECK_KINDS).describe('What the check verifies.'),
     script: z
       .string()
-      .min(1)
+      .regex(/\S/, 'a script name, not an empty or blank string')
       .optional()
       .describe('A package.json script, run through the package manager.'),
     command: z
       .array(z.string())
       .min(1, 'at least the program name')
+      .max(CONFIG_LIMITS.listItems)
+      .check((ctx) => {
+        // No shell splits or trims an argv: an empty or blank program name can only fail to start.
+        if (ctx.value.length > 0 && !/\S/.test(ctx.value[0]!)) {
+          ctx.issues.push({ code: 'custom', input: ctx.value[0], message: 'a program name, not an empty or blank string, e.g. ["tsc", "--noEmit"]', path: [0] });
+        }
+      })
       .optional()
       .describe('An argv run with no shell, from the root.'),
-    inputs: z
-      .array(glob)
+    inputs: globList
       .min(1)
       .optional()
       .describe('Globs over the source files (tracked plus untracked, not ignored); "!" excludes. Hashed by content. Default ["**"].'),
-    installed: z
-      .array(glob)
+    installed: globList
       .optional()
       .describe('Globs under install roots, recorded by file identity; "!" excludes. Default ["node_modules/**"].'),
     env: z
       .array(envName)
+      .max(CONFIG_LIMITS.listItems)
       .optional()
       .describe('Environment variables, besides the defaults, whose values decide the outcome.'),
   })
@@ -63,24 +83,42 @@ export const configSchema = z.strictObject({
   checks: z
     .array(checkSchema)
     .min(1, 'at least one check')
+    .max(CONFIG_LIMITS.checks)
     .check((ctx) => {
-      const seen = new Set<string>();
+      // Names differing only by case would be one check on a case-insensitive file system's
+      // log paths, and one to a reader.
+      const seen = new Map<string, string>();
       ctx.value.forEach((check, index) => {
-        if (seen.has(check.name)) {
+        const folded = check.name.toLowerCase();
+        const earlier = seen.get(folded);
+        if (earlier === check.name) {
           ctx.issues.push({
             code: 'custom',
             input: check.name,
             message: `a unique name; "${check.name}" is used twice`,
             path: [index, 'name'],
           });
+        } else if (earlier !== undefined) {
+          ctx.issues.push({
+            code: 'custom',
+            input: check.name,
+            message: `a name unique regardless of case; "${check.name}" and "${earlier}" differ only by case, so rename one`,
+            path: [index, 'name'],
+          });
         }
-        seen.add(check.name);
+        if (earlier === undefined) seen.set(folded, check.name);
       });
     }),
 });
 
+/** What a config is validated against besides its text. */
+export interface ConfigPlace {
+  /** Root-relative directories never listed as inputs, beyond RESERVED_DIRS: a state dir inside the root. */
+  reserved?: readonly string[];
+}
+
 /** Parses and validates config text; an error names the file, the JSON path and what was expected. */
-export function parseConfig(text: string, file: string): Config {
+export function parseConfig(text: string, file: string, place: ConfigPlace = {}): Config {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
@@ -90,13 +128,84 @@ export function parseConfig(text: string, file: string): Config {
       `${file} is not valid JSON: ${(error as Error).message}. Fix the syntax, or run "vouch init --config NEW.json" to see a fresh proposal.`,
     );
   }
+  // Checked before the schema, which would otherwise spend its time on a config refused anyway.
+  const early = keyProblems(text) ?? stringProblems(raw) ?? limitProblems(raw);
+  if (early) throw invalid(file, [early]);
   const parsed = configSchema.safeParse(raw);
-  if (parsed.success) return parsed.data as Config;
-  const lines = parsed.error.issues.map((issue) => `  ${jsonPath(issue.path)}: ${describeIssue(issue)}`);
-  throw new VouchError(
-    'config-invalid',
-    `${file} is not a valid vouch config:\n${lines.join('\n')}\nSee docs/config.md for every field.`,
-  );
+  if (!parsed.success) throw invalid(file, parsed.error.issues.map((issue) => `${jsonPath(issue.path)}: ${describeIssue(issue)}`));
+  const config = parsed.data as Config;
+  const reserved = (place.reserved ?? []).filter((dir) => !RESERVED_DIRS.includes(dir));
+  if (reserved.length > 0) {
+    const lines: string[] = [];
+    config.checks.forEach((check, index) => {
+      for (const field of ['inputs', 'installed'] as const) {
+        check[field]?.forEach((glob, at) => {
+          const problem = globProblem(glob, reserved);
+          if (problem !== null) lines.push(`$.checks[${index}].${field}[${at}]: ${problem}`);
+        });
+      }
+    });
+    if (lines.length > 0) throw invalid(file, lines);
+  }
+  return config;
+}
+
+function invalid(file: string, lines: readonly string[]): VouchError {
+  return new VouchError('config-invalid', `${file} is not a valid vouch config:\n${lines.map((line) => `  ${line}`).join('\n')}\nSee docs/config.md for every field.`);
+}
+
+function keyProblems(text: string): string | null {
+  const problem = jsonKeyProblem(text, CONFIG_LIMITS.depth);
+  if (problem === null) return null;
+  if (problem.kind === 'too-deep') return `${problem.path}: at most ${CONFIG_LIMITS.depth} levels of nesting; a vouch config needs four`;
+  return `${problem.path}: the key ${JSON.stringify(problem.key)} appears twice in one object, and JSON keeps only the last silently; remove one`;
+}
+
+// In a "u" regex, a surrogate pair is one code point, so this matches only a lone (unpaired) surrogate.
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
+/** A NUL or a lone surrogate in any key or string: no path, argv or name can hold one faithfully. */
+function stringProblems(value: unknown, path = '$'): string | null {
+  if (typeof value === 'string') {
+    if (value.includes('\0')) return `${path}: a NUL character, which no argv, path or glob can hold; remove it`;
+    if (LONE_SURROGATE.test(value)) return `${path}: an unpaired UTF-16 surrogate (a broken "\\uD800"-style escape), which is not text; fix the escape`;
+    return null;
+  }
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index++) {
+      const found = stringProblems(value[index], `${path}[${index}]`);
+      if (found) return found;
+    }
+    return null;
+  }
+  if (value !== null && typeof value === 'object') {
+    for (const [key, member] of Object.entries(value)) {
+      const at = `${path}[${JSON.stringify(key)}]`;
+      const found = stringProblems(key, `${path} key ${JSON.stringify(key)}`) ?? stringProblems(member, /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key) ? `${path}.${key}` : at);
+      if (found) return found;
+    }
+  }
+  return null;
+}
+
+function limitProblems(raw: unknown): string | null {
+  const checks = (raw as { checks?: unknown } | null)?.checks;
+  if (!Array.isArray(checks)) return null;
+  if (checks.length > CONFIG_LIMITS.checks) {
+    return `$.checks: at most ${CONFIG_LIMITS.checks} checks, not ${checks.length}; every status matches each check's globs against every file, so split the project, or merge checks`;
+  }
+  let globs = 0;
+  for (let index = 0; index < checks.length; index++) {
+    const check = checks[index] as Record<string, unknown> | null;
+    for (const field of ['inputs', 'installed', 'env', 'command'] as const) {
+      const list = check?.[field];
+      if (!Array.isArray(list)) continue;
+      if (list.length > CONFIG_LIMITS.listItems) return `$.checks[${index}].${field}: at most ${CONFIG_LIMITS.listItems} items, not ${list.length}; use wider globs (a directory's "dir/**")`;
+      if (field === 'inputs' || field === 'installed') globs += list.length;
+    }
+  }
+  if (globs > CONFIG_LIMITS.globs) return `$.checks: at most ${CONFIG_LIMITS.globs} globs in the whole config, not ${globs}; use wider globs (a directory's "dir/**")`;
+  return null;
 }
 
 function jsonPath(path: readonly PropertyKey[]): string {
@@ -114,7 +223,8 @@ function describeIssue(issue: z.core.$ZodIssue): string {
     case 'invalid_value':
       return `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
     default:
-      return `expected ${issue.message}`;
+      // A sentence of its own (why a glob can never match) reads wrong after "expected".
+      return (issue as { params?: { sentence?: boolean } }).params?.sentence ? issue.message : `expected ${issue.message}`;
   }
 }
 

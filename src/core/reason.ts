@@ -9,6 +9,7 @@ export type ReasonCode =
   | 'definition-changed'
   | 'context-changed'
   | 'inputs-changed'
+  | 'inputs-empty'
   | 'input-outside-root'
   | 'input-symlink-loop'
   | 'input-unreadable'

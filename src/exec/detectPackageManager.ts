@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import picomatch from 'picomatch';
+import { globMatcher } from '../fs/globMatcher.js';
 import { PACKAGE_MANAGERS, type PackageManagerName } from '../core/config.js';
 import { VouchError } from '../core/errors.js';
 
@@ -139,7 +139,7 @@ function includes(globs: readonly string[], member: string): boolean {
   const positive = globs.filter((glob) => !glob.startsWith('!')).map(trimGlob);
   const negative = globs.filter((glob) => glob.startsWith('!')).map((glob) => trimGlob(glob.slice(1)));
   if (positive.length === 0) return false;
-  return picomatch.isMatch(member, positive, { dot: true }) && !(negative.length > 0 && picomatch.isMatch(member, negative, { dot: true }));
+  return globMatcher(positive)(member) && !globMatcher(negative)(member);
 }
 
 function trimGlob(glob: string): string {

@@ -11,12 +11,27 @@ const GLOB_CHARACTERS = /[*?[\]{}()!+@\\]/;
 export function globMatcher(globs: readonly string[]): (path: string) => boolean {
   if (globs.length === 0) return () => false;
   const matchers = globs.map((glob) => {
-    const matches = picomatch(glob, { dot: true });
+    const matches = compileGlob(glob);
     const literals = literalSegments(glob);
     if (literals.length === 0) return matches;
     return (path: string) => literals.every((literal) => path.includes(literal)) && matches(path);
   });
   return matchers.length === 1 ? (matchers[0] as (path: string) => boolean) : (path) => matchers.some((matches) => matches(path));
+}
+
+/**
+ * picomatch throws on an empty glob ("!" with its "!" taken off) and on one
+ * longer than 65,536 characters. The config refuses both, but globs also come
+ * from package.json workspaces and over the observer's socket, and a throw
+ * there would crash every command. Such a glob matches nothing: as an input it
+ * adds no file, and as an exclusion it takes none away, so no answer rests on it.
+ */
+export function compileGlob(glob: string): (path: string) => boolean {
+  try {
+    return picomatch(glob, { dot: true });
+  } catch {
+    return () => false;
+  }
 }
 
 /** The segments of a glob that a matching path must hold as they are. */

@@ -1,6 +1,5 @@
 import { lstatSync, readlinkSync, realpathSync, type BigIntStats } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
-import picomatch from 'picomatch';
 import type { CheckDefinition } from '../core/definition.js';
 import { identityOf, isRacy, nowNs, racyWindowNs } from '../core/identity.js';
 import { comparePaths, manifestOf, mergedManifest, type InputEntry } from '../core/manifest.js';
@@ -48,6 +47,15 @@ export class InputScanner {
     const sources = this.listSources();
     const problems: Reason[] = [...sources.problems];
     const selected = selectSources(sources, definition.inputs);
+    if (selected.length === 0) {
+      // A receipt over no source file would stay CURRENT through every edit to what the check really reads.
+      problems.push(
+        reason(
+          'inputs-empty',
+          `the check's inputs match no source file; fix its "inputs" globs (relative to the root; only files git tracks, or untracked files it does not ignore, are source files)`,
+        ),
+      );
+    }
     // The sources first: the install trees may still be walking meanwhile.
     const sourceEntries: InputEntry[] = [];
     for (const index of selected) {
@@ -311,7 +319,7 @@ function selectSources({ paths, text }: SourceListing, globs: readonly string[])
     for (let index = 0; index < paths.length; index++) selected.push(index);
     return selected;
   }
-  const selects = everything ? () => true : picomatch(positive, { dot: true });
+  const selects = everything ? () => true : globMatcher(positive);
   const excludes = globMatcher(negative);
   for (let index = 0; index < paths.length; index++) {
     const path = paths[index]!;

@@ -29,7 +29,7 @@ export function planInstalledWalk(globs: readonly string[]): InstalledWalk {
   const negative = [...globs.filter((glob) => glob.startsWith('!')).map((glob) => glob.slice(1)), ...TOOL_CACHES];
   // "dir/**" globs are walked from dir, so every file found is selected; "x/**" exclusions prune whole directories.
   const wholeTree = positive.every(isWholeTree);
-  const selects = wholeTree ? () => true : picomatch(positive, { dot: true });
+  const selects = wholeTree ? () => true : globMatcher(positive);
   const fileExcludes = negative.filter((glob) => !glob.endsWith('/**'));
   const excludes = globMatcher(fileExcludes);
   const pruned = globMatcher(negative.filter((glob) => glob.endsWith('/**')).map((glob) => glob.slice(0, -3)));

@@ -23,6 +23,7 @@ export interface McpServerOptions {
   env: NodeJS.ProcessEnv;
   config?: string | undefined;
   stateDir?: string | undefined;
+  root?: string | undefined;
   version: string;
 }
 
@@ -33,14 +34,14 @@ export function createVouchServer(options: McpServerOptions): McpServer {
   // One resident prover per session, made on the first prove: only the first pays for warming the stages.
   let prover: Promise<Prover> | null = null;
   const resident = () => {
-    prover ??= openProver(locateWorkspace({ cwd: options.cwd, config: options.config, stateDir: options.stateDir }).root).catch((error: unknown) => {
+    prover ??= openProver(locateWorkspace({ cwd: options.cwd, config: options.config, stateDir: options.stateDir, root: options.root }).root).catch((error: unknown) => {
       prover = null;
       throw error;
     });
     return prover;
   };
   // Loaded per call, not once: the config may change while a host keeps the server running.
-  const project = () => loadProject({ cwd: options.cwd, config: options.config, stateDir: options.stateDir });
+  const project = () => loadProject({ cwd: options.cwd, config: options.config, stateDir: options.stateDir, root: options.root });
   const server = new McpServer({ name: 'vouch', version: options.version });
 
   server.registerTool(

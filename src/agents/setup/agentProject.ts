@@ -8,6 +8,7 @@ export interface AgentProjectOptions {
   cwd: string;
   config?: string | undefined;
   stateDir?: string | undefined;
+  root?: string | undefined;
 }
 
 /** The project as setup, removal and doctor see it. */
@@ -41,6 +42,7 @@ export async function agentProject(options: AgentProjectOptions, requireConfig: 
   const args: string[] = [];
   if (place.configPath !== join(place.root, 'vouch.config.json')) args.push('--config', portable(place.root, place.configPath));
   if (place.stateDir !== resolve(place.root, '.vouch')) args.push('--state-dir', portable(place.root, place.stateDir));
+  if (place.rootFromCommandLine) args.push('--root', place.root);
   const commandOptions = args.map((word) => ` ${word.startsWith('--') ? word : shellQuote(word)}`).join('');
   return { root: place.root, configPath: place.configPath, stateDir: place.stateDir, checks, configError, commandOptions, commandArgs: args };
 }

@@ -46,6 +46,7 @@ Options:
   --json             machine-readable (docs/json.md, "vouch agent")
   --config FILE      use this config
   --state-dir DIR    where receipts and the setup record are kept
+  --root DIR         the project root, instead of the config's "root"
 
 Examples:
   vouch agent setup claude
@@ -80,6 +81,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     cwd: io.cwd,
     config: values.config,
     stateDir: values['state-dir'],
+    root: values.root,
     env: io.env,
     entry: process.argv[1] ?? '',
     node: process.execPath,

@@ -23,7 +23,7 @@ Examples:
 export async function run(argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommand('explain', argv, { 'no-observer': { type: 'boolean', default: false } });
   if (positionals.length !== 1) throw new VouchError('usage', 'explain takes exactly one check name, e.g. "vouch explain typecheck"');
-  const project = await loadProject({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'] });
+  const project = await loadProject({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'], root: values.root });
   const result = await explain(project, positionals[0] ?? '', io.env, values['no-observer'] ? 'off' : 'auto');
   writeNotices(io.stderr, result.notices);
   if (values.json) {

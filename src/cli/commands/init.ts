@@ -47,6 +47,9 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   if (positionals.length > 0) {
     throw new VouchError('usage', `vouch init takes no arguments, but got ${positionals.map((p) => `"${p}"`).join(' ')}. See "vouch init --help".`);
   }
+  if (values.root !== undefined) {
+    throw new VouchError('usage', 'vouch init finds the root itself (the nearest package.json) and writes it into the config; leave --root out, and run init there, or edit "root" afterwards');
+  }
   const result = await init({
     cwd: io.cwd,
     config: values.config,

@@ -11,22 +11,28 @@ export const help = `Usage: vouch log [CHECK] [--limit N] [--json]
 Lists receipts, newest first, failures included.
 
 Options:
-  --limit N          at most N receipts (default 20)
+  --limit N          at most N receipts (default 20; a number larger than
+                     2147483647 is taken as that, i.e. all of them)
   --json             machine-readable (docs/json.md)
   --config FILE      use this config
   --state-dir DIR    where receipts are kept
+  --root DIR         the project root, instead of the config's "root"
 
 Examples:
   vouch log
   vouch log test --limit 5 --json
 `;
 
+/** SQLite's LIMIT takes a 64-bit integer; a JavaScript number above 2^53 would reach it as a float. */
+const MAX_LIMIT = 2 ** 31 - 1;
+
 export async function run(argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommand('log', argv, { limit: { type: 'string', default: '20' } });
   if (positionals.length > 1) throw new VouchError('usage', 'log takes at most one check name; see "vouch log --help"');
-  const limit = Number(values.limit);
-  if (!Number.isInteger(limit) || limit < 1) throw new VouchError('usage', `--limit needs a whole number of at least 1, not "${values.limit}"`);
-  const project = await loadProject({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'] });
+  // Any count beyond the store's receipts lists them all, so a huge one is clamped rather than refused.
+  const limit = /^\s*\d+\s*$/.test(values.limit) ? Math.min(Number(values.limit), MAX_LIMIT) : NaN;
+  if (!(limit >= 1)) throw new VouchError('usage', `--limit needs a whole number of at least 1, not "${values.limit}"`);
+  const project = await loadProject({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'], root: values.root });
   const { receipts, notices } = await log(project, positionals[0] ?? null, limit);
   writeNotices(io.stderr, notices);
   if (values.json) {

@@ -26,6 +26,7 @@ codex" (.codex/config.toml), or by hand, for example in .mcp.json:
 Options:
   --config FILE      use this config
   --state-dir DIR    where receipts are kept
+  --root DIR         the project root, instead of the config's "root"
 
 Stdout carries only the protocol; the checks' own output goes to their log
 files (.vouch/logs/), and the run tool's text shows the end of a failure's.
@@ -39,6 +40,6 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   if (process.stdin.isTTY) io.stderr.write('vouch: serving MCP on stdin/stdout for an agent host; see "vouch mcp --help" to register it. Ctrl-D ends.\n');
   // Loaded only here: the SDK is the heaviest module vouch has, and no other command needs it.
   const { serveMcp } = await import('../../mcp/server.js');
-  await serveMcp({ cwd: io.cwd, env: io.env, config: values.config, stateDir: values['state-dir'], version: VERSION });
+  await serveMcp({ cwd: io.cwd, env: io.env, config: values.config, stateDir: values['state-dir'], root: values.root, version: VERSION });
   return 0;
 }

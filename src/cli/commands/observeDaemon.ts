@@ -1,6 +1,6 @@
 import { closeSync, writeSync } from 'node:fs';
 import { isVouchError } from '../../core/errors.js';
-import { serveDaemon } from '../../api/observer.js';
+import { DEFAULT_IDLE_TIMEOUT_MS, serveDaemon } from '../../api/observer.js';
 import { loadProject } from '../../api/project.js';
 import type { CliIo } from '../io.js';
 import { parseCommand } from '../options.js';
@@ -11,6 +11,12 @@ export const help = 'Usage: vouch __observe (internal; use "vouch start")\n';
 
 /** Readiness goes to fd 3, a pipe "vouch start" reads once and closes. */
 const READY_FD = 3;
+
+/** "vouch start" passes a parsed duration; anything else (a hand-typed call) gets the default rather than a 1 ms timer. */
+function idleTimeout(text: string | undefined): number {
+  const ms = text !== undefined && /^\d+$/.test(text) ? Number(text) : NaN;
+  return ms >= 1 && ms <= 2 ** 31 - 1 ? ms : DEFAULT_IDLE_TIMEOUT_MS;
+}
 
 export async function run(argv: string[], io: CliIo): Promise<number> {
   const tell = (line: unknown) => {
@@ -24,11 +30,11 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   const log = (message: string) => io.stderr.write(`${new Date().toISOString()} ${message}\n`);
   try {
     const { values } = parseCommand('__observe', argv, { 'idle-timeout-ms': { type: 'string' } });
-    const project = await loadProject({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'] });
+    const project = await loadProject({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'], root: values.root });
     log(`observing ${project.root} (pid ${process.pid})`);
     await serveDaemon(project, {
       build: { version: VERSION, entry: process.argv[1] ?? '' },
-      idleTimeoutMs: Number(values['idle-timeout-ms']),
+      idleTimeoutMs: idleTimeout(values['idle-timeout-ms']),
       env: io.env,
       foreground: false,
       onReady: (ready) => {

@@ -14,6 +14,7 @@ Options:
   --json             machine-readable (docs/json.md)
   --config FILE      use this config
   --state-dir DIR    where receipts are kept
+  --root DIR         the project root, instead of the config's "root"
 
 Examples:
   vouch observer
@@ -23,7 +24,7 @@ Examples:
 export async function run(argv: string[], io: CliIo): Promise<number> {
   const { values } = parseCommand('observer', argv, {});
   // Only where the observer is: it can report even when the root is gone.
-  const project = locateProject({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'] });
+  const project = locateProject({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'], root: values.root });
   const info = await observerInfo(project, io.env);
   if (values.json) {
     if (!info) {

@@ -29,6 +29,7 @@ Options:
   --json         machine-readable (docs/json.md)
   --config FILE  find the workspace from this vouch config
   --state-dir DIR where the served prover's socket is
+  --root DIR      the project root, instead of the config's "root"
 
 Examples:
   vouch prove claims/discount-cap.json
@@ -47,7 +48,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     deadline: { type: 'string' },
   });
   const deadlines = values.deadline === undefined ? undefined : { inspectMs: parseDeadline(values.deadline) };
-  const workspace = locateWorkspace({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'] });
+  const workspace = locateWorkspace({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'], root: values.root });
   const progress = io.isTty ? (message: string) => io.stderr.write(`vouch: ${message}…\n`) : undefined;
 
   if (values.serve) {
@@ -97,8 +98,13 @@ function readClaim(source: string, io: CliIo): string {
   }
 }
 
+/** Node's timers take at most 2^31-1 ms; a longer delay silently becomes 1 ms (nodejs.org/api/timers.html#settimeoutcallback-delay-args). */
+const MAX_DEADLINE_MS = 2 ** 31 - 1;
+
 function parseDeadline(text: string): number {
-  const ms = Number(text);
-  if (!Number.isInteger(ms) || ms < 100) throw new VouchError('usage', `--deadline needs a whole number of milliseconds, at least 100, not "${text}"`);
+  const ms = /^\s*\d+\s*$/.test(text) ? Number(text) : NaN;
+  if (!(ms >= 100 && ms <= MAX_DEADLINE_MS)) {
+    throw new VouchError('usage', `--deadline needs a whole number of milliseconds, from 100 to ${MAX_DEADLINE_MS}, not "${text}"`);
+  }
   return ms;
 }

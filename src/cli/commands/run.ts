@@ -18,6 +18,7 @@ Options:
   --json             machine-readable report on stdout; the checks' own output goes to stderr
   --config FILE      use this config
   --state-dir DIR    where receipts are kept
+  --root DIR         the project root, instead of the config's "root"
 
 Examples:
   vouch run
@@ -30,7 +31,7 @@ the disk holding the state dir was full before a check could start.
 
 export async function run(argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommand('run', argv, { 'if-due': { type: 'boolean', default: false }, 'no-observer': { type: 'boolean', default: false } });
-  const project = await loadProject({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'] });
+  const project = await loadProject({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'], root: values.root });
   const say = (line: string) => io.stderr.write(`vouch: ${line}\n`);
   const report = await runChecks(project, {
     names: positionals,

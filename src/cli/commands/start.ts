@@ -21,6 +21,7 @@ Options:
   --json                    machine-readable (docs/json.md)
   --config FILE             use this config
   --state-dir DIR           where receipts are kept
+  --root DIR                the project root, instead of the config's "root"
 
 Examples:
   vouch start
@@ -35,7 +36,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     'idle-timeout': { type: 'string' },
   });
   const idleTimeoutMs = values['idle-timeout'] === undefined ? DEFAULT_IDLE_TIMEOUT_MS : parseDuration(values['idle-timeout'], '--idle-timeout');
-  const project = await loadProject({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'] });
+  const project = await loadProject({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'], root: values.root });
   if (!values.json && !values.foreground) io.stderr.write('vouch: starting the observer and indexing the inputs…\n');
   const outcome = await startObserver(project, {
     build: { version: VERSION, entry: process.argv[1] ?? '' },

@@ -27,6 +27,7 @@ Options:
   --json             machine-readable (docs/json.md)
   --config FILE      use this config
   --state-dir DIR    where receipts are kept
+  --root DIR         the project root, instead of the config's "root"
 
 Examples:
   vouch status
@@ -37,7 +38,7 @@ Exit code 0 means answered, whatever the answer; 2 is a usage or config error.
 
 export async function run(argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommand('status', argv, { short: { type: 'boolean', default: false }, ...OBSERVER_OPTIONS });
-  const project = await loadProject({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'] });
+  const project = await loadProject({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'], root: values.root });
   const report = await status(project, positionals, io.env, observerChoice(values));
   writeNotices(io.stderr, report.notices);
   if (values.json) {

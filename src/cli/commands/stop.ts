@@ -12,6 +12,7 @@ Options:
   --json             machine-readable (docs/json.md)
   --config FILE      use this config
   --state-dir DIR    where receipts are kept
+  --root DIR         the project root, instead of the config's "root"
 
 Examples:
   vouch stop
@@ -20,7 +21,7 @@ Examples:
 export async function run(argv: string[], io: CliIo): Promise<number> {
   const { values } = parseCommand('stop', argv, {});
   // Only where the observer is: it can be stopped even when the root or the config's checks are broken.
-  const project = locateProject({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'] });
+  const project = locateProject({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'], root: values.root });
   const stopped = await stopObserver(project);
   if (values.json) {
     writeJson(io, { schema: 1, action: stopped ? 'stopped' : 'not-running', pid: stopped?.pid ?? null });
