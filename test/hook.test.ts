@@ -322,6 +322,18 @@ describe('Codex PreToolUse', () => {
 });
 
 describe('VOUCH_HOOK_LOG', () => {
+  it('a project vouch refuses (a root outside its config) passes, and the log says why, not "no vouch.config.json"', () => {
+    const p = project('hook-log-refused', { ...FILES, 'vouch.config.json': JSON.stringify({ schema: 1, root: '..', checks: CHECKS }) });
+    const logDir = mkdtempSync(join(REPO, '.tmp', 'hook-log-'));
+    onExit.push(() => rmSync(logDir, { recursive: true, force: true }));
+    const log = join(logDir, 'hook.log');
+    const run = hook('claude', claudeBash(p.root, 'npm test'), { cwd: p.root, env: cleanEnv({ PATH: PATH_WITHOUT_VOUCH, VOUCH_HOOK_LOG: log }) });
+    expect(run).toMatchObject({ code: 0, stdout: '' });
+    const [line] = readLog(log);
+    expect(line?.decision).toBe('pass');
+    expect(line?.why).toMatch(/"root" in .* is "\.\."/);
+  });
+
   it('appends one JSON line per Bash command: time, host, command, decision, why, checks, latency', () => {
     const p = project('hook-log');
     const runId = runCheck(p, 'typecheck');

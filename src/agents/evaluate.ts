@@ -58,8 +58,8 @@ async function evaluate(input: EvaluateInput): Promise<{ decision: CommandDecisi
   try {
     place = locateProject({ cwd: input.cwd });
   } catch (error) {
-    // A refused state dir (a link, someone else's) is said as such; any other failure here is a missing config.
-    if ((error as { code?: unknown }).code === 'state-dir-unsafe') throw error;
+    // Only a missing config is said so; anything else (a refused state dir or root) is said as it is.
+    if ((error as { code?: unknown }).code !== 'config-not-found') throw error;
     return { decision: pass('no vouch.config.json here or above'), source: null };
   }
   if (!mayMention(command, place.text, place.root)) return { decision: pass('no configured check matched'), source: null };
