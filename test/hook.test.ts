@@ -3,6 +3,7 @@ import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rea
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { expectCurrent, type Json } from './helpers/answers.js';
+import { claudeBash } from './helpers/hookInput.js';
 import { isRunning, observerRecords, ObserverTracker, until, waitGone } from './helpers/observer.js';
 import { CLI, cleanEnv, REPO, tempProject, type TempProject } from './helpers/project.js';
 
@@ -38,21 +39,6 @@ function project(name: string, files: Record<string, string> = FILES): TempProje
   const p = tempProject(name, files);
   projects.push(p);
   return p;
-}
-
-/** Claude Code's PreToolUse input for its Bash tool, as in the hooks reference. */
-function claudeBash(cwd: string, command: string): Json {
-  return {
-    session_id: 'abc123',
-    prompt_id: '550e8400-e29b-41d4-a716-446655440000',
-    transcript_path: '/home/user/.claude/projects/x/transcript.jsonl',
-    cwd,
-    permission_mode: 'default',
-    hook_event_name: 'PreToolUse',
-    tool_name: 'Bash',
-    tool_input: { command, description: 'Run the checks', timeout: 120000, run_in_background: false },
-    tool_use_id: 'toolu_01ABC123',
-  };
 }
 
 /** Codex's PreToolUse input: tool_input holds only the command. */

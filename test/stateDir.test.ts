@@ -5,6 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
+import { claudeBash } from './helpers/hookInput.js';
 import { ObserverTracker } from './helpers/observer.js';
 import { CLI, cleanEnv, REPO, tempProject, type CliResult, type TempProject } from './helpers/project.js';
 
@@ -90,20 +91,6 @@ function expectRefused(result: CliResult, path: string, what: string): void {
   expect(parsed.error.code, what).toBe('state-dir-unsafe');
   expect(parsed.error.message, what).toContain(path);
   expect(parsed.error.message, what).toMatch(/symbolic link/);
-}
-
-/** Claude Code's PreToolUse input for its Bash tool. */
-function claudeBash(cwd: string, command: string): object {
-  return {
-    session_id: 'abc123',
-    transcript_path: '/nonexistent/transcript.jsonl',
-    cwd,
-    permission_mode: 'default',
-    hook_event_name: 'PreToolUse',
-    tool_name: 'Bash',
-    tool_input: { command, description: 'Run the checks', timeout: 120000, run_in_background: false },
-    tool_use_id: 'toolu_01ABC123',
-  };
 }
 
 function hook(cwd: string, command: string): CliResult {
