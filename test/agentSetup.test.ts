@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { Ajv } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -160,6 +160,32 @@ function claudeProject(name: string, extra: Record<string, string> = {}): TempPr
 }
 
 // ---------------------------------------------------------------- Claude Code
+
+describe('vouch agent setup in a repository whose agent files are links', () => {
+  it('a .claude directory and a CLAUDE.md linked outside are neither read nor written; each is refused, naming the link', () => {
+    const project = tempProject('agent-linked', { 'package.json': PACKAGE_JSON, 'vouch.config.json': TWO_CHECKS }, { git: false });
+    const outside = mkdtempSync(join(REPO, '.tmp', 'agent-linked-outside-'));
+    try {
+      mkdirSync(join(outside, 'claude'));
+      writeFileSync(join(outside, 'claude', 'settings.local.json'), USER_SETTINGS);
+      writeFileSync(join(outside, 'notes.md'), USER_CLAUDE_MD);
+      symlinkSync(join(outside, 'claude'), join(project.root, '.claude'));
+      symlinkSync(join(outside, 'notes.md'), join(project.root, 'CLAUDE.md'));
+      const before = tree(outside);
+      const setup = json(project, ['agent', 'setup', 'claude', '--apply']);
+      expect(setup.code, JSON.stringify(setup.out)).toBe(1);
+      const byId = Object.fromEntries(setup.out.items.map((item: any) => [item.id, item]));
+      for (const id of ['hooks', 'instructions', 'skill']) {
+        expect(byId[id], id).toMatchObject({ state: 'invalid', action: 'refused' });
+        expect(byId[id].message, id).toMatch(/reached through the symbolic link .*(\.claude|CLAUDE\.md) \(to /);
+      }
+      expect(tree(outside)).toEqual(before);
+    } finally {
+      project.remove();
+      rmSync(outside, { recursive: true, force: true });
+    }
+  });
+});
 
 describe('vouch agent setup/remove claude, on a real project', () => {
   let project: TempProject;

@@ -8,6 +8,7 @@ import { findVouchEntries, type HookEntry } from './hookEntries.js';
 import { parseJsonObject } from './jsonText.js';
 import { findSection } from './managedSection.js';
 import { currentServerContent, serverContent, type McpServerEntry } from './mcpServer.js';
+import { linkOnPath } from './linkOnPath.js';
 
 export type ItemId = 'hooks' | 'instructions' | 'skill' | 'mcp';
 
@@ -63,6 +64,12 @@ export function inspectItems(layout: HostLayout, root: string, recorded: readonl
     const absolutePath = join(root, ...rel.split('/'));
     const record = recorded.find((item) => item.kind === kind && item.path === rel) ?? null;
     const want = kind === 'hooks' ? hooksContent(desired.hooks) : kind === 'section' ? desired.section : kind === 'server' ? serverContent(layout.host, desired.server) : desired.skill;
+    const link = linkOnPath(root, rel);
+    if (link !== null) {
+      // Never read or written through: the link may lead outside the project.
+      const problem = `it is reached through the symbolic link ${link}, and setup reads and writes only real files in the project`;
+      return { id, kind, path: rel, absolutePath, fileText: null, desired: want, recorded: record, state: 'invalid', problem, content: null };
+    }
     const fileText = existsSync(absolutePath) ? readFileSync(absolutePath, 'utf8') : null;
     const found = currentContent(kind, fileText, layout.host, layout.hooks.map((spec) => spec.event));
     const base = { id, kind, path: rel, absolutePath, fileText, desired: want, recorded: record };
