@@ -160,6 +160,29 @@ ask run run t --json
     }
   });
 
+  it('a damaged store on a full disk: kept aside, and the error (74) says so, since no fresh store can be started', () => {
+    const made = project('full-damaged');
+    const state = join(made.root, 'state');
+    const answers = onFullDisk(
+      made,
+      `
+vouch run t >/dev/null 2>&1
+printf 'this is not an SQLite header at all' | dd of='${state}/state.db' bs=1 seek=0 conv=notrunc 2>/dev/null
+fill
+ask status status --no-observer --json
+ls '${state}' > '${join(made.root, 'out', 'listing')}'
+`,
+    );
+    const status = answers.status!;
+    expectNotAPermissionError(status);
+    expect(status.code, status.stderr).toBe(74);
+    const error = status.json().error;
+    expect(error.code).toBe('disk-full');
+    expect(error.message).toMatch(/state\.db: .*It was kept as .*state\.db\.corrupt-\S+, but no new one could be started/);
+    const kept = readFileSync(join(made.root, 'out', 'listing'), 'utf8').split('\n').filter((name) => name.startsWith('state.db.corrupt-'));
+    expect(kept.length).toBeGreaterThan(0);
+  });
+
   it('run on a full disk with receipts: never "fix its permissions"; a check that could leave no receipt is not started: disk-full (74)', () => {
     const answers = onFullDisk(
       project('full-run'),

@@ -86,13 +86,19 @@ class OpenedStore implements Store {
     }
     // Another process may have found the damage first and already started a fresh file here:
     // that one is not moved aside.
+    let notice: string | null = null;
     if (fileIdentity(this.path) === this.identity) {
       const kept = keepAside(this.path, 'corrupt');
-      this.notices.push(
-        `${this.path}: it is damaged (${(error as Error).message}, found while reading it). It was kept as ${kept} and a new one was started; receipts in it are not used, so checks will rerun. ${held}`,
-      );
+      notice = `${this.path}: it is damaged (${(error as Error).message}, found while reading it). It was kept as ${kept} and a new one was started; receipts in it are not used, so checks will rerun. ${held}`;
+      this.notices.push(notice);
     }
-    this.replace();
+    try {
+      this.replace();
+    } catch (failure) {
+      // The command ends here (a full disk): the file kept aside is said in the error, not in a notice nobody prints.
+      if (notice === null || !(failure instanceof VouchError)) throw failure;
+      throw new VouchError(failure.code, `${failure.message}. Before that, ${notice.replace(' and a new one was started', ', but no new one could be started')}`, failure.exitCode);
+    }
     // meta holds no evidence, only this state dir's settings: kept, so the fresh store behaves as the damaged one did.
     try {
       const insert = this.db.prepare('INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)');
@@ -162,12 +168,15 @@ function openDatabase(path: string, notices: string[], options: OpenOptions): { 
     if (!newer && !isCorruption(error)) throw error;
     const why = error instanceof VouchError ? error.message : `it is not a readable SQLite database (${(error as Error).message})`;
     const kept = keepAside(path, error instanceof VouchError ? 'newer' : 'corrupt');
-    notices.push(`${path}: ${why}. It was kept as ${kept} and a new one was started; receipts in it are not used. To go back, stop vouch and rename it to ${STATE_DB}.`);
+    const notice = `${path}: ${why}. It was kept as ${kept} and a new one was started; receipts in it are not used. To go back, stop vouch and rename it to ${STATE_DB}.`;
+    notices.push(notice);
     try {
       createOwnerOnly(stateDir);
       return { db: openAndMigrate(path), writable: true };
     } catch (second) {
-      throw notWritable(stateDir, second);
+      const failure = notWritable(stateDir, second);
+      // The command ends here, so the file kept aside is said in the error, not in a notice nobody prints.
+      throw new VouchError(failure.code, `${failure.message}. Before that, ${notice.replace(' and a new one was started', ', but no new one could be started')}`, failure.exitCode);
     }
   }
 }

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import type { AgentHost } from './agentHost.js';
 import { parseJsonObject } from './jsonText.js';
+import { linkOnPath } from './linkOnPath.js';
 
 export interface Conflict {
   code: 'agents-override' | 'rewrite-hook' | 'mcp-server';
@@ -18,10 +19,10 @@ const REWRITERS = ['rtk', 'snip', 'tokf'] as const;
 
 /** Settings files the host merges hooks from, project and user level. Codex also reads `[hooks]` tables in its config.toml. */
 export function hookSources(host: AgentHost, root: string, home: string | undefined): string[] {
-  const project =
-    host === 'claude'
-      ? [join(root, '.claude', 'settings.json'), join(root, '.claude', 'settings.local.json')]
-      : [join(root, '.codex', 'hooks.json'), join(root, '.codex', 'config.toml')];
+  // The project's own files only where no link leads to them: a cloned repository's link is not read through.
+  const project = (host === 'claude' ? ['.claude/settings.json', '.claude/settings.local.json'] : ['.codex/hooks.json', '.codex/config.toml'])
+    .filter((rel) => linkOnPath(root, rel) === null)
+    .map((rel) => join(root, ...rel.split('/')));
   if (!home) return project;
   const user = host === 'claude' ? [join(home, '.claude', 'settings.json')] : [join(home, '.codex', 'hooks.json'), join(home, '.codex', 'config.toml')];
   return [...project, ...user];
