@@ -191,7 +191,7 @@ describe('the run log', () => {
   it('is created owner-only, and a link planted at its path is refused, not written through', () => {
     const dir = tempProject('runlog', {}, { git: false });
     project = dir;
-    const log = openRunLog(join(dir.root, 'a.log'));
+    const log = openRunLog(join(dir.root, 'a.log'), dir.root);
     log.write('hello\n');
     expect(log.close()).toBeNull();
     expect(statSync(join(dir.root, 'a.log')).mode & 0o777).toBe(0o600);
@@ -199,7 +199,7 @@ describe('the run log', () => {
 
     writeFileSync(join(dir.root, 'victim'), 'precious\n');
     symlinkSync(join(dir.root, 'victim'), join(dir.root, 'b.log'));
-    expect(() => openRunLog(join(dir.root, 'b.log'))).toThrow(expect.objectContaining({ code: 'ELOOP' }));
+    expect(() => openRunLog(join(dir.root, 'b.log'), dir.root)).toThrow(expect.objectContaining({ code: 'state-dir-unsafe' }));
     expect(readFileSync(join(dir.root, 'victim'), 'utf8')).toBe('precious\n');
   });
 });

@@ -203,8 +203,8 @@ describe('a stale lock whose check still runs', () => {
   }
 
   /** The record a dead vouch left: its pid is this process's, with a start time that is not, so it reads as gone. */
-  function staleLock(p: TempProject, checkPgid: number, checkStart: string | null) {
-    const holder = { pid: process.pid, runId: '20000101T000000Z-dead00', check: 't', startedAt: Date.now() - 60_000, processStart: '1', checkPgid, checkStart };
+  function staleLock(p: TempProject, checkPgid: number, checkStart: string | null, boot: string | null = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()) {
+    const holder = { pid: process.pid, runId: '20000101T000000Z-dead00', check: 't', startedAt: Date.now() - 60_000, processStart: '1', checkPgid, checkStart, bootId: boot };
     writeFileSync(join(p.root, '.vouch', 'locks', 't.lock'), JSON.stringify(holder));
   }
 
@@ -225,6 +225,19 @@ describe('a stale lock whose check still runs', () => {
     const run = project.vouch(['run', 't'], { timeout: 30_000 });
     expect(run.code, run.stderr).toBe(0);
     expect(await until(() => !running(member), 2_000)).toBe(true);
+  });
+
+  it('a lock that names no boot of this machine (one a repository carried) signals nothing, even a leaderless group', async () => {
+    for (const boot of [null, '00000000-0000-0000-0000-000000000000']) {
+      project = lockProject();
+      const [leader, member] = await group(true);
+      staleLock(project, leader, '12345', boot);
+      const run = project.vouch(['run', 't'], { timeout: 30_000 });
+      expect(run.code, run.stderr).toBe(0);
+      await delay(300);
+      expect(running(member), `boot ${boot}`).toBe(true);
+      project.remove();
+    }
   });
 
   it('a group whose leader started at another time (a reused pid) is left alone', async () => {

@@ -1,11 +1,12 @@
 import { closeSync, existsSync, fstatSync, lstatSync, openSync, readFileSync, realpathSync } from 'node:fs';
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { CONFIG_FILE, type Config, type PackageManagerName } from '../core/config.js';
 import { CONFIG_LIMITS, CONFIG_RULES_REVISION } from '../core/configLimits.js';
 import { definitionOf, type CheckDefinition } from '../core/definition.js';
 import { sha256 } from '../core/digest.js';
 import { VouchError } from '../core/errors.js';
 import { VERSION } from '../core/version.js';
+import { isInside } from '../core/pathInside.js';
 import { checkStateDir, readStateFile, writeStateFile } from '../store/stateDir.js';
 
 /** A config, resolved against the file system: everything a command needs to know where to look. */
@@ -121,7 +122,7 @@ function configuredRoot(configPath: string, rootText: string): string {
     );
   if (rootText.includes('\0')) throw refuse('which holds a NUL character');
   const root = resolve(configDir, rootText);
-  if (!inside(configDir, root)) throw refuse(`which is ${root}, outside the config's directory`);
+  if (!isInside(configDir, root)) throw refuse(`which is ${root}, outside the config's directory`);
   // The deepest part of the root that exists decides where it really is: a link there may lead anywhere.
   let existing = root;
   const rest: string[] = [];
@@ -137,7 +138,7 @@ function configuredRoot(configPath: string, rootText: string): string {
   } catch (error) {
     throw refuse(`which passes through ${existing}, a link that does not resolve (${(error as NodeJS.ErrnoException).code})`);
   }
-  if (!inside(realConfigDir, real)) throw refuse(`which leads through a link to ${real}, outside the config's directory`);
+  if (!isInside(realConfigDir, real)) throw refuse(`which leads through a link to ${real}, outside the config's directory`);
   return root;
 }
 
@@ -148,11 +149,6 @@ function lexists(path: string): boolean {
   } catch {
     return false;
   }
-}
-
-function inside(dir: string, path: string): boolean {
-  const rel = relative(dir, path);
-  return rel === '' || (rel !== '..' && !rel.startsWith('..' + sep) && !isAbsolute(rel));
 }
 
 export async function loadProject(options: ProjectOptions): Promise<Project> {
@@ -187,8 +183,7 @@ export async function loadProject(options: ProjectOptions): Promise<Project> {
 /** `path` relative to the root, "/"-separated, when it lies below it. */
 function insideRoot(root: string, path: string): string[] {
   const rel = relative(root, path);
-  if (rel === '' || rel.startsWith('..' + sep) || rel === '..' || isAbsolute(rel)) return [];
-  return [rel.split(sep).join('/')];
+  return rel !== '' && isInside(root, path) ? [rel.split(sep).join('/')] : [];
 }
 
 function peekRoot(text: string): string {
@@ -209,12 +204,12 @@ function peekRoot(text: string): string {
 async function validated(text: string, configPath: string, root: string, stateDir: string): Promise<Config> {
   const digest = sha256(`vouch ${VERSION} rules ${CONFIG_RULES_REVISION}\0${configPath}\0${root}\0${stateDir}\0${text}`);
   const mark = join(stateDir, VALIDATED_MARK);
-  // A state dir that is a link or someone else's is refused here, before its mark is trusted or written.
-  const stateDirExists = checkStateDir(stateDir);
+  // locateProject has refused a state dir that is a link or someone else's: its mark may be trusted.
+  const stateDirExists = existsSync(stateDir);
   if (stateDirExists && readStateFile(mark) === digest) return JSON.parse(text) as Config;
   const { parseConfig } = await import('../core/configSchema.js');
   const stateRel = relative(root, stateDir).split(sep).join('/');
-  const config = parseConfig(text, configPath, { reserved: inside(root, stateDir) && stateRel !== '' ? [stateRel] : [] });
+  const config = parseConfig(text, configPath, { reserved: isInside(root, stateDir) && stateRel !== '' ? [stateRel] : [] });
   try {
     if (stateDirExists) writeStateFile(mark, digest, stateDir);
   } catch {

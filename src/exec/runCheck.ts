@@ -10,7 +10,7 @@ import type { Receipt } from '../core/receipt.js';
 import type { MemoryStatCache } from '../core/statCache.js';
 import type { StartedScans } from '../fs/startedScans.js';
 import { isVouchError, VouchError } from '../core/errors.js';
-import { diskFull, isDiskFull } from '../store/diskFull.js';
+import { DISK_FULL_EXIT, diskFull, isDiskFull } from '../store/diskFull.js';
 import { ensureStateDir, notWritable } from '../store/stateDir.js';
 import { planCheck } from './checkPlan.js';
 import { acquireRunLock, runLockHeld, type LockHolder } from './runLock.js';
@@ -114,19 +114,16 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
 
     // A check run now could leave no receipt: vouch's own error is the answer, before it starts.
     if (!writable) {
-      throw new VouchError('disk-full', `the disk holding the state dir ${request.stateDir} is full, so the receipt of a run could not be saved and the check was not started; free space on it, or keep state elsewhere with --state-dir DIR`, 74);
+      throw new VouchError('disk-full', `the disk holding the state dir ${request.stateDir} is full, so the receipt of a run could not be saved and the check was not started; free space on it, or keep state elsewhere with --state-dir DIR`, DISK_FULL_EXIT);
     }
     // The store may exist without logs/ (restored from elsewhere, or logs removed by hand).
     ensureStateDir(request.stateDir);
     const logPath = join(request.stateDir, 'logs', `${runId}.log`);
     let log: RunLog;
     try {
-      log = openRunLog(logPath);
+      log = openRunLog(logPath, request.stateDir);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ELOOP') {
-        throw new VouchError('state-dir-unsafe', `${logPath} is a symbolic link, and vouch writes through none in its state dir; remove it, or keep state elsewhere with --state-dir DIR`);
-      }
-      // Before the check starts: with no room for its log, vouch's own error is the answer.
+      // Before the check starts: a link at the log's path, or no room for it, is vouch's own answer.
       throw notWritable(request.stateDir, error);
     }
     request.onStart(runId, before.argv);

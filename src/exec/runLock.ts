@@ -1,7 +1,7 @@
 import { closeSync, constants, lstatSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { processAlive, processStart } from '../fs/processStart.js';
+import { bootId, processAlive, processStart } from '../fs/processStart.js';
 import { ensureStateDir, ensureStateSubdir, notWritable } from '../store/stateDir.js';
 
 export interface LockHolder {
@@ -15,6 +15,8 @@ export interface LockHolder {
   checkPgid?: number | null;
   /** The kernel's start time of the group's leader, so a reused pid is not mistaken for it. */
   checkStart?: string | null;
+  /** The boot the group was recorded in: a lock file a repository carries cannot name it. */
+  bootId?: string | null;
 }
 
 export interface RunLock {
@@ -50,7 +52,7 @@ export async function acquireRunLock(
       createLockFile(path, text);
       return {
         recordGroup(pgid) {
-          const updated = JSON.stringify({ ...mine, checkPgid: pgid, checkStart: processStart(pgid) });
+          const updated = JSON.stringify({ ...mine, checkPgid: pgid, checkStart: processStart(pgid), bootId: bootId() });
           ours.push(updated);
           rewriteLockFile(path, updated);
         },
@@ -145,6 +147,9 @@ function rewriteLockFile(path: string, text: string) {
 function killOrphanedCheck(holder: LockHolder) {
   const pgid = holder.checkPgid;
   if (typeof pgid !== 'number' || !Number.isInteger(pgid) || pgid <= 1) return;
+  // A lock file may have come with a cloned repository: only a group recorded on this boot is signalled.
+  const boot = bootId();
+  if (boot === null || holder.bootId !== boot) return;
   const leaderStart = processStart(pgid);
   let leaderExists = true;
   try {
@@ -171,22 +176,26 @@ function killOrphanedCheck(holder: LockHolder) {
 
 function releaseIfMine(path: string, ours: readonly string[]) {
   try {
-    if (ours.includes(readFileSync(path, 'utf8'))) unlinkSync(path);
+    if (ours.includes(readLockText(path))) unlinkSync(path);
   } catch {
     // already gone
+  }
+}
+
+/** Never through a link (ELOOP): one planted at a lock's path is an unreadable lock, cleared as such. */
+function readLockText(path: string): string {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    return readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
   }
 }
 
 function readHolder(path: string): LockHolder | 'gone' | 'unreadable' {
   let text: string;
   try {
-    // Never through a link: one planted there is an unreadable lock, cleared as such.
-    const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
-    try {
-      text = readFileSync(fd, 'utf8');
-    } finally {
-      closeSync(fd);
-    }
+    text = readLockText(path);
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'ELOOP' ? 'unreadable' : 'gone';
   }

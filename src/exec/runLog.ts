@@ -1,4 +1,5 @@
 import { closeSync, constants, ftruncateSync, openSync, writeSync } from 'node:fs';
+import { openStateFile } from '../store/stateDir.js';
 
 /** What a log keeps of itself when it cannot be written to the end: enough to see how the check began. */
 export const LOG_KEPT_BYTES = 64 * 1024;
@@ -10,12 +11,11 @@ export interface RunLog {
 }
 
 /**
- * Opens a run's log for writing. O_NOFOLLOW refuses a link planted at the path
- * (ELOOP) instead of writing through it, and O_TRUNC starts it empty. Throws
- * the open error as is: the caller decides whether the run can start.
+ * Opens a run's log in the state dir, empty, owner-only and through no link
+ * (state-dir-unsafe). Throws the open error: the caller decides whether the run can start.
  */
-export function openRunLog(path: string): RunLog {
-  const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o600);
+export function openRunLog(path: string, stateDir: string): RunLog {
+  const fd = openStateFile(path, 'truncate', stateDir);
   let written = 0;
   let failure: string | null = null;
   let open = true;

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { lstatSync, mkdirSync, readdirSync, readlinkSync, realpathSync, unlinkSync, writeFileSync, type Stats } from 'node:fs';
-import { isAbsolute, join, posix, relative, sep } from 'node:path';
+import { join, posix, relative, sep } from 'node:path';
 import type { Claim, Draft } from '../core/claim.js';
 import { ClaimError } from '../core/claimError.js';
 import { processAlive } from './processStart.js';
+import { isInside } from '../core/pathInside.js';
 
 // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
@@ -95,7 +96,7 @@ export function containDraftPathOnDisk(workspace: string, path: string, member: 
     } catch (error) {
       return refuse(current, `cannot be resolved (${(error as NodeJS.ErrnoException).code ?? String(error)}: a dangling link or a loop)`);
     }
-    if (!within(realRoot, real)) refuse(current, `leads to ${real}, outside the workspace`);
+    if (!isInside(realRoot, real)) refuse(current, `leads to ${real}, outside the workspace`);
   }
 }
 
@@ -105,12 +106,6 @@ export function containClaimPathsOnDisk(workspace: string, claim: Claim): void {
   containDraftPathOnDisk(workspace, claim.case.test.path, 'case.test.path');
   claim.control.drafts.forEach((draft, index) => containDraftPathOnDisk(workspace, draft.path, `control.drafts[${index}].path`));
   containDraftPathOnDisk(workspace, claim.project, 'project');
-}
-
-/** Whether `path` is `root` or below it; both absolute and real. */
-function within(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  return rel === '' || (!isAbsolute(rel) && rel !== '..' && !rel.startsWith(`..${sep}`));
 }
 
 /**
@@ -239,7 +234,7 @@ export function sweepLeftovers(dir: string, workspace: string): string[] {
   const removed: string[] = [];
   const realRoot = realpathSync(workspace);
   const rel = relative(workspace, dir);
-  if (isAbsolute(rel) || rel === '..' || rel.startsWith(`..${sep}`)) {
+  if (!isInside(workspace, dir)) {
     throw new ClaimError('instrument', 'refused', `vouch will not sweep ${dir}: it is outside the workspace ${workspace}`);
   }
   const target = walkToSweep(realRoot, rel === '' ? [] : rel.split(sep));

@@ -1,5 +1,5 @@
 import { lstatSync, readlinkSync, realpathSync, type BigIntStats } from 'node:fs';
-import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import type { CheckDefinition } from '../core/definition.js';
 import { identityOf, isRacy, nowNs, racyWindowNs } from '../core/identity.js';
 import { comparePaths, manifestOf, mergedManifest, type InputEntry } from '../core/manifest.js';
@@ -13,6 +13,7 @@ import { InstalledScans } from './installedScans.js';
 import { startPathStats } from './nativeTreeScan.js';
 import { startSourceListing, strictUtf8, type PendingPathStats, type PendingSourceListing, type SourceListing } from './sourceFiles.js';
 import type { StatCache } from '../core/statCache.js';
+import { isInside } from '../core/pathInside.js';
 
 type Looked = InputEntry | Reason | null;
 
@@ -295,9 +296,9 @@ export class InputScanner {
       return unreadable(path, error);
     }
     const lexical = resolve(dirname(abs), target);
-    if (!inside(this.root, lexical) && !inside(this.realRoot, lexical)) return outside(path, target);
+    if (!isInside(this.root, lexical) && !isInside(this.realRoot, lexical)) return outside(path, target);
     try {
-      if (!inside(this.realRoot, realpathSync.native(abs))) return outside(path, target);
+      if (!isInside(this.realRoot, realpathSync.native(abs))) return outside(path, target);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ELOOP') {
@@ -331,11 +332,6 @@ function selectSources({ paths, text }: SourceListing, globs: readonly string[])
 function setOf(entries: readonly InputEntry[]): (path: string) => boolean {
   let paths: Set<string> | undefined;
   return (path) => (paths ??= new Set(entries.map((entry) => entry.path))).has(path);
-}
-
-function inside(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  return rel === '' || (!rel.startsWith('..' + sep) && rel !== '..' && !isAbsolute(rel));
 }
 
 function outside(path: string, target: string): Reason {

@@ -46,3 +46,21 @@ export function processArgv(pid: number): string[] | null {
 export function procAvailable(): boolean {
   return processStart(process.pid) !== null;
 }
+
+let cachedBootId: string | null | undefined;
+
+/**
+ * This boot's random id (proc(5), /proc/sys/kernel/random/boot_id): a record
+ * that names it was written on this machine since it booted, not shipped in a
+ * repository, which cannot know it. Null where there is no /proc.
+ */
+export function bootId(): string | null {
+  if (cachedBootId === undefined) {
+    try {
+      cachedBootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() || null;
+    } catch {
+      cachedBootId = null;
+    }
+  }
+  return cachedBootId;
+}

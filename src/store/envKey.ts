@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, constants, fchmodSync, fstatSync, fsyncSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, realpathSync, unlinkSync, writeSync } from 'node:fs';
-import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join } from 'node:path';
 import { checkStateDir, ensureStateDir, openStateFile, readStateFile, writeStateFile } from './stateDir.js';
+import { isInside } from '../core/pathInside.js';
 
 /**
  * The key environment values are digested with (HMAC). It is kept apart from
@@ -35,7 +36,7 @@ export function userKeyDir(root: string, env: NodeJS.ProcessEnv): string | null 
   const base = env.XDG_CONFIG_HOME && isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : env.HOME && isAbsolute(env.HOME) ? join(env.HOME, '.config') : null;
   if (base === null) return null;
   const dir = join(base, 'vouch');
-  return inside(resolved(dir), resolved(root)) ? null : dir;
+  return isInside(resolved(root), resolved(dir)) ? null : dir;
 }
 
 function userKey(dir: string): string | null {
@@ -141,9 +142,4 @@ function resolved(path: string): string {
       at = parent;
     }
   }
-}
-
-function inside(path: string, dir: string): boolean {
-  const rel = relative(dir, path);
-  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
 }

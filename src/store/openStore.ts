@@ -1,11 +1,11 @@
 import Database from 'better-sqlite3';
-import { chmodSync, closeSync, existsSync, lstatSync, renameSync, statSync } from 'node:fs';
+import { closeSync, existsSync, renameSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { VouchError } from '../core/errors.js';
 import { MIGRATIONS } from './migrations.js';
 import { diskFull, diskFullNotice, isDiskFull, noteOnce } from './diskFull.js';
-import { checkStateDir, ensureStateDir, notWritable, openStateFile, refuseLinks } from './stateDir.js';
+import { checkStateDir, ensureStateDir, guardStateFiles, notWritable, openStateFile } from './stateDir.js';
 
 export interface Store {
   /** The live connection: after a damaged file is kept aside, a fresh one (see withRecovery). */
@@ -140,12 +140,10 @@ const OWNERS = new WeakMap<Database.Database, OpenedStore>();
  */
 export function openStore(stateDir: string, options: OpenOptions = {}): Store {
   const path = join(stateDir, STATE_DB);
-  // The common case, an existing store, costs a few lstats: SQLite follows links, so none may be there.
-  if (!checkStateDir(stateDir) || !existsSync(path)) {
-    ensureStateDir(stateDir);
-    createOwnerOnly(stateDir);
-  }
-  refuseLinks(stateDir, SQLITE_FILES);
+  // The common case, an existing store, costs a few lstats.
+  if (!checkStateDir(stateDir) || !existsSync(path)) ensureStateDir(stateDir);
+  // Before SQLite opens anything: it follows links, and makes its -wal and -shm with the database's mode.
+  guardStateFiles(stateDir, SQLITE_FILES);
   const notices: string[] = [];
   const settled: OpenOptions = { readWhenFull: options.readWhenFull ?? true };
   return new OpenedStore(path, notices, settled, openDatabase(path, notices, settled));
@@ -208,7 +206,6 @@ function openAndMigrate(path: string): Database.Database {
       }).immediate();
     }
     db.prepare('SELECT 1 FROM receipts LIMIT 1').get();
-    ownerOnly(stateDir);
     return db;
   } catch (error) {
     db.close();
@@ -368,19 +365,6 @@ function createOwnerOnly(stateDir: string): void {
   } catch (error) {
     // EEXIST: another process made it meanwhile, or a link is there (refused next).
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw notWritable(stateDir, error);
-  }
-}
-
-/** SQLite creates its files with 0644 (less the umask); receipts and logs are the owner's alone. */
-function ownerOnly(stateDir: string): void {
-  for (const name of SQLITE_FILES) {
-    const path = join(stateDir, name);
-    try {
-      const mode = lstatSync(path).mode & 0o777;
-      if ((mode & 0o077) !== 0) chmodSync(path, mode & 0o700);
-    } catch {
-      // not there
-    }
   }
 }
 

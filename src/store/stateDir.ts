@@ -12,7 +12,7 @@ import { diskFull, isDiskFull } from './diskFull.js';
  * Modes are owner-only whatever the umask: logs hold the checks' output.
  */
 const DIR_MODE = 0o700;
-export const FILE_MODE = 0o600;
+const FILE_MODE = 0o600;
 
 /** The subdirectories vouch keeps in a state dir. */
 export type StateSubdir = 'logs' | 'locks' | 'observer';
@@ -163,17 +163,17 @@ export function readStateFile(path: string): string | null {
   }
 }
 
-/** Refuses any of `names` in the state dir that is a link: files opened by a library that follows links (SQLite). */
-export function refuseLinks(stateDir: string, names: readonly string[]): void {
+/**
+ * Checks files in the state dir that a library opens itself (SQLite, which follows links): a
+ * link among them is refused, and one that others may read (an older vouch's) is made owner-only.
+ */
+export function guardStateFiles(stateDir: string, names: readonly string[]): void {
   for (const name of names) {
     const path = join(stateDir, name);
-    let stats: Stats;
-    try {
-      stats = lstatSync(path);
-    } catch {
-      continue;
-    }
+    const stats = lstatSync(path, { throwIfNoEntry: false });
+    if (stats === undefined) continue;
     if (stats.isSymbolicLink()) throw linkRefused(path, stateDir);
+    if ((stats.mode & 0o077) !== 0) chmodSync(path, stats.mode & 0o700);
   }
 }
 
