@@ -64,10 +64,6 @@ export interface ProjectPlace {
  * more: enough to reach an observer, even one whose root has gone.
  */
 export function locateProject(options: ProjectOptions): ProjectPlace {
-  for (const [flag, value] of [['--config', options.config], ['--state-dir', options.stateDir], ['--root', options.root]] as const) {
-    // An empty path resolves to the working directory: state would land wherever the command ran.
-    if (value !== undefined && value.trim() === '') throw new VouchError('usage', `${flag} is empty; give it a path, or leave it out`);
-  }
   const configPath = findConfig(options.cwd, options.config);
   const text = readConfigText(configPath);
   const root = options.root !== undefined ? resolve(options.cwd, options.root) : configuredRoot(configPath, peekRoot(text));
