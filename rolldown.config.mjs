@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 const { version } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8'));
 
 export default {
-  input: { main: 'dist/cli/main.js', typeWorker: 'dist/probe/typeWorker.js' },
+  input: { main: 'dist/cli/main.js', typeWorker: 'dist/prove/typeWorker.js' },
   platform: 'node',
   external: ['better-sqlite3', 'zod', '@parcel/watcher'],
   output: {
@@ -39,7 +39,7 @@ export default {
           // file costs a require its resolve, read and wrap.
           name: 'common',
           priority: 1,
-          test: /dist[\\/](core[\\/](config|digest|definition|context|reason|decide|humanTime|configLimits)|cli[\\/](format|io|options)|fs[\\/]processStart|observer[\\/](client|protocol)|store[\\/]stateDir|api[\\/](project|observed|reportJson))\.js$/,
+          test: /dist[\\/](core[\\/](config|digest|definition|context|reason|decide|humanTime|configLimits)|cli[\\/](format|io|options)|fs[\\/]processStart|observer[\\/](client|protocol)|store[\\/]stateDir|api[\\/](project|askObserver|reportJson))\.js$/,
         },
       ],
     },

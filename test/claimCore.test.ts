@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Check, Claim, Issue, Phase, Stage, Verdict } from '../src/core/claim.js';
+import type { StageCheck, Claim, Issue, Phase, Stage, Verdict } from '../src/core/claim.js';
 import { STAGES } from '../src/core/claim.js';
 import { claimDigest, refuseIdenticalControl, validateClaim } from '../src/core/claimDigest.js';
 import { ClaimError } from '../src/core/claimError.js';
@@ -191,7 +191,7 @@ describe('claim receipt token', () => {
 
 /** A verdict where every receipt condition holds: the case clean, the control breaking at runtime only. */
 function verdict(controlStage: Stage = 'runtime'): Verdict {
-  const checks: Check[] = [];
+  const checks: StageCheck[] = [];
   for (const phase of ['case', 'control'] as Phase[]) {
     for (const stage of STAGES) {
       const issues: Issue[] = [];
@@ -201,7 +201,7 @@ function verdict(controlStage: Stage = 'runtime'): Verdict {
   }
   return { digest: DIGEST, controlStage, toolchain: token().toolchain, project: token().project, checks };
 }
-function checkOf(v: Verdict, phase: Phase, stage: Stage): Check {
+function checkOf(v: Verdict, phase: Phase, stage: Stage): StageCheck {
   const found = v.checks.find((check) => check.phase === phase && check.stage === stage);
   if (found === undefined) throw new Error(`no ${phase}/${stage} check`);
   return found;

@@ -5,12 +5,12 @@ import { performance } from 'node:perf_hooks';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Draft, Issue } from '../src/core/claim.js';
 import { ClaimError } from '../src/core/claimError.js';
-import { EslintStage } from '../src/probe/eslintStage.js';
-import { createLintStage, LintStage, pickLinter } from '../src/probe/lintStage.js';
-import { LspConnection } from '../src/probe/lspConnection.js';
-import { OxlintStage } from '../src/probe/oxlintStage.js';
-import { createOverlay } from '../src/probe/overlay.js';
-import type { Inspection, StageInstance } from '../src/probe/stage.js';
+import { EslintStage } from '../src/prove/eslintStage.js';
+import { createLintStage, LintStage, pickLinter } from '../src/prove/lintStage.js';
+import { LspConnection } from '../src/prove/lspConnection.js';
+import { OxlintStage } from '../src/prove/oxlintStage.js';
+import { createOverlay } from '../src/prove/overlay.js';
+import type { Inspection, StageInstance } from '../src/prove/stage.js';
 import { installedVersion } from './helpers/claims.js';
 import { REPO, tempProject, type TempProject } from './helpers/project.js';
 

@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Claim, Issue, Stage } from '../src/core/claim.js';
 import { ClaimError } from '../src/core/claimError.js';
 import { parseClaim } from '../src/core/claimInput.js';
-import { Prover, type StageFactories } from '../src/probe/prover.js';
-import type { Inspection, StageInstance, Tool } from '../src/probe/stage.js';
+import { Prover, type StageFactories } from '../src/prove/prover.js';
+import type { Inspection, StageInstance, Tool } from '../src/prove/stage.js';
 import { REPO } from './helpers/project.js';
 
 /*

@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Draft } from '../src/core/claim.js';
-import { createOverlay } from '../src/probe/overlay.js';
+import { createOverlay } from '../src/prove/overlay.js';
 import { isClaimError } from '../src/core/claimError.js';
-import { createRuntimeStage } from '../src/probe/runtimeStage.js';
-import type { Inspection, StageInstance } from '../src/probe/stage.js';
+import { createRuntimeStage } from '../src/prove/runtimeStage.js';
+import type { Inspection, StageInstance } from '../src/prove/stage.js';
 import { tempProject, type TempProject } from './helpers/project.js';
 
 const CONFIG = `import { defineConfig } from 'vitest/config';

@@ -4,13 +4,13 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Draft, Issue } from '../src/core/claim.js';
 import type { ClaimError } from '../src/core/claimError.js';
-import { createOverlay } from '../src/probe/overlay.js';
-import type { Inspection } from '../src/probe/stage.js';
-import type { TypeStage } from '../src/probe/typeStage.js';
+import { createOverlay } from '../src/prove/overlay.js';
+import type { Inspection } from '../src/prove/stage.js';
+import type { TypeStage } from '../src/prove/typeStage.js';
 import { REPO, tempProject, type TempProject } from './helpers/project.js';
 
-// The BUILT stage: its worker thread starts from dist/probe/typeWorker.js, beside it (build with tsconfig.build.json first).
-const { createTypeStage } = (await import(pathToFileURL(join(REPO, 'dist', 'probe', 'typeStage.js')).href)) as typeof import('../src/probe/typeStage.js');
+// The BUILT stage: its worker thread starts from dist/prove/typeWorker.js, beside it (build with tsconfig.build.json first).
+const { createTypeStage } = (await import(pathToFileURL(join(REPO, 'dist', 'prove', 'typeStage.js')).href)) as typeof import('../src/prove/typeStage.js');
 
 const REPO_TYPESCRIPT = (JSON.parse(readFileSync(join(REPO, 'node_modules', 'typescript', 'package.json'), 'utf8')) as { version: string }).version;
 

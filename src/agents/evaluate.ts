@@ -184,7 +184,7 @@ async function statusesOf(
   definitions: CheckDefinition[],
   env: NodeJS.ProcessEnv,
 ): Promise<{ statuses: CheckStatus[]; source: 'observer' | 'scan' }> {
-  const { askObserver } = await import('../api/observed.js');
+  const { askObserver } = await import('../api/askObserver.js');
   const notices: string[] = [];
   const started = Date.now();
   const ask = async (deadlineMs: number) => {

@@ -33,7 +33,7 @@ export async function runHook(host: Host, stdin: string, context: HookContext): 
     if (event === null || event.kind === 'ignored') return '';
     if (event.kind === 'session-start') {
       // Once per session, and spawn's module is not needed for a Bash decision: loaded here.
-      const { startObserverDetached } = await import('./hookSession.js');
+      const { startObserverDetached } = await import('./startObserverDetached.js');
       startObserverDetached(event.cwd ?? context.cwd, context.env, context.entry);
       // Claude Code adds SessionStart stdout to the agent's context: nothing is said.
       return '';

@@ -2,7 +2,7 @@ import { decide, type CheckStatus } from '../core/decide.js';
 import { diffContext, diffDefinition, diffManifest, type InputChange, type ValueChange } from '../core/diff.js';
 import { readConsistently } from '../store/openStore.js';
 import { loadManifest, latestReceipt } from '../store/receipts.js';
-import { askObserver, type ObserverUse } from './observed.js';
+import { askObserver, type ObserverUse } from './askObserver.js';
 import { selectChecks, type Project } from './project.js';
 import { withSession } from './session.js';
 import { observeChecks } from './scan.js';

@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import type { Check, Claim, Issue, Stage } from '../core/claim.js';
+import type { StageCheck, Claim, Issue, Stage } from '../core/claim.js';
 import { ClaimError } from '../core/claimError.js';
 import { CONFIG_FILE } from '../core/config.js';
 import { VouchError } from '../core/errors.js';
-import type { Deadlines } from '../probe/deadline.js';
-import type { Prover, ProveResult } from '../probe/prover.js';
+import type { Deadlines } from '../prove/deadline.js';
+import type { Prover, ProveResult } from '../prove/prover.js';
 import { checkStateDir } from '../store/stateDir.js';
 import { locateProject } from './project.js';
 
@@ -45,7 +45,7 @@ export async function openProver(
   root: string,
   options: { deadlines?: Partial<Deadlines>; onProgress?: (message: string) => void; runtimeLanes?: 1 | 2 } = {},
 ): Promise<Prover> {
-  const [{ Prover }, { STAGE_FACTORIES }] = await Promise.all([import('../probe/prover.js'), import('../probe/stages.js')]);
+  const [{ Prover }, { STAGE_FACTORIES }] = await Promise.all([import('../prove/prover.js'), import('../prove/stages.js')]);
   return new Prover(root, { factories: STAGE_FACTORIES, ...options });
 }
 
@@ -70,9 +70,9 @@ export interface ProveReportJson {
     control_stage: Stage;
     toolchain: { typescript: string; linter: { name: string; version: string }; vitest: string };
     project: { tsconfig: string; options_digest: string };
-    checks: { stage: Stage; phase: Check['phase']; completed: boolean; issues: IssueJson[] }[];
+    checks: { stage: Stage; phase: StageCheck['phase']; completed: boolean; issues: IssueJson[] }[];
   };
-  timings: { stage: Stage; phase: Check['phase']; ms: number }[];
+  timings: { stage: Stage; phase: StageCheck['phase']; ms: number }[];
   ms: number;
   cold: boolean;
   /** What the prove noticed on the way that is not about the claim (a dead served prover's socket, removed). */

@@ -8,7 +8,7 @@ import { VouchError } from '../core/errors.js';
 import { MAX_LINE_BYTES } from '../observer/protocol.js';
 import { InvalidParams, rpcServer } from '../observer/rpcServer.js';
 import { socketPath } from '../observer/observerFiles.js';
-import type { Deadlines } from '../probe/deadline.js';
+import type { Deadlines } from '../prove/deadline.js';
 import { ensureStateDir } from '../store/stateDir.js';
 import { claimErrorFrom, claimErrorJson, openProver, proveReportJson, type ClaimErrorJson, type ProveReportJson, type ProveWorkspace } from './prove.js';
 

@@ -2,7 +2,7 @@ import type { CheckStatus } from '../core/decide.js';
 import type { Receipt } from '../core/receipt.js';
 import type { RunError } from '../exec/runCheck.js';
 import type { LockHolder } from '../exec/runLock.js';
-import { askObserver, type ObserverUse } from './observed.js';
+import { askObserver, type ObserverUse } from './askObserver.js';
 import { selectChecks, type Project } from './project.js';
 import type { Session } from './session.js';
 import type { Output } from '../core/output.js';

@@ -1,6 +1,6 @@
 import { decide, type CheckStatus } from '../core/decide.js';
 import type { ObserveMode } from '../observer/protocol.js';
-import { askObserver, type ObserverUse } from './observed.js';
+import { askObserver, type ObserverUse } from './askObserver.js';
 import { selectChecks, type Project } from './project.js';
 
 export interface StatusReport {

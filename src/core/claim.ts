@@ -1,7 +1,7 @@
 /**
  * The claim model: what an agent proposes (a case and a deliberately broken
  * control) and what vouch answers (a verdict of checks and issues). Pure types;
- * the stages that fill a verdict live in probe/.
+ * the stages that fill a verdict live in prove/.
  */
 
 /** Where a control must break. Order matters: stages run, and are reported, in this order. */
@@ -68,7 +68,7 @@ export interface Issue {
 }
 
 /** One stage inspected in one phase. `completed: false` means the answer cannot be trusted, whatever its issues say. */
-export interface Check {
+export interface StageCheck {
   stage: Stage;
   phase: Phase;
   issues: Issue[];
@@ -83,7 +83,7 @@ export interface Toolchain {
 }
 
 /** The TypeScript project as resolved: its tsconfig path and a digest of the effective compiler options. */
-export interface Project {
+export interface ClaimProject {
   tsconfig: string;
   optionsDigest: string;
 }
@@ -94,7 +94,7 @@ export interface Verdict {
   /** The control's declared stage, copied here so a verdict can be judged on its own. */
   controlStage: Stage;
   toolchain: Toolchain;
-  project: Project;
+  project: ClaimProject;
   /** One per stage per phase. */
-  checks: Check[];
+  checks: StageCheck[];
 }

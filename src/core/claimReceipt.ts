@@ -1,4 +1,4 @@
-import { PHASES, STAGES, type Check, type Issue, type Phase, type Stage, type Verdict } from './claim.js';
+import { PHASES, STAGES, type StageCheck, type Issue, type Phase, type Stage, type Verdict } from './claim.js';
 import { formatClaimToken } from './claimToken.js';
 
 export type ClaimReceipt =
@@ -21,7 +21,7 @@ function describe(issues: readonly Issue[]): string {
  */
 export function mintReceipt(verdict: Verdict): ClaimReceipt {
   const why: string[] = [];
-  const checks = new Map<string, Check>();
+  const checks = new Map<string, StageCheck>();
   for (const check of verdict.checks) {
     const key = `${check.phase}/${check.stage}`;
     // Two answers for one inspection cannot both be believed; neither is.
@@ -29,7 +29,7 @@ export function mintReceipt(verdict: Verdict): ClaimReceipt {
     checks.set(key, check);
   }
   const find = (phase: Phase, stage: Stage) => checks.get(`${phase}/${stage}`);
-  const claimant = (check: Check | undefined) => check?.issues.filter((issue) => issue.origin === 'claimant') ?? [];
+  const claimant = (check: StageCheck | undefined) => check?.issues.filter((issue) => issue.origin === 'claimant') ?? [];
 
   // An unfinished or missing inspection may have missed anything, so the other conditions cannot stand on it.
   for (const phase of PHASES) {

@@ -1,4 +1,4 @@
-import { STAGES, type Project, type Stage, type Toolchain } from './claim.js';
+import { STAGES, type ClaimProject, type Stage, type Toolchain } from './claim.js';
 import { ClaimError } from './claimError.js';
 
 /**
@@ -19,7 +19,7 @@ export interface ClaimToken {
   digest: string;
   stage: Stage;
   toolchain: Toolchain;
-  project: Project;
+  project: ClaimProject;
 }
 
 const PREFIX = 'vouch-claim:';

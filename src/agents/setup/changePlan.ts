@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { sha256 } from '../../core/digest.js';
-import type { AgentHost } from './agentHost.js';
-import type { RecordedItem } from './agentRecord.js';
+import type { AgentHost } from './host.js';
+import type { RecordedItem } from './record.js';
 import { addVouchHooks, removeVouchHooks, type HookEntry } from './hookEntries.js';
 import { parseJsonObject } from './jsonText.js';
 import type { InspectedItem, ItemId, ItemState } from './managedItem.js';

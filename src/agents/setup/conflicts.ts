@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
-import type { AgentHost } from './agentHost.js';
+import type { AgentHost } from './host.js';
 import { parseJsonObject } from './jsonText.js';
 import { linkOnPath } from './linkOnPath.js';
 

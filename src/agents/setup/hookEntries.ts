@@ -1,5 +1,5 @@
 import { canonicalJson } from '../../core/canonicalJson.js';
-import type { AgentHost, HookSpec } from './agentHost.js';
+import type { AgentHost, HookSpec } from './host.js';
 import { appendMember, findProperty as property, jsonAt, lineIndent, parseJsonTree, removeMember, type JsonNode } from './jsonTree.js';
 import { DEFAULT_JSON_STYLE, formatJson, jsonStyleOf } from './jsonText.js';
 

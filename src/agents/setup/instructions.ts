@@ -1,5 +1,5 @@
 import type { CheckDefinition } from '../../core/definition.js';
-import type { AgentHost } from './agentHost.js';
+import type { AgentHost } from './host.js';
 import { SECTION_BEGIN, SECTION_END } from './managedSection.js';
 import { shellQuote } from './shellQuote.js';
 

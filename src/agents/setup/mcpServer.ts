@@ -1,6 +1,6 @@
 import { canonicalJson } from '../../core/canonicalJson.js';
-import type { AgentHost } from './agentHost.js';
-import type { AgentProject } from './agentProject.js';
+import type { AgentHost } from './host.js';
+import type { AgentProject } from './project.js';
 import type { Conflict } from './conflicts.js';
 import { addJsonServer, isEmptyJsonConfig, jsonServerContent, jsonServerEntry, removeJsonServer } from './mcpJson.js';
 import { addTomlServer, removeTomlServer, tomlBlock, tomlServerContent, tomlServerEntry } from './mcpToml.js';

@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline';
-import { AGENT_HOSTS, HOST_LAYOUTS, isAgentHost } from '../../agents/setup/agentHost.js';
-import type { DoctorReport } from '../../agents/setup/agentDoctor.js';
-import type { AgentPlan } from '../../agents/setup/agentSetup.js';
+import { AGENT_HOSTS, HOST_LAYOUTS, isAgentHost } from '../../agents/setup/host.js';
+import type { DoctorReport } from '../../agents/setup/doctor.js';
+import type { AgentPlan } from '../../agents/setup/setup.js';
 import type { FileChange } from '../../agents/setup/changePlan.js';
 import type { Conflict } from '../../agents/setup/conflicts.js';
 import { shellQuote } from '../../agents/setup/shellQuote.js';
@@ -90,7 +90,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   if (values['no-mcp'] && operation !== 'setup') throw new VouchError('usage', `--no-mcp is an option of setup; vouch agent ${operation} takes it out only if setup added it. Leave --no-mcp out`);
   if (operation === 'doctor') {
     if (values['dry-run'] || values.apply) throw new VouchError('usage', 'vouch agent doctor only reads, so it takes neither --dry-run nor --apply; leave them out');
-    const { agentDoctor } = await import('../../agents/setup/agentDoctor.js');
+    const { agentDoctor } = await import('../../agents/setup/doctor.js');
     const report = await agentDoctor({ ...base, host: hostName ?? null });
     if (values.json) writeJson(io, doctorJson(report));
     else io.stdout.write(doctorText(report));
@@ -103,7 +103,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     const why = values.json ? 'with --json it cannot ask' : 'it is not run in a terminal, so it cannot ask';
     throw new VouchError('usage', `vouch agent ${operation} ${hostName} writes files, and ${why}; pass --apply to write, or --dry-run to see the changes`);
   }
-  const setup = await import('../../agents/setup/agentSetup.js');
+  const setup = await import('../../agents/setup/setup.js');
   const options = { ...base, host: hostName, mcp: !values['no-mcp'] };
   const plan = operation === 'setup' ? await setup.planAgentSetup(options) : await setup.planAgentRemove(options);
   const mode: 'apply' | 'dry-run' | 'interactive' = values['dry-run'] ? 'dry-run' : values.apply ? 'apply' : 'interactive';

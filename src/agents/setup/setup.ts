@@ -1,8 +1,8 @@
 import { ensureStateDir } from '../../store/stateDir.js';
-import { HOST_LAYOUTS, type AgentHost } from './agentHost.js';
+import { HOST_LAYOUTS, type AgentHost } from './host.js';
 import { ignoredByGit } from './ignoredByGit.js';
-import { agentProject, type AgentProject, type AgentProjectOptions } from './agentProject.js';
-import { deleteRecord, readRecord, recordPath, writeRecord, type RecordedItem } from './agentRecord.js';
+import { agentProject, type AgentProject, type AgentProjectOptions } from './project.js';
+import { deleteRecord, readRecord, recordPath, writeRecord, type RecordedItem } from './record.js';
 import { applyChanges } from './applyChanges.js';
 import { planRemove, planSetup, type FileChange, type ItemPlan } from './changePlan.js';
 import { findConflicts, type Conflict } from './conflicts.js';

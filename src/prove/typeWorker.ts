@@ -6,7 +6,10 @@ import { ClaimError, isClaimError, type ClaimErrorCode } from '../core/claimErro
 import type { Tool } from './stage.js';
 import type { TypeScriptModule } from './typeBaseline.js';
 import { workspacePath } from './typeBaseline.js';
-import { compilerPath, DiskFiles, optionsDigest, readProjectConfig, TypeProject } from './typeProgram.js';
+import { compilerPath } from './compilerPath.js';
+import { DiskFiles } from './diskFiles.js';
+import { optionsDigest, readProjectConfig } from './projectConfig.js';
+import { TypeProject } from './typeProject.js';
 
 /**
  * The type stage's worker thread: the compiler is synchronous and CPU-bound,

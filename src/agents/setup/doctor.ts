@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { observerHealth, type ObserverHealth } from '../../api/observer.js';
-import { AGENT_HOSTS, HOST_LAYOUTS, type AgentHost } from './agentHost.js';
-import { agentProject, type AgentProject } from './agentProject.js';
-import { readRecord, recordPath } from './agentRecord.js';
-import type { AgentSetupOptions } from './agentSetup.js';
+import { AGENT_HOSTS, HOST_LAYOUTS, type AgentHost } from './host.js';
+import { agentProject, type AgentProject } from './project.js';
+import { readRecord, recordPath } from './record.js';
+import type { AgentSetupOptions } from './setup.js';
 import { findConflicts, hookSources, readSettings, type Conflict } from './conflicts.js';
 import { desiredHookEntries, findVouchEntries } from './hookEntries.js';
 import { sectionText, skillText } from './instructions.js';

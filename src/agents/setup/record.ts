@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { VouchError } from '../../core/errors.js';
 import { readStateFile, writeStateFile } from '../../store/stateDir.js';
-import type { AgentHost } from './agentHost.js';
+import type { AgentHost } from './host.js';
 
 export type ItemKind = 'hooks' | 'section' | 'file' | 'server';
 

@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { STAGES, type Check, type Claim, type Issue, type Phase, type Stage, type Toolchain, type Verdict } from '../core/claim.js';
+import { STAGES, type StageCheck, type Claim, type Issue, type Phase, type Stage, type Toolchain, type Verdict } from '../core/claim.js';
 import { ClaimError, isClaimError } from '../core/claimError.js';
 import { validateClaim } from '../core/claimDigest.js';
 import { mintReceipt, type ClaimReceipt } from '../core/claimReceipt.js';
@@ -206,7 +206,7 @@ export class Prover {
     slot.prepared.add(project);
   }
 
-  private async inspect(lane: string, inspection: Inspection): Promise<{ check: Check; ms: number }> {
+  private async inspect(lane: string, inspection: Inspection): Promise<{ check: StageCheck; ms: number }> {
     const slot = this.slot(lane);
     const stage = slot.stage;
     const before = slot.instance.progress();
@@ -264,7 +264,7 @@ export class Prover {
     }
     const settled = await Promise.allSettled(
       [...work].map(async ([lane, queue]) => {
-        const done: { check: Check; ms: number }[] = [];
+        const done: { check: StageCheck; ms: number }[] = [];
         if (this.slot(lane).stage === 'type') await this.prepare(project);
         for (const inspection of queue) done.push(await this.inspect(lane, inspection));
         return done;
@@ -273,8 +273,8 @@ export class Prover {
     // All three run to the end, even when one fails, so no stage is left mid-inspection when the error is thrown.
     const failure = settled.find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult | undefined;
     if (failure) throw asClaimError(failure.reason);
-    const done = (settled as PromiseFulfilledResult<{ check: Check; ms: number }[]>[]).flatMap((outcome) => outcome.value);
-    const order = (check: Check) => (check.phase === 'case' ? 0 : 3) + STAGES.indexOf(check.stage);
+    const done = (settled as PromiseFulfilledResult<{ check: StageCheck; ms: number }[]>[]).flatMap((outcome) => outcome.value);
+    const order = (check: StageCheck) => (check.phase === 'case' ? 0 : 3) + STAGES.indexOf(check.stage);
     done.sort((a, b) => order(a.check) - order(b.check));
     const checks = done.map((entry) => entry.check);
     const timings: StageTiming[] = done.map((entry) => ({ stage: entry.check.stage, phase: entry.check.phase, ms: Math.round(entry.ms) }));
