@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import type * as TS from 'typescript';
 import type { Issue } from '../core/claim.js';
 import { compilerPath } from './compilerPath.js';
