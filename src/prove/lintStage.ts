@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import type { Issue } from '../core/claim.js';
 import { ClaimError } from '../core/claimError.js';
 import { installedVersion } from './workspaceTool.js';
-import { createEslintStage } from './eslintStage.js';
+import { EslintStage } from './eslintStage.js';
 import { ESLINT_CONFIGS, OXLINT_CONFIGS } from './lintIgnore.js';
-import { createOxlintStage } from './oxlintStage.js';
+import { OxlintStage } from './oxlintStage.js';
 import type { Inspection, StageInstance, Tool } from './stage.js';
 
 export type LinterName = 'oxlint' | 'eslint';
@@ -64,7 +64,8 @@ export function pickLinter(workspace: string): LinterChoice {
 }
 
 function createLinter(workspace: string, choice: LinterChoice): StageInstance {
-  return choice.name === 'oxlint' ? createOxlintStage(workspace, { warningsFail: choice.warningsFail }) : createEslintStage(workspace, { warningsFail: choice.warningsFail });
+  const options = { warningsFail: choice.warningsFail };
+  return choice.name === 'oxlint' ? new OxlintStage(workspace, options) : new EslintStage(workspace, options);
 }
 
 /**
