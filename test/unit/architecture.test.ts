@@ -1,4 +1,5 @@
-import { dirname, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { chainTo, closure, describeImport, importsOf, layerOf, readImportGraph, resolveImports, runtimeCycles, type Import } from '../helpers/importGraph.js';
@@ -11,7 +12,8 @@ import { layerViolations, tableProblems, type KnownException, type LayerTable } 
  * changes with it.
  */
 
-const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src');
+const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const SRC = join(REPO, 'src');
 
 /**
  * The layers as they are: each may use only the layers its row lists, all below it, and
@@ -184,6 +186,22 @@ describe('the layers of src/', () => {
   it('no runtime cycle: the static imports form no loop (type-only imports and import() do not count)', () => {
     const cycles = runtimeCycles(graph.imports).map((cycle) => `runtime cycle: ${cycle.map(describeImport).join(', ')}`);
     expect(cycles).toEqual([]);
+  });
+});
+
+describe('docs/architecture.md', () => {
+  const doc = readFileSync(join(REPO, 'docs', 'architecture.md'), 'utf8');
+
+  it('has a row for every layer in the table', () => {
+    const missing = LAYERS.tiers.flat().filter((layer) => !doc.includes(`| \`${layer}\` |`));
+    expect(missing.map((layer) => `${layer}/ is in the layer table but has no row in docs/architecture.md`)).toEqual([]);
+  });
+
+  it("names every command's entry point that main.ts loads", () => {
+    const entries = graph.imports.filter((entry) => entry.from === 'cli/main.ts' && entry.kind === 'dynamic' && entry.target?.startsWith('cli/commands/'));
+    expect(entries.length).toBeGreaterThan(10);
+    const missing = entries.map((entry) => entry.target!).filter((target) => !doc.includes(`\`${target}\``));
+    expect(missing.map((target) => `src/${target} is a command main.ts loads, and docs/architecture.md's table of commands does not name it`)).toEqual([]);
   });
 });
 
