@@ -152,6 +152,8 @@ const HOOK_DECISION_NEVER = ['prove'];
 const graph = readImportGraph(SRC);
 const keyOf = (entry: Import) => `${entry.from} -> ${entry.specifier}`;
 const isStatic = (entry: Import) => entry.kind === 'static';
+/** The imports a Bash decision that the observer answers takes: the static ones, and the import() calls classified 'decision'. */
+const onDecision = (entry: Import) => isStatic(entry) || (entry.kind === 'dynamic' && HOOK_DYNAMIC_IMPORTS[keyOf(entry)] === 'decision');
 
 /** Modules in `reached` that `allowed` does not list, or that lie in a `never` layer, each with the imports that bring it in. */
 function growth(reached: Map<string, Import | null>, allowed: readonly string[], never: readonly string[], what: string): string[] {
@@ -221,20 +223,19 @@ describe('what the hook loads', () => {
   });
 
   it('every import() on the decision path is known: taken on a decision, or aside from it', () => {
-    const decision = (entry: Import) => entry.kind === 'static' || (entry.kind === 'dynamic' && HOOK_DYNAMIC_IMPORTS[keyOf(entry)] === 'decision');
-    const reached = closure(graph.imports, [HOOK_COMMAND], decision);
+    const reached = closure(graph.imports, [HOOK_COMMAND], onDecision);
     const dynamic = graph.imports.filter((entry) => entry.kind === 'dynamic' && reached.has(entry.from));
     const unknown = dynamic.filter((entry) => !Object.hasOwn(HOOK_DYNAMIC_IMPORTS, keyOf(entry)));
     expect(
       unknown.map((entry) => `${describeImport(entry)} is an import() on the hook's decision path: say in HOOK_DYNAMIC_IMPORTS whether a decision takes it`),
     ).toEqual([]);
     const seen = new Set(dynamic.map(keyOf));
-    expect(Object.keys(HOOK_DYNAMIC_IMPORTS).filter((key) => !seen.has(key))).toEqual([]);
+    const stale = Object.keys(HOOK_DYNAMIC_IMPORTS).filter((key) => !seen.has(key));
+    expect(stale.map((key) => `${key} is in HOOK_DYNAMIC_IMPORTS, but no import() on the decision path has it: remove it`)).toEqual([]);
   });
 
   it('a decision the observer answers loads no more than today, and nothing of prove/', () => {
-    const decision = (entry: Import) => entry.kind === 'static' || (entry.kind === 'dynamic' && HOOK_DYNAMIC_IMPORTS[keyOf(entry)] === 'decision');
-    const reached = closure(graph.imports, [HOOK_COMMAND], decision);
+    const reached = closure(graph.imports, [HOOK_COMMAND], onDecision);
     expect(growth(reached, HOOK_DECISION, HOOK_DECISION_NEVER, 'a decision the observer answers')).toEqual([]);
   });
 });
