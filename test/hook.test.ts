@@ -10,7 +10,8 @@ import { CLI, cleanEnv, REPO, tempProject, type TempProject } from './helpers/pr
 /*
  * `vouch hook claude|codex` as the hosts run it: a fresh process, the host's
  * hook JSON on stdin, and stdout checked byte for byte. The JSON shapes are
- * the hosts' own (../shared/notes/agent-hosts.md §1.4, §1.8, §2.3).
+ * the hosts' own: https://docs.anthropic.com/en/docs/claude-code/hooks ("PreToolUse",
+ * "SessionStart") and https://developers.openai.com/codex/hooks.
  */
 
 const projects: TempProject[] = [];

@@ -2,11 +2,12 @@ import type { CommandDecision } from './commandDecision.js';
 import { denyOutput, type BashEvent, type Host, type HostResponse } from './host.js';
 
 /*
- * Claude Code (agent-hosts notes §1.5–1.7). A deny carries its reason to
- * Claude. A rewrite sends updatedInput as the whole original tool_input with
- * only `command` changed (updatedInput replaces the input object), and no
- * permissionDecision: the user's own allow, ask and deny rules still decide
- * whether the rewritten command may run.
+ * Claude Code (https://docs.anthropic.com/en/docs/claude-code/hooks, "PreToolUse
+ * decision control"). A deny carries its reason to Claude. A rewrite sends
+ * updatedInput as the whole original tool_input with only `command` changed
+ * (updatedInput replaces the input object), and no permissionDecision: the
+ * user's own allow, ask and deny rules still decide whether the rewritten
+ * command may run.
  */
 export const claude: Host = {
   name: 'claude',

@@ -2,11 +2,13 @@ import type { CommandDecision } from './commandDecision.js';
 import { denyOutput, type BashEvent, type Host, type HostResponse } from './host.js';
 
 /*
- * Codex (agent-hosts notes §2.3). Codex takes updatedInput only together with
- * permissionDecision "allow", which would skip the user's approval of the
- * command, and it does not support "ask". So a stale check is not rewritten
- * here: the command runs as typed, through Codex's own approval. A current
- * check is denied; Codex requires the deny's reason to be non-empty.
+ * Codex (https://developers.openai.com/codex/hooks, "PreToolUse", and its
+ * parser, https://github.com/openai/codex/blob/main/codex-rs/hooks/src/engine/output_parser.rs).
+ * Codex takes updatedInput only together with permissionDecision "allow",
+ * which would skip the user's approval of the command, and it does not
+ * support "ask". So a stale check is not rewritten here: the command runs as
+ * typed, through Codex's own approval. A current check is denied; Codex
+ * requires the deny's reason to be non-empty.
  */
 export const codex: Host = {
   name: 'codex',

@@ -14,7 +14,10 @@ export interface Conflict {
   message: string;
 }
 
-/** Tools known to rewrite Bash commands from a PreToolUse hook (agent-hosts notes §6). */
+/**
+ * Tools known to rewrite Bash commands from a PreToolUse hook: https://github.com/rtk-ai/rtk,
+ * https://github.com/edouard-claude/snip, https://github.com/mpecan/tokf.
+ */
 const REWRITERS = ['rtk', 'snip', 'tokf'] as const;
 
 /** Settings files the host merges hooks from, project and user level. Codex also reads `[hooks]` tables in its config.toml. */
