@@ -3,7 +3,11 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseClaim } from '../src/core/claimInput.js';
 import { ClaimError } from '../src/core/claimError.js';
-import { containClaimPaths, containClaimPathsOnDisk, sweepLeftovers } from '../src/fs/draftPaths.js';
+import { containClaimPaths, containClaimPathsOnDisk, sweepLeftovers } from '../src/prove/draftPaths.js';
+import { processAlive } from '../src/fs/processStart.js';
+
+/** The liveness check the api gives the prover. */
+const alive = (pid: number) => processAlive(pid, null);
 import { demoWorkspace, readClaim } from './helpers/claims.js';
 import { REPO, type TempProject } from './helpers/project.js';
 
@@ -177,13 +181,13 @@ describe('the sweep never deletes through a link', () => {
     // The race: between the check and the sweep, a/ becomes a link to the outside directory.
     renameSync(join(root, 'a'), join(root, 'a-real'));
     symlinkSync(place.dir, join(root, 'a'));
-    expect(sweepLeftovers(join(root, 'a', 'b'), root)).toEqual([]);
+    expect(sweepLeftovers(join(root, 'a', 'b'), root, alive)).toEqual([]);
     place.expectUntouched();
     // The last component swapped as well: still nothing.
-    expect(sweepLeftovers(join(root, 'a'), root)).toEqual([]);
+    expect(sweepLeftovers(join(root, 'a'), root, alive)).toEqual([]);
     rmSync(join(root, 'a'));
     symlinkSync(join(place.dir, 'b'), join(root, 'a-real', 'c'));
-    expect(sweepLeftovers(join(root, 'a-real', 'c'), root)).toEqual([]);
+    expect(sweepLeftovers(join(root, 'a-real', 'c'), root, alive)).toEqual([]);
     place.expectUntouched();
   });
 
@@ -195,7 +199,7 @@ describe('the sweep never deletes through a link', () => {
     // Linking raised the outside file's link count and ctime: that is the state the sweep must keep.
     const before = statSync(place.files[0]!);
     writeFileSync(join(inside, LEFTOVERS[1]!), 'a real leftover of a dead prover\n');
-    expect(sweepLeftovers(inside, root)).toEqual([LEFTOVERS[1]]);
+    expect(sweepLeftovers(inside, root, alive)).toEqual([LEFTOVERS[1]]);
     const after = statSync(place.files[0]!);
     expect([after.nlink, after.ctimeMs]).toEqual([before.nlink, before.ctimeMs]);
     expect(readFileSync(join(inside, LEFTOVERS[0]!), 'utf8')).toBe(`precious ${place.files[0]}\n`);
@@ -203,7 +207,7 @@ describe('the sweep never deletes through a link', () => {
 
   it('a directory outside the workspace is never swept, even when named directly', () => {
     const place = outside();
-    expect(() => sweepLeftovers(place.dir, root)).toThrow(/outside the workspace/);
+    expect(() => sweepLeftovers(place.dir, root, alive)).toThrow(/outside the workspace/);
     place.expectUntouched();
   });
 });

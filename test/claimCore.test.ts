@@ -8,7 +8,11 @@ import { claimDigest, refuseIdenticalControl, validateClaim } from '../src/core/
 import { ClaimError } from '../src/core/claimError.js';
 import { mintReceipt } from '../src/core/claimReceipt.js';
 import { formatClaimToken, parseClaimToken, type ClaimToken } from '../src/core/claimToken.js';
-import { containClaimPaths, containDraftPath, createExclusive, leftoverName, leftoverPid, sweepLeftovers } from '../src/fs/draftPaths.js';
+import { containClaimPaths, containDraftPath, createExclusive, leftoverName, leftoverPid, sweepLeftovers } from '../src/prove/draftPaths.js';
+import { processAlive } from '../src/fs/processStart.js';
+
+/** The liveness check the api gives the prover. */
+const alive = (pid: number) => processAlive(pid, null);
 import { REPO } from './helpers/project.js';
 
 let scratch: string;
@@ -358,8 +362,8 @@ describe('leftovers', () => {
     // A directory with the marker is not a leftover file, whoever it names.
     const deadDir = leftoverName('dir', 'd', deadPid);
     mkdirSync(join(dir, deadDir));
-    expect(sweepLeftovers(dir, scratch)).toEqual([dead]);
+    expect(sweepLeftovers(dir, scratch, alive)).toEqual([dead]);
     expect(readdirSync(dir).sort()).toEqual([deadDir, live, ...unmarked].sort());
-    expect(sweepLeftovers(join(dir, 'missing'), scratch)).toEqual([]);
+    expect(sweepLeftovers(join(dir, 'missing'), scratch, alive)).toEqual([]);
   });
 });

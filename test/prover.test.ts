@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Claim, Issue, Stage } from '../src/core/claim.js';
 import { ClaimError } from '../src/core/claimError.js';
 import { parseClaim } from '../src/core/claimInput.js';
+import { processAlive } from '../src/fs/processStart.js';
 import { Prover, type StageFactories } from '../src/prove/prover.js';
 import type { Inspection, StageInstance, Tool } from '../src/prove/stage.js';
 import { REPO } from './helpers/project.js';
@@ -75,7 +76,7 @@ function harness(scripts: Partial<Record<Stage, Script>>, deadlineMs = 5_000, ru
     return instance;
   };
   const factories: StageFactories = { type: make('type') as StageFactories['type'], lint: make('lint'), runtime: make('runtime') };
-  const prover = new Prover(workspace, { factories, deadlines: { inspectMs: deadlineMs }, runtimeLanes });
+  const prover = new Prover(workspace, { factories, deadlines: { inspectMs: deadlineMs }, runtimeLanes, processAlive: (pid) => processAlive(pid, null) });
   return { prover, made, of: (stage: Stage) => made.filter((instance) => instance.stage === stage) };
 }
 

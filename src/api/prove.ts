@@ -45,8 +45,12 @@ export async function openProver(
   root: string,
   options: { deadlines?: Partial<Deadlines>; onProgress?: (message: string) => void; runtimeLanes?: 1 | 2 } = {},
 ): Promise<Prover> {
-  const [{ Prover }, { STAGE_FACTORIES }] = await Promise.all([import('../prove/prover.js'), import('../prove/stages.js')]);
-  return new Prover(root, { factories: STAGE_FACTORIES, ...options });
+  const [{ Prover }, { STAGE_FACTORIES }, { processAlive }] = await Promise.all([
+    import('../prove/prover.js'),
+    import('../prove/stages.js'),
+    import('../fs/processStart.js'),
+  ]);
+  return new Prover(root, { factories: STAGE_FACTORIES, processAlive: (pid) => processAlive(pid, null), ...options });
 }
 
 export interface IssueJson {

@@ -5,7 +5,7 @@ import { STAGES, type StageCheck, type Claim, type Issue, type Phase, type Stage
 import { ClaimError, isClaimError } from '../core/claimError.js';
 import { validateClaim } from '../core/claimDigest.js';
 import { mintReceipt, type ClaimReceipt } from '../core/claimReceipt.js';
-import { containClaimPaths, containClaimPathsOnDisk, sweepLeftovers } from '../fs/draftPaths.js';
+import { containClaimPaths, containClaimPathsOnDisk, sweepLeftovers } from './draftPaths.js';
 import { DEFAULT_DEADLINES, deadlineError, expired, withDeadline, type Deadlines } from './deadline.js';
 import { createOverlay } from './overlay.js';
 import type { Inspection, StageInstance, Tool } from './stage.js';
@@ -52,6 +52,8 @@ export interface ProverOptions {
   runtimeLanes?: 1 | 2;
   deadlines?: Partial<Deadlines>;
   onProgress?: (message: string) => void;
+  /** Whether a process still runs: a leftover draft is swept only when the prover that wrote it is gone. */
+  processAlive: (pid: number) => boolean;
 }
 
 /** A stage and its warming, replaced together when a deadline destroys it. */
@@ -75,6 +77,7 @@ export class Prover {
   private readonly factories: StageFactories;
   private readonly deadlines: Deadlines;
   private readonly onProgress: (message: string) => void;
+  private readonly processAlive: (pid: number) => boolean;
   /** One slot per lane: `type`, `lint`, `runtime`, and `runtime#1` when the runtime stage has two lanes. */
   private readonly slots = new Map<string, Slot>();
   private readonly lanes: Record<Stage, string[]>;
@@ -93,6 +96,7 @@ export class Prover {
     this.factories = options.factories;
     this.deadlines = { ...DEFAULT_DEADLINES, ...options.deadlines };
     this.onProgress = options.onProgress ?? (() => {});
+    this.processAlive = options.processAlive;
     const runtimeLanes = options.runtimeLanes ?? 2;
     this.lanes = { type: ['type'], lint: ['lint'], runtime: runtimeLanes === 2 ? ['runtime', 'runtime#1'] : ['runtime'] };
     for (const stage of STAGES) for (const lane of this.lanes[stage]) this.slots.set(lane, this.fresh(stage));
@@ -314,7 +318,7 @@ export class Prover {
     for (const dir of dirs) {
       try {
         // Contained above, and reached again from the workspace's real path without following a link: a link swapped in since is not swept through.
-        sweepLeftovers(dir, this.workspace);
+        sweepLeftovers(dir, this.workspace, this.processAlive);
       } catch {
         // An unreadable directory holds nothing vouch can sweep; the stage will say what is wrong with it.
       }

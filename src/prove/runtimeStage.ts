@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url';
 import type { TestModule, TestProject, Vitest } from 'vitest/node';
 import type { Issue } from '../core/claim.js';
 import { ClaimError } from '../core/claimError.js';
-import { leftoverName } from '../fs/draftPaths.js';
+import { leftoverName } from './draftPaths.js';
 import { OVERLAY_PLUGIN_NAME, OverlayServer } from './overlayPlugin.js';
 import type { Inspection, StageInstance, Tool } from './stage.js';
 import { DiskModules, configIdentity, loadedFiles } from './vitestModules.js';

@@ -3,7 +3,6 @@ import { lstatSync, mkdirSync, readdirSync, readlinkSync, realpathSync, unlinkSy
 import { join, posix, relative, sep } from 'node:path';
 import type { Claim, Draft } from '../core/claim.js';
 import { ClaimError } from '../core/claimError.js';
-import { processAlive } from './processStart.js';
 import { isInside } from '../core/pathInside.js';
 
 // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
@@ -230,7 +229,7 @@ function unchanged(dir: SweptDirectory): boolean {
  * a process racing vouch could swap a component for a link. Closing it takes
  * openat/unlinkat (https://man7.org/linux/man-pages/man2/unlinkat.2.html).
  */
-export function sweepLeftovers(dir: string, workspace: string): string[] {
+export function sweepLeftovers(dir: string, workspace: string, alive: (pid: number) => boolean): string[] {
   const removed: string[] = [];
   const realRoot = realpathSync(workspace);
   const rel = relative(workspace, dir);
@@ -249,7 +248,7 @@ export function sweepLeftovers(dir: string, workspace: string): string[] {
   for (const entry of entries) {
     if (!entry.isFile()) continue;
     const pid = leftoverPid(entry.name);
-    if (pid === null || processAlive(pid, null)) continue;
+    if (pid === null || alive(pid)) continue;
     const file = join(target.path, entry.name);
     try {
       const stat = lstatSync(file);
