@@ -1,10 +1,10 @@
 import Database from 'better-sqlite3';
-import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempProject, type TempProject } from '../helpers/project.js';
+import { mulberry32, testSeed } from '../helpers/seed.js';
 
 const PASSING = "process.exitCode = 0;\n";
 
@@ -49,7 +49,9 @@ function track(project: TempProject): TempProject {
 describe('a damaged or foreign state.db is kept aside and reported, never lost', () => {
   it('garbage bytes: the command works, the old file is kept byte-identical, new receipts go to a fresh db', () => {
     const project = track(simpleProject('adv-garbage'));
-    const garbage = Buffer.concat([Buffer.from('this is not sqlite\n'), randomBytes(8192)]);
+    // Bytes drawn from VOUCH_SEED, or a fixed seed (test/helpers/seed.ts), after a header that is not SQLite's.
+    const byte = mulberry32(testSeed(import.meta.url, 5).value);
+    const garbage = Buffer.concat([Buffer.from('this is not sqlite\n'), Buffer.from(Array.from({ length: 8192 }, () => Math.floor(byte() * 256)))]);
     project.write('.vouch/state.db', garbage);
 
     const status = project.vouch(['status', '--json']);

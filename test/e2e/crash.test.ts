@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanEnv, spawnVouch, tempProject, type TempProject } from '../helpers/project.js';
+import { mulberry32, testSeed, withSeed } from '../helpers/seed.js';
 
 /** A vouch process started without waiting, with its output collected as it comes. */
 interface Running {
@@ -85,80 +86,85 @@ afterEach(() => {
   project = undefined;
 });
 
+// The kill moments are drawn from VOUCH_SEED, or a fixed seed (test/helpers/seed.ts); the check's own sleep stays random.
+const KILL_SEED = testSeed(import.meta.url, 9);
+
 describe('kill -9 at any moment of vouch run', () => {
-  it('leaves a consistent store, a working status and a recoverable lock', { timeout: 120_000 }, async () => {
-    // The check marks that it started, then sleeps a random few hundred ms.
-    const slow = `import { mkdirSync, writeFileSync } from 'node:fs';
+  it('leaves a consistent store, a working status and a recoverable lock', { timeout: 120_000 }, () =>
+    withSeed(KILL_SEED, async () => {
+      // The check marks that it started, then sleeps a random few hundred ms.
+      const slow = `import { mkdirSync, writeFileSync } from 'node:fs';
 mkdirSync('out', { recursive: true });
 writeFileSync('out/started-' + process.pid, '');
 setTimeout(() => {}, 100 + Math.floor(Math.random() * 300));
 `;
-    project = tempProject('crash-kill9', {
-      'vouch.config.json': config([nodeCheck('slow', 'slow.mjs')]),
-      'slow.mjs': slow,
-      '.gitignore': IGNORE_OUT,
-      'src/a.txt': 'a\n',
-    });
-    const root = project.root;
-    const stateDb = join(root, '.vouch', 'state.db');
-    const lock = join(root, '.vouch', 'locks', 'slow.lock');
-    const out = join(root, 'out');
-    const iterations = 15;
-    let receiptsSoFar = 0;
-    let recoveredStaleLock = false;
+      project = tempProject('crash-kill9', {
+        'vouch.config.json': config([nodeCheck('slow', 'slow.mjs')]),
+        'slow.mjs': slow,
+        '.gitignore': IGNORE_OUT,
+        'src/a.txt': 'a\n',
+      });
+      const root = project.root;
+      const stateDb = join(root, '.vouch', 'state.db');
+      const lock = join(root, '.vouch', 'locks', 'slow.lock');
+      const out = join(root, 'out');
+      const iterations = 15;
+      const moment = mulberry32(KILL_SEED.value);
+      let receiptsSoFar = 0;
+      let recoveredStaleLock = false;
 
-    for (let i = 0; i < iterations; i++) {
-      const last = i === iterations - 1;
-      rmSync(out, { recursive: true, force: true });
-      mkdirSync(out);
-      const running = start(root, ['run', 'slow']);
-      if (last) {
-        // Deterministically while the check runs, so the lock is surely held by the dead process.
-        await until(() => readdirSync(out).some((name) => name.startsWith('started-')), 'the check to start');
-      } else {
-        // Random, but spread over 0-800 ms: before the spawn, while the check runs, and just after it exits.
-        const bucket = 800 / (iterations - 1);
-        await delay(Math.floor(i * bucket + Math.random() * bucket));
+      for (let i = 0; i < iterations; i++) {
+        const last = i === iterations - 1;
+        rmSync(out, { recursive: true, force: true });
+        mkdirSync(out);
+        const running = start(root, ['run', 'slow']);
+        if (last) {
+          // Deterministically while the check runs, so the lock is surely held by the dead process.
+          await until(() => readdirSync(out).some((name) => name.startsWith('started-')), 'the check to start');
+        } else {
+          // Random, but spread over 0-800 ms: before the spawn, while the check runs, and just after it exits.
+          const bucket = 800 / (iterations - 1);
+          await delay(Math.floor(i * bucket + moment() * bucket));
+        }
+        running.kill('SIGKILL');
+        const { code, signal } = await running.exited;
+        if (signal !== 'SIGKILL') expect(code, `vouch finished before the kill:\n${running.stderr}`).toBe(0);
+
+        if (existsSync(stateDb)) {
+          const count = expectStoreConsistent(stateDb);
+          // Receipts are never lost: a kill may add one, never remove one.
+          expect(count).toBeGreaterThanOrEqual(receiptsSoFar);
+          receiptsSoFar = count;
+        }
+
+        if (i % 5 === 4) {
+          const lockLeft = existsSync(lock);
+          if (last) expect(lockLeft, 'a run killed mid-check leaves its lock behind').toBe(true);
+          recoveredStaleLock ||= lockLeft;
+
+          const status = project.vouch(['status', '--json'], { timeout: 30_000 });
+          expect(status.code, status.stderr).toBe(0);
+          const report = JSON.parse(status.stdout);
+          expect(report.schema).toBe(1);
+          expect(report.checks.map((check: { name: string }) => check.name)).toEqual(['slow']);
+
+          const started = Date.now();
+          const next = project.vouch(['run', 'slow'], { timeout: 30_000 });
+          expect(next.signal, `the next run hung:\n${next.stderr}`).toBeNull();
+          expect(next.code, next.stderr).toBe(0);
+          // A dead holder is recovered at once, not after a lock timeout.
+          expect(Date.now() - started).toBeLessThan(15_000);
+          expect(next.stderr).not.toMatch(/waiting for slow/);
+          expect(existsSync(lock)).toBe(false);
+
+          const after = project.json(['status']);
+          expect(after.checks[0]).toMatchObject({ name: 'slow', freshness: 'CURRENT', result: 'PASS', reuse_eligible: true });
+          receiptsSoFar = expectStoreConsistent(stateDb);
+          expect(receiptsSoFar).toBeGreaterThanOrEqual(1);
+        }
       }
-      running.kill('SIGKILL');
-      const { code, signal } = await running.exited;
-      if (signal !== 'SIGKILL') expect(code, `vouch finished before the kill:\n${running.stderr}`).toBe(0);
-
-      if (existsSync(stateDb)) {
-        const count = expectStoreConsistent(stateDb);
-        // Receipts are never lost: a kill may add one, never remove one.
-        expect(count).toBeGreaterThanOrEqual(receiptsSoFar);
-        receiptsSoFar = count;
-      }
-
-      if (i % 5 === 4) {
-        const lockLeft = existsSync(lock);
-        if (last) expect(lockLeft, 'a run killed mid-check leaves its lock behind').toBe(true);
-        recoveredStaleLock ||= lockLeft;
-
-        const status = project.vouch(['status', '--json'], { timeout: 30_000 });
-        expect(status.code, status.stderr).toBe(0);
-        const report = JSON.parse(status.stdout);
-        expect(report.schema).toBe(1);
-        expect(report.checks.map((check: { name: string }) => check.name)).toEqual(['slow']);
-
-        const started = Date.now();
-        const next = project.vouch(['run', 'slow'], { timeout: 30_000 });
-        expect(next.signal, `the next run hung:\n${next.stderr}`).toBeNull();
-        expect(next.code, next.stderr).toBe(0);
-        // A dead holder is recovered at once, not after a lock timeout.
-        expect(Date.now() - started).toBeLessThan(15_000);
-        expect(next.stderr).not.toMatch(/waiting for slow/);
-        expect(existsSync(lock)).toBe(false);
-
-        const after = project.json(['status']);
-        expect(after.checks[0]).toMatchObject({ name: 'slow', freshness: 'CURRENT', result: 'PASS', reuse_eligible: true });
-        receiptsSoFar = expectStoreConsistent(stateDb);
-        expect(receiptsSoFar).toBeGreaterThanOrEqual(1);
-      }
-    }
-    expect(recoveredStaleLock).toBe(true);
-  });
+      expect(recoveredStaleLock).toBe(true);
+    }));
 });
 
 describe('locks left behind', () => {

@@ -7,6 +7,7 @@ import { identityOf } from '../../src/core/identity.js';
 import { configText, expectCurrent, statusOf, type Json } from '../helpers/answers.js';
 import { CANNOT_DROP_PRIVILEGES, giveToNobody, vouchUnprivileged } from '../helpers/privileges.js';
 import { cleanEnv, REPO, tempProject, type TempProject } from '../helpers/project.js';
+import { testSeed } from '../helpers/seed.js';
 
 /*
  * The native tree scan (native/) and the JavaScript walk must give the same
@@ -251,8 +252,10 @@ describe('the native scan', () => {
     // The listing of node_modules/ (the larger of the two files).
     const [file] = cacheFiles(p).sort((a, b) => readFileSync(b).length - readFileSync(a).length) as [string];
     const good = readFileSync(file);
+    // The damage is drawn from VOUCH_SEED, or a fixed seed (test/helpers/seed.ts).
+    const seed = testSeed(import.meta.url, 7);
     const next = (() => {
-      let state = 7;
+      let state = seed.value;
       return (below: number) => {
         state = (state * 1103515245 + 12345) % 2 ** 31;
         return state % below;
@@ -268,12 +271,12 @@ describe('the native scan', () => {
       bytes.writeBigUInt64LE(fnv1a(bytes.subarray(0, bytes.length - 8)), bytes.length - 8);
       writeFileSync(file, bytes);
       // A damaged name can only lose a file (STALE); anything the loader cannot parse is dropped (CURRENT).
-      expect(['CURRENT', 'STALE'], `round ${round}, unchanged tree`).toContain(statusOf(p, 'check', NATIVE).freshness);
+      expect(['CURRENT', 'STALE'], `${seed.replay()}, round ${round}, unchanged tree`).toContain(statusOf(p, 'check', NATIVE).freshness);
       writeFileSync(file, bytes);
       const added = `node_modules/dep/lib/fuzzed-${round}.js`;
       writeFileSync(join(p.root, added), 'x\n');
       const status = statusOf(p, 'check', NATIVE);
-      expect(status.freshness, `round ${round}`).not.toBe('CURRENT');
+      expect(status.freshness, `${seed.replay()}, round ${round}`).not.toBe('CURRENT');
       unlinkSync(join(p.root, added));
     }
     writeFileSync(file, good);

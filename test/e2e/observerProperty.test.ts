@@ -1,5 +1,4 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { randomInt } from 'node:crypto';
 import {
   chmodSync,
   existsSync,
@@ -20,6 +19,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Json } from '../helpers/answers.js';
 import { answersOf, ObserverTracker, PATIENT, timedStatus, until, type Answer } from '../helpers/observer.js';
 import { cleanEnv, tempProject, type TempProject } from '../helpers/project.js';
+import { testSeed, withSeed } from '../helpers/seed.js';
 
 /*
  * The observer's promise, tested as a property: after any burst of file
@@ -28,10 +28,12 @@ import { cleanEnv, tempProject, type TempProject } from '../helpers/project.js';
  * freshness campaign's, plus directory renames, rm -rf of a subtree, a git
  * checkout of another branch and npm ci, all made while the observer runs.
  *
- * VOUCH_PROPERTY_SEED=N replays one sequence; VOUCH_PROPERTY_BURSTS=N sets its length.
+ * VOUCH_SEED=N replays one sequence (test/helpers/seed.ts; a fixed one without it);
+ * VOUCH_PROPERTY_BURSTS=N sets its length.
  */
 
-const SEED = process.env.VOUCH_PROPERTY_SEED ? Number(process.env.VOUCH_PROPERTY_SEED) : randomInt(1, 2 ** 31 - 1);
+const SEED_OF_RUN = testSeed(import.meta.url, 424_242);
+const SEED = SEED_OF_RUN.value;
 const BURSTS = Number(process.env.VOUCH_PROPERTY_BURSTS ?? 40);
 
 const projects: TempProject[] = [];
@@ -459,13 +461,14 @@ describe('the observer answers as a direct scan does', () => {
     const freshnessCounts = new Map<string, number>();
     let disagreements = 0;
     const report = (burst: number, message: string) =>
-      `seed ${SEED} (replay: VOUCH_PROPERTY_SEED=${SEED} npx vitest run test/observerProperty.test.ts), burst ${burst}: ${message}\n` +
+      `${SEED_OF_RUN.replay()}, burst ${burst}: ${message}\n` +
       history
         .slice(-4)
         .map((h) => `  burst ${h.burst}: ${h.ops.join(' | ') || '(no mutation)'}`)
         .join('\n');
 
-    try {
+    // Any failure inside, an unexpected throw included, names the seed and how to replay it.
+    await withSeed(SEED_OF_RUN, async () => {
       vouchRun(w, []);
       const started = observers.start(w.p);
       expect(started.action).toBe('started');
@@ -517,18 +520,15 @@ describe('the observer answers as a direct scan does', () => {
         currentAnswers += b.filter((answer) => answer.freshness === 'CURRENT').length;
         for (const answer of b) freshnessCounts.set(answer.freshness, (freshnessCounts.get(answer.freshness) ?? 0) + 1);
       }
-    } catch (error) {
-      if (error instanceof Error && !error.message.includes(`seed ${SEED}`)) error.message = `seed ${SEED}: ${error.message}`;
-      throw error;
-    }
+    });
 
     console.log(
       `[observer property] seed ${SEED}, ${BURSTS} bursts: ${JSON.stringify(Object.fromEntries(freshnessCounts))} answers; mutations ${JSON.stringify(Object.fromEntries([...counts].sort()))}`,
     );
-    expect(disagreements).toBe(0);
+    expect(disagreements, SEED_OF_RUN.replay()).toBe(0);
     // The sequence must have exercised both sides of the answer and every required kind.
-    expect(currentAnswers, `seed ${SEED}: no CURRENT answer in ${BURSTS} bursts`).toBeGreaterThan(0);
-    for (const kind of new Set(REQUIRED)) expect(counts.get(kind) ?? 0, `seed ${SEED}: ${kind} never ran`).toBeGreaterThan(0);
+    expect(currentAnswers, `${SEED_OF_RUN.replay()}: no CURRENT answer in ${BURSTS} bursts`).toBeGreaterThan(0);
+    for (const kind of new Set(REQUIRED)) expect(counts.get(kind) ?? 0, `${SEED_OF_RUN.replay()}: ${kind} never ran`).toBeGreaterThan(0);
   });
 });
 

@@ -6,6 +6,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { processStart } from '../../src/fs/processStart.js';
 import { cleanEnv, spawnVouch, tempProject, type TempProject } from '../helpers/project.js';
+import { mulberry32, testSeed, withSeed } from '../helpers/seed.js';
 
 /*
  * The check starts a grandchild and writes both pids to a file outside the
@@ -99,52 +100,57 @@ async function checkPids(pidsFile: string): Promise<[number, number]> {
   return pids;
 }
 
-describe('the check dies with vouch', () => {
-  it('kill -9 of vouch at random moments while the check runs leaves no process of the check, and no lock that blocks the next run', { timeout: 60_000 }, async () => {
-    project = grandProject();
-    const root = project.root;
-    const survivors: string[] = [];
-    const lock = join(root, '.vouch', 'locks', 'grand.lock');
-    const recordedGroup = () => {
-      try {
-        return (JSON.parse(readFileSync(lock, 'utf8')) as { checkPgid?: number }).checkPgid ?? null;
-      } catch {
-        return null;
-      }
-    };
-    for (let i = 0; i < 20; i++) {
-      const pidsFile = join(pidsDir!, `pids-${i}`);
-      const run = startRun(root, pidsFile);
-      let pids: number[];
-      if (i % 4 === 3) {
-        // Right after the spawn: the check may still be starting, its grandchild not yet there.
-        expect(await until(() => recordedGroup() !== null, 15_000), 'the lock to record the check').toBe(true);
-        pids = [recordedGroup()!];
-        track(pids);
-      } else {
-        // While the check and its grandchild run, at a random moment.
-        pids = await checkPids(pidsFile);
-        await delay(Math.floor(Math.random() * 300));
-      }
-      run.child.kill('SIGKILL');
-      const exit = await run.exited;
-      expect(exit.signal, run.stderr()).toBe('SIGKILL');
-      await until(() => !pids.some(running), 2_000);
-      // A grandchild that appeared after the kill is the check's too.
-      if (existsSync(pidsFile)) pids = [...new Set([...pids, ...readFileSync(pidsFile, 'utf8').trim().split(' ').map(Number)])];
-      track(pids);
-      await until(() => !pids.some(running), 2_000);
-      for (const pid of pids.filter(running)) survivors.push(`run ${i}: pid ${pid}`);
-    }
-    expect(survivors).toEqual([]);
+// The kill moments are drawn from VOUCH_SEED, or a fixed seed (test/helpers/seed.ts).
+const KILL_SEED = testSeed(import.meta.url, 3);
 
-    // The last kill left its lock; the next run recovers it at once and completes.
-    const next = project.vouch(['run', 'grand', '--json'], { env: cleanEnv({ QUICK: '1' }), timeout: 30_000 });
-    expect(next.code, next.stderr).toBe(0);
-    expect(next.stderr).not.toMatch(/waiting for grand/);
-    expect(JSON.parse(next.stdout).runs[0]).toMatchObject({ action: 'ran', exit_code: 0, receipt: { result: 'PASS' } });
-    expect(existsSync(join(root, '.vouch', 'locks', 'grand.lock'))).toBe(false);
-  });
+describe('the check dies with vouch', () => {
+  it('kill -9 of vouch at random moments while the check runs leaves no process of the check, and no lock that blocks the next run', { timeout: 60_000 }, () =>
+    withSeed(KILL_SEED, async () => {
+      project = grandProject();
+      const root = project.root;
+      const survivors: string[] = [];
+      const moment = mulberry32(KILL_SEED.value);
+      const lock = join(root, '.vouch', 'locks', 'grand.lock');
+      const recordedGroup = () => {
+        try {
+          return (JSON.parse(readFileSync(lock, 'utf8')) as { checkPgid?: number }).checkPgid ?? null;
+        } catch {
+          return null;
+        }
+      };
+      for (let i = 0; i < 20; i++) {
+        const pidsFile = join(pidsDir!, `pids-${i}`);
+        const run = startRun(root, pidsFile);
+        let pids: number[];
+        if (i % 4 === 3) {
+          // Right after the spawn: the check may still be starting, its grandchild not yet there.
+          expect(await until(() => recordedGroup() !== null, 15_000), 'the lock to record the check').toBe(true);
+          pids = [recordedGroup()!];
+          track(pids);
+        } else {
+          // While the check and its grandchild run, at a random moment.
+          pids = await checkPids(pidsFile);
+          await delay(Math.floor(moment() * 300));
+        }
+        run.child.kill('SIGKILL');
+        const exit = await run.exited;
+        expect(exit.signal, run.stderr()).toBe('SIGKILL');
+        await until(() => !pids.some(running), 2_000);
+        // A grandchild that appeared after the kill is the check's too.
+        if (existsSync(pidsFile)) pids = [...new Set([...pids, ...readFileSync(pidsFile, 'utf8').trim().split(' ').map(Number)])];
+        track(pids);
+        await until(() => !pids.some(running), 2_000);
+        for (const pid of pids.filter(running)) survivors.push(`run ${i}: pid ${pid}`);
+      }
+      expect(survivors).toEqual([]);
+
+      // The last kill left its lock; the next run recovers it at once and completes.
+      const next = project.vouch(['run', 'grand', '--json'], { env: cleanEnv({ QUICK: '1' }), timeout: 30_000 });
+      expect(next.code, next.stderr).toBe(0);
+      expect(next.stderr).not.toMatch(/waiting for grand/);
+      expect(JSON.parse(next.stdout).runs[0]).toMatchObject({ action: 'ran', exit_code: 0, receipt: { result: 'PASS' } });
+      expect(existsSync(join(root, '.vouch', 'locks', 'grand.lock'))).toBe(false);
+    }));
 
   it('SIGINT to vouch reaches the whole group of the check, its grandchild too, and vouch exits 130', { timeout: 30_000 }, async () => {
     project = grandProject();

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryStatCache, type StatCacheRows } from '../../src/core/statCache.js';
 import { openStore } from '../../src/store/openStore.js';
 import { loadStatCache, saveStatCache } from '../../src/store/statCacheTable.js';
+import { testSeed } from '../helpers/seed.js';
 
 /*
  * digestsFor merges the store's rows (sorted by bytes) with a listing instead
@@ -30,6 +31,9 @@ function random(seed: number) {
   };
 }
 
+// VOUCH_SEED=N replays (test/helpers/seed.ts); the store's round trip draws from N + 12.
+const SEED = testSeed(import.meta.url, 11);
+
 function expectedDigests(cache: MemoryStatCache, paths: readonly string[], identities: readonly (string | null)[]) {
   return paths.map((path, index) => {
     const found = identities[index] === null ? undefined : cache.get(path);
@@ -39,7 +43,7 @@ function expectedDigests(cache: MemoryStatCache, paths: readonly string[], ident
 
 describe('the stat cache', () => {
   it('answers a listing in bulk exactly as path by path, in any order and with any characters', () => {
-    const next = random(11);
+    const next = random(SEED.value);
     for (let round = 0; round < 300; round++) {
       const universe = [...new Set(Array.from({ length: 1 + next(60) }, () => Array.from({ length: 1 + next(5) }, () => ALPHABET[next(ALPHABET.length)]).join('')))];
       const cached = universe.filter(() => next(3) > 0).sort(byBytes);
@@ -50,7 +54,7 @@ describe('the stat cache', () => {
       const identities = listed.map((path) => [null, `id-${path}`, `id-${path}`, `changed-${path}`][next(4)] ?? null);
       const bulk = new MemoryStatCache(rows).digestsFor(listed, identities);
       const oneByOne = expectedDigests(new MemoryStatCache(rows), listed, identities);
-      expect(bulk, `round ${round}: ${JSON.stringify(listed)}`).toEqual(oneByOne);
+      expect(bulk, `${SEED.replay()}, round ${round}: ${JSON.stringify(listed)}`).toEqual(oneByOne);
     }
   });
 
@@ -76,15 +80,15 @@ describe('the stat cache', () => {
     const dir = mkdtempSync(join(tmpdir(), 'vouch-stat-cache-'));
     const store = openStore(dir);
     try {
-      const next = random(23);
+      const next = random(SEED.value + 12);
       let truth = new Map<string, { identity: string; digest: string }>();
       for (let round = 0; round < 40; round++) {
         const cache = loadStatCache(store.db);
-        expect(new Map([...cache.entries].map(([path, entry]) => [path, { ...entry }])), `round ${round}`).toEqual(truth);
+        expect(new Map([...cache.entries].map(([path, entry]) => [path, { ...entry }])), `${SEED.replay()}, round ${round}`).toEqual(truth);
         // What was saved is in byte order, so the merge with git's listing answers as lookups do.
         const listed = [...truth.keys()].sort(byBytes);
         const identities = listed.map((path) => truth.get(path)!.identity);
-        expect(loadStatCache(store.db).digestsFor(listed, identities)).toEqual(listed.map((path) => truth.get(path)!.digest));
+        expect(loadStatCache(store.db).digestsFor(listed, identities), `${SEED.replay()}, round ${round}`).toEqual(listed.map((path) => truth.get(path)!.digest));
         const changes = 1 + next(20);
         for (let change = 0; change < changes; change++) {
           const path = Array.from({ length: 1 + next(4) }, () => ALPHABET[next(ALPHABET.length)]).join('');
