@@ -1,11 +1,31 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Three projects, by what a test really does (https://vitest.dev/guide/projects):
+ * - unit: pure modules, no processes, no sleeps, no dist/; the whole project in a few seconds;
+ * - integration: real stages, store and watcher, in-process (a few import dist/);
+ * - e2e: anything that spawns the built CLI.
+ * `vitest run` runs all three; `vitest run --project unit` one of them.
+ */
+const FRESH_DIST = './test/setup/freshDist.ts';
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    testTimeout: 120_000,
-    hookTimeout: 120_000,
     // End-to-end tests spawn real processes; two cores are shared between them.
     maxWorkers: 2,
+    projects: [
+      {
+        extends: true,
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], testTimeout: 10_000 },
+      },
+      {
+        extends: true,
+        test: { name: 'integration', include: ['test/integration/**/*.test.ts'], globalSetup: [FRESH_DIST], testTimeout: 120_000, hookTimeout: 120_000 },
+      },
+      {
+        extends: true,
+        test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], globalSetup: [FRESH_DIST], testTimeout: 120_000, hookTimeout: 120_000 },
+      },
+    ],
   },
 });

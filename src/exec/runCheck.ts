@@ -1,10 +1,7 @@
-import { constants } from 'node:os';
 import { join, relative } from 'node:path';
 import type Database from 'better-sqlite3';
-import { contextDigest } from '../core/context.js';
 import { decide, type CheckStatus } from '../core/decide.js';
-import { definitionDigest, type CheckDefinition } from '../core/definition.js';
-import { reason, type Reason } from '../core/reason.js';
+import type { CheckDefinition } from '../core/definition.js';
 import type { Observation, ObservedContext } from '../core/observation.js';
 import type { Receipt } from '../core/receipt.js';
 import type { MemoryStatCache } from '../core/statCache.js';
@@ -50,8 +47,6 @@ export type RunOutcome =
   | { action: 'skipped'; status: CheckStatus; exitCode: 0 }
   | { action: 'ran'; receipt: Receipt; exitCode: number; interrupted: boolean; error: RunError | null };
 
-const MAX_LISTED_PATHS = 5;
-
 /**
  * Runs one check and records its receipt: lock, snapshot, spawn, snapshot
  * again, and one transaction. A receipt is reusable only if nothing it is
@@ -74,12 +69,12 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
     if (skipped) return skipped;
   }
   // Loaded only now: a check the observer finds current is skipped without the scan's code.
-  const [{ InputScanner }, { startScans }, { insertReceipt, latestReceipt }, { saveStatCache }, { diffManifest }, { spawnCheck }] = await Promise.all([
+  const [{ InputScanner }, { startScans }, { insertReceipt, latestReceipt }, { saveStatCache }, { buildReceipt }, { spawnCheck }] = await Promise.all([
     import('../fs/inputScanner.js'),
     import('../fs/startedScans.js'),
     import('../store/receipts.js'),
     import('../store/statCacheTable.js'),
-    import('../core/diff.js'),
+    import('../core/receiptBuilder.js'),
     import('./spawnCheck.js'),
   ]);
   const runId = newRunId();
@@ -144,57 +139,19 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
 
     const after = plan(envKey);
     const inputsAfter = observe();
-    const reasons: Reason[] = [...inputsAfter.problems, ...after.observed.problems];
-    const changed = [
-      ...new Set([
-        ...diffManifest(inputsBefore.manifest.entries, inputsAfter.manifest.entries).map((change) => change.path),
-        ...rewrittenSources(inputsBefore.sourceIdentities, inputsAfter.sourceIdentities),
-      ]),
-    ];
-    if (changed.length > 0) {
-      const listed = changed.slice(0, MAX_LISTED_PATHS).join(', ');
-      const more = changed.length > MAX_LISTED_PATHS ? ` and ${changed.length - MAX_LISTED_PATHS} more` : '';
-      reasons.push(reason('inputs-changed-during-run', `inputs changed while the check ran: ${listed}${more}`));
-    }
-    if (contextDigest(before.observed.context) !== contextDigest(after.observed.context)) {
-      reasons.push(reason('inputs-changed-during-run', 'the tools or environment changed while the check ran'));
-    }
-    if (outcome.interruptedBy) reasons.push(reason('interrupted', `interrupted by ${outcome.interruptedBy}`));
-    if (outcome.logFailure) {
-      reasons.push(
-        reason(
-          'log-not-written',
-          `the log could not be written (${outcome.logFailure}) and keeps at most its first ${LOG_KEPT_BYTES / 1024} KiB; free space where the state dir is, and run the check again`,
-        ),
-      );
-    }
-
-    // An interrupted run never passes, even when the check caught the signal and exited 0.
-    const signal = outcome.signal ?? outcome.interruptedBy;
-    const exitCode = signal ? 128 + (constants.signals[signal] ?? 0) : (outcome.exitCode ?? 1);
-    const result = exitCode === 0 ? 'PASS' : 'FAIL';
-    if (result === 'FAIL') {
-      reasons.unshift(reason('failed', signal ? `stopped by ${signal}` : `exited with code ${exitCode}`));
-    }
-    const receipt: Receipt = {
+    const { receipt, exitCode } = buildReceipt({
       runId,
-      check: definition.name,
       definition,
-      definitionDigest: definitionDigest(definition),
-      context: after.observed.context,
-      contextDigest: contextDigest(after.observed.context),
-      manifestDigest: inputsAfter.manifest.digest,
-      inputCount: inputsAfter.manifest.entries.length,
-      result,
-      exitCode: outcome.signal ? null : (outcome.exitCode ?? exitCode),
-      signal: outcome.signal,
+      contextBefore: before.observed.context,
+      observedAfter: after.observed,
+      inputsBefore,
+      inputsAfter,
+      end: outcome,
       startedAt,
       finishedAt,
-      durationMs: finishedAt - startedAt,
       logPath: relative(request.stateDir, logPath),
-      reuseEligible: reasons.length === 0,
-      reasons,
-    };
+      logKeptBytes: LOG_KEPT_BYTES,
+    });
     // The check has run: from here on its exit code stands, and the report says what vouch could not do.
     let error: RunError | null = null;
     const save = () => insertReceipt(db, receipt, inputsAfter.manifest.entries);
@@ -239,14 +196,4 @@ function missingExecutable(log: RunLog, name: string) {
   const message = `"${name}" is not on PATH or in node_modules/.bin; install it, or fix the check's command`;
   log.write(`vouch: ${message}\n`);
   return { exitCode: 127, signal: null, interruptedBy: null, spawnError: message, logFailure: log.close() };
-}
-
-/** Sources whose bytes match before and after, but that were written in between: the check may have read anything. */
-function rewrittenSources(before: Map<string, string>, after: Map<string, string>): string[] {
-  const paths: string[] = [];
-  for (const [path, identity] of after) {
-    const old = before.get(path);
-    if (old !== undefined && old !== identity) paths.push(path);
-  }
-  return paths;
 }

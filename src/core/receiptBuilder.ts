@@ -1,0 +1,132 @@
+import { constants } from 'node:os';
+import { contextDigest, type CheckContext } from './context.js';
+import { definitionDigest, type CheckDefinition } from './definition.js';
+import { diffManifest } from './diff.js';
+import type { Observation, ObservedContext } from './observation.js';
+import { reason, type Reason } from './reason.js';
+import type { CheckResult, Receipt } from './receipt.js';
+
+/** How the check's process ended, as the spawn reports it. */
+export interface RunEnd {
+  /** null when a signal ended it. */
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  /** A signal that reached vouch and was forwarded to the check. */
+  interruptedBy: NodeJS.Signals | null;
+  /** Why the log could not be written in full, or null. */
+  logFailure: string | null;
+}
+
+/** Everything that happened in one run, as runCheck saw it: the receipt is made of nothing else. */
+export interface RunRecord {
+  runId: string;
+  definition: CheckDefinition;
+  /** The context planned just before the spawn. */
+  contextBefore: CheckContext;
+  /** The context planned again just after it, with what could not be established. */
+  observedAfter: ObservedContext;
+  inputsBefore: Pick<Observation, 'manifest' | 'sourceIdentities'>;
+  inputsAfter: Pick<Observation, 'manifest' | 'sourceIdentities' | 'problems'>;
+  end: RunEnd;
+  startedAt: number;
+  finishedAt: number;
+  /** The log's path, relative to the state dir. */
+  logPath: string;
+  /** How much of a log that could not be written is kept. */
+  logKeptBytes: number;
+}
+
+export interface BuiltReceipt {
+  receipt: Receipt;
+  /** What vouch exits with for this check: the check's own code, or 128 + the signal's number. */
+  exitCode: number;
+}
+
+/** At most this many changed paths are named in a reason; the rest are counted. */
+export const MAX_LISTED_PATHS = 5;
+
+/**
+ * The exit code a run answers with. A signal, whether it ended the check or
+ * interrupted vouch, gives 128 + its number, as shells report it
+ * (https://www.gnu.org/software/bash/manual/html_node/Exit-Status.html): an
+ * interrupted run never passes, even when the check caught the signal and exited 0.
+ */
+export function runExitCode(end: Pick<RunEnd, 'exitCode' | 'signal' | 'interruptedBy'>): number {
+  const signal = end.signal ?? end.interruptedBy;
+  return signal ? 128 + (constants.signals[signal] ?? 0) : (end.exitCode ?? 1);
+}
+
+/** The paths whose entries differ between the two observations, or whose sources were rewritten in between. */
+export function changedDuringRun(before: RunRecord['inputsBefore'], after: RunRecord['inputsAfter']): string[] {
+  return [
+    ...new Set([
+      ...diffManifest(before.manifest.entries, after.manifest.entries).map((change) => change.path),
+      ...rewrittenSources(before.sourceIdentities, after.sourceIdentities),
+    ]),
+  ];
+}
+
+/**
+ * Turns what happened in a run into its receipt. A receipt is reusable only if
+ * nothing it is bound to moved while the check ran, and nothing was left
+ * unobserved or unwritten; the reasons say which.
+ */
+export function buildReceipt(run: RunRecord): BuiltReceipt {
+  const { definition, end, observedAfter, inputsAfter } = run;
+  const reasons: Reason[] = [...inputsAfter.problems, ...observedAfter.problems];
+  const changed = changedDuringRun(run.inputsBefore, inputsAfter);
+  if (changed.length > 0) {
+    const listed = changed.slice(0, MAX_LISTED_PATHS).join(', ');
+    const more = changed.length > MAX_LISTED_PATHS ? ` and ${changed.length - MAX_LISTED_PATHS} more` : '';
+    reasons.push(reason('inputs-changed-during-run', `inputs changed while the check ran: ${listed}${more}`));
+  }
+  if (contextDigest(run.contextBefore) !== contextDigest(observedAfter.context)) {
+    reasons.push(reason('inputs-changed-during-run', 'the tools or environment changed while the check ran'));
+  }
+  if (end.interruptedBy) reasons.push(reason('interrupted', `interrupted by ${end.interruptedBy}`));
+  if (end.logFailure) {
+    reasons.push(
+      reason(
+        'log-not-written',
+        `the log could not be written (${end.logFailure}) and keeps at most its first ${run.logKeptBytes / 1024} KiB; free space where the state dir is, and run the check again`,
+      ),
+    );
+  }
+
+  const signal = end.signal ?? end.interruptedBy;
+  const exitCode = runExitCode(end);
+  const result: CheckResult = exitCode === 0 ? 'PASS' : 'FAIL';
+  if (result === 'FAIL') {
+    reasons.unshift(reason('failed', signal ? `stopped by ${signal}` : `exited with code ${exitCode}`));
+  }
+  const receipt: Receipt = {
+    runId: run.runId,
+    check: definition.name,
+    definition,
+    definitionDigest: definitionDigest(definition),
+    context: observedAfter.context,
+    contextDigest: contextDigest(observedAfter.context),
+    manifestDigest: inputsAfter.manifest.digest,
+    inputCount: inputsAfter.manifest.entries.length,
+    result,
+    exitCode: end.signal ? null : (end.exitCode ?? exitCode),
+    signal: end.signal,
+    startedAt: run.startedAt,
+    finishedAt: run.finishedAt,
+    durationMs: run.finishedAt - run.startedAt,
+    logPath: run.logPath,
+    reuseEligible: reasons.length === 0,
+    reasons,
+  };
+  return { receipt, exitCode };
+}
+
+/** Sources whose bytes match before and after, but that were written in between: the check may have read anything. */
+function rewrittenSources(before: Map<string, string>, after: Map<string, string>): string[] {
+  const paths: string[] = [];
+  for (const [path, identity] of after) {
+    const old = before.get(path);
+    if (old !== undefined && old !== identity) paths.push(path);
+  }
+  return paths;
+}

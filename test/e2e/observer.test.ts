@@ -1,0 +1,914 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { configText, type Json } from '../helpers/answers.js';
+import {
+  answersOf,
+  isRunning,
+  liveFiles,
+  observerDirEntries,
+  observerRecords,
+  ObserverTracker,
+  PATIENT,
+  rpcExchange,
+  timedStatus,
+  until,
+  vouchAsync,
+  waitGone,
+} from '../helpers/observer.js';
+import { CLI, cleanEnv, REPO, tempProject, type TempProject } from '../helpers/project.js';
+
+/*
+ * The observer's lifecycle and protocol, from the outside: start, stop,
+ * crashes, hangs, sockets, idle exit, and a root that goes away. Whatever
+ * happens to the observer, status still answers, and never CURRENT on an
+ * observation it cannot stand behind.
+ */
+
+const projects: TempProject[] = [];
+const observers = new ObserverTracker();
+afterEach(async () => {
+  const problems = await observers.cleanup();
+  for (const p of projects.splice(0)) p.remove();
+  expect(problems, 'observers that would not stop').toEqual([]);
+});
+
+const CHECK = { name: 'check', kind: 'custom', command: ['node', 'check.cjs'] };
+// The check leaves a line in out/ran.log each time it runs, so a test can tell whether anything ran.
+const CHECK_JS = "const fs = require('fs');\nfs.mkdirSync('out', { recursive: true });\nfs.appendFileSync('out/ran.log', 'ran\\n');\n";
+const A_JS = 'export const a = 1;\n';
+const FILES: Record<string, string> = {
+  'vouch.config.json': configText([CHECK]),
+  '.gitignore': 'node_modules/\nout/\nstate/\n',
+  'check.cjs': CHECK_JS,
+  'src/a.js': A_JS,
+  'src/b.js': 'export const b = 2;\n',
+  'node_modules/dep/index.js': 'module.exports = 42;\n',
+};
+
+function project(name: string, files: Record<string, string> = FILES, options: { git?: boolean } = {}): TempProject {
+  const p = tempProject(name, files, options);
+  projects.push(p);
+  return p;
+}
+
+function runChecks(p: TempProject, args: string[] = [], cwd = p.root) {
+  const result = p.vouch(['run', ...args], { cwd });
+  expect(result.code, `vouch run ${args.join(' ')}\n${result.stdout}\n${result.stderr}`).toBe(0);
+}
+
+const stateDirOf = (p: TempProject) => join(p.root, '.vouch');
+const ranCount = (p: TempProject) => (existsSync(join(p.root, 'out/ran.log')) ? readFileSync(join(p.root, 'out/ran.log'), 'utf8').split('\n').length - 1 : 0);
+const patient = cleanEnv({ VOUCH_OBSERVER_TIMEOUT_MS: PATIENT });
+
+function observerInfo(p: TempProject, args: string[] = [], cwd = p.root): Json {
+  const result = p.vouch(['observer', ...args, '--json'], { cwd });
+  expect(result.code, result.stderr).toBe(0);
+  return JSON.parse(result.stdout);
+}
+
+function expectSocket(path: string) {
+  const stats = statSync(path);
+  expect(stats.isSocket(), `${path} is a socket`).toBe(true);
+  // Soft: a wrong mode is reported, and the rest of the test still runs.
+  expect.soft((stats.mode & 0o777).toString(8), `mode of ${path}`).toBe('600');
+  expect.soft((statSync(dirname(path)).mode & 0o777).toString(8), `mode of ${dirname(path)}`).toBe('700');
+}
+
+describe('start and stop', () => {
+  it('start returns once the index is ready and says how long it took; a second start finds it running', () => {
+    const p = project('obs-start');
+    runChecks(p);
+    const human = p.vouch(['start'], { timeout: 60_000 });
+    // The duration as vouch prints durations everywhere: 412ms, 1.4s.
+    const ready = /^observer ready in (\d+ms|\d+\.\ds|\d+m\d+s) \(pid (\d+), (\d+) files\)$/m.exec(human.stdout);
+    const pid = ready ? Number(ready[2]) : NaN;
+    observers.note(p, [], pid);
+    expect(human.code, human.stderr).toBe(0);
+    expect(ready, human.stdout).not.toBeNull();
+    expect(isRunning(pid)).toBe(true);
+    // Inputs: check.js, src/a.js, src/b.js, .gitignore, and one installed file at least.
+    expect(Number(ready?.[3])).toBeGreaterThanOrEqual(4);
+
+    // Ready means ready: the very next question is the observer's to answer, even the cheapest one.
+    const cached = timedStatus(p, ['--cached']).out;
+    expect(cached.observation.source).toBe('observer');
+    expect(cached.observation.mode).toBe('cached');
+    expect(answersOf(cached).map((a) => a.freshness)).toEqual(['CURRENT']);
+
+    const info = observerInfo(p);
+    expect(info.running).toBe(true);
+    expect(info.pid).toBe(pid);
+    expect(info.index_files).toBe(Number(ready?.[3]));
+
+    const again = observers.start(p);
+    expect(again).toMatchObject({ schema: 1, action: 'already-running', pid });
+    const againHuman = p.vouch(['start'], { timeout: 60_000 });
+    expect(againHuman.code).toBe(0);
+    expect(againHuman.stdout).toMatch(/already running/);
+    expect(againHuman.stdout).toContain(String(pid));
+    expect(observerRecords(stateDirOf(p)).map((r) => r.record.pid)).toEqual([pid]);
+  });
+
+  it('two starts at the same instant: one observer, both say where it is, and its files stay', async () => {
+    const p = project('obs-race');
+    runChecks(p);
+    observers.note(p, [], 0);
+    const [one, two] = await Promise.all([0, 1].map(() => vouchAsync(p.root, ['start', '--json'], 60_000)));
+    const outs = [one, two].map((result) => {
+      expect(result?.code, result?.output).toBe(0);
+      return JSON.parse(result?.output ?? '');
+    });
+    for (const out of outs) observers.note(p, [], out.pid);
+    expect(outs.map((out) => out.action).sort()).toEqual(['already-running', 'started']);
+    expect(outs[0].pid).toBe(outs[1].pid);
+    expect(observerRecords(stateDirOf(p)).map((r) => r.record.pid)).toEqual([outs[0].pid]);
+    expect(existsSync(outs[0].socket)).toBe(true);
+    expect(timedStatus(p, [], patient).out.observation.source).toBe('observer');
+  });
+
+  it('stop ends it and leaves no socket or pid file; a second stop says not-running', async () => {
+    const p = project('obs-stop');
+    runChecks(p);
+    const started = observers.start(p);
+    expect(started).toMatchObject({ schema: 1, action: 'started' });
+    expect(typeof started.pid).toBe('number');
+    expect(started.ready_ms).toBeGreaterThanOrEqual(0);
+    expect(started.index_files).toBeGreaterThanOrEqual(4);
+    expect(typeof started.socket).toBe('string');
+    expectSocket(started.socket);
+    const entries = observerDirEntries(stateDirOf(p));
+    expect(entries.some((name) => name.endsWith('.json')), entries.join(' ')).toBe(true);
+    expect(entries.some((name) => name.endsWith('.log')), entries.join(' ')).toBe(true);
+
+    const stopped = p.json(['stop']);
+    expect(stopped).toEqual({ schema: 1, action: 'stopped', pid: started.pid });
+    expect(await waitGone(started.pid, 2_000), 'the observer exits when stop returns').toBe(true);
+    expect(liveFiles(stateDirOf(p))).toEqual([]);
+    expect(existsSync(started.socket)).toBe(false);
+
+    expect(p.json(['stop'])).toEqual({ schema: 1, action: 'not-running', pid: null });
+    expect(observerInfo(p)).toEqual({ schema: 1, running: false });
+    const status = timedStatus(p, []).out;
+    expect(status.observation.source).toBe('scan');
+    expect(answersOf(status).map((a) => a.freshness)).toEqual(['CURRENT']);
+  });
+
+  it('start --foreground serves until SIGTERM, then cleans up', async () => {
+    const p = project('obs-fg');
+    runChecks(p);
+    const child = spawn(process.execPath, [CLI, 'start', '--foreground'], { cwd: p.root, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    observers.note(p, [], child.pid);
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    await until(() => /observer ready in \S+ \(pid \d+/.test(output), 'the foreground observer to be ready');
+    const info = observerInfo(p);
+    expect(info.running).toBe(true);
+    expect(info.pid).toBe(child.pid);
+    expect(timedStatus(p, []).out.observation.source).toBe('observer');
+
+    child.kill('SIGTERM');
+    const code = await Promise.race([exited, delay(10_000).then(() => 'still running' as const)]);
+    expect(code, output).not.toBe('still running');
+    expect(liveFiles(stateDirOf(p))).toEqual([]);
+    expect(existsSync(info.socket)).toBe(false);
+  });
+
+  it('an observer of another vouch version is replaced by the next start', async () => {
+    const p = project('obs-version');
+    runChecks(p);
+    // The same bundle, with another version built in.
+    const other = join(p.root, 'out', 'other-vouch');
+    cpSync(join(REPO, 'dist'), join(other, 'dist'), { recursive: true });
+    const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8'));
+    writeFileSync(join(other, 'package.json'), JSON.stringify({ ...pkg, version: '0.0.0-other' }));
+    const versionChunks = readdirSync(join(other, 'dist/bin')).filter((name) => /^version-.*\.js$/.test(name));
+    expect(versionChunks).toHaveLength(1);
+    const versionChunk = join(other, 'dist/bin', versionChunks[0]!);
+    const built = readFileSync(versionChunk, 'utf8');
+    expect(built).toContain(JSON.stringify(pkg.version));
+    writeFileSync(versionChunk, built.replace(JSON.stringify(pkg.version), JSON.stringify('0.0.0-other')));
+    symlinkSync(join(REPO, 'node_modules'), join(other, 'node_modules'));
+    const otherStart = spawnSync(process.execPath, [join(other, 'dist/bin/main.js'), 'start', '--json'], { cwd: p.root, env: cleanEnv(), encoding: 'utf8', timeout: 60_000 });
+    const old = JSON.parse(otherStart.stdout || '{}');
+    observers.note(p, [], old.pid);
+    expect(otherStart.status, otherStart.stderr).toBe(0);
+    expect(observerInfo(p).version).toBe('0.0.0-other');
+
+    const replaced = observers.start(p);
+    expect(replaced.action).toBe('replaced');
+    expect(replaced.pid).not.toBe(old.pid);
+    expect(await waitGone(old.pid, 5_000), 'the old observer is gone').toBe(true);
+    expect(observerInfo(p).version).toBe(pkg.version);
+    expect(timedStatus(p, []).out.observation.source).toBe('observer');
+  });
+});
+
+describe('vouch observer and status', () => {
+  it('vouch observer --json reports on the running observer', async () => {
+    const p = project('obs-info');
+    runChecks(p);
+    const started = observers.start(p);
+    const info = observerInfo(p);
+    const version = p.vouch(['--version']).stdout.trim();
+    expect(info).toMatchObject({
+      schema: 1,
+      running: true,
+      pid: started.pid,
+      version,
+      healthy: true,
+      reasons: [],
+      index_files: started.index_files,
+      overflows: 0,
+      socket: started.socket,
+    });
+    for (const field of ['uptime_ms', 'watched_paths', 'memory_rss_bytes', 'events', 'rescans']) {
+      expect(typeof info[field], field).toBe('number');
+      expect(info[field], field).toBeGreaterThanOrEqual(0);
+    }
+    expect(info.watched_paths).toBeGreaterThan(0);
+    expect(info.memory_rss_bytes).toBeGreaterThan(1_000_000);
+    if (info.last_rescan !== null) {
+      expect(Object.keys(info.last_rescan).sort()).toEqual(['at', 'duration_ms', 'reason']);
+    }
+
+    // Events are counted as they come.
+    p.write('src/new.js', 'export const n = 3;\n');
+    const later = await until(
+      () => {
+        const now = observerInfo(p);
+        return now.events > info.events ? now : null;
+      },
+      'the observer to count the write',
+      10_000,
+      50,
+    );
+    expect(later.uptime_ms).toBeGreaterThan(info.uptime_ms);
+  });
+
+  it('observation.source says observer or scan, and the answers agree', () => {
+    const p = project('obs-source');
+    runChecks(p);
+    observers.start(p);
+    const byDefault = timedStatus(p, [], patient).out;
+    expect(byDefault.observation).toMatchObject({ source: 'observer', mode: 'sync' });
+    expect(timedStatus(p, ['--sync'], patient).out.observation).toMatchObject({ source: 'observer', mode: 'sync' });
+    expect(timedStatus(p, ['--cached'], patient).out.observation).toMatchObject({ source: 'observer', mode: 'cached' });
+    // Without the addon the call goes through node:net instead of blocking natively: the same answer, from the observer.
+    const throughNet = timedStatus(p, [], { ...patient, VOUCH_NATIVE: '0' }).out;
+    expect(throughNet.observation).toMatchObject({ source: 'observer', mode: 'sync' });
+    expect(answersOf(throughNet)).toEqual(answersOf(byDefault));
+    const scanned = timedStatus(p, ['--no-observer']).out;
+    expect(scanned.observation).toMatchObject({ source: 'scan', mode: null });
+    expect(answersOf(byDefault)).toEqual(answersOf(scanned));
+    expect(answersOf(scanned).map((a) => a.freshness)).toEqual(['CURRENT']);
+
+    // An edit, asked about at once: the barrier makes the observer see it.
+    p.write('src/a.js', 'export const a = 2;\n');
+    const stale = timedStatus(p, [], patient).out;
+    expect(stale.observation.source).toBe('observer');
+    expect(answersOf(stale)).toEqual(answersOf(timedStatus(p, ['--no-observer']).out));
+    expect(answersOf(stale).map((a) => a.freshness)).toEqual(['STALE']);
+
+    // explain through the observer names the same change as explain without it.
+    const explained = p.json(['explain', 'check'], { env: patient });
+    const explainedDirectly = p.json(['explain', 'check', '--no-observer']);
+    expect(explained.check.freshness).toBe('STALE');
+    expect(explained.input_changes).toEqual(explainedDirectly.input_changes);
+
+    // run --if-due through the observer runs the STALE check, then skips it.
+    const before = ranCount(p);
+    expect(p.vouch(['run', '--if-due'], { env: patient }).code).toBe(0);
+    expect(ranCount(p)).toBe(before + 1);
+    const skipped = p.vouch(['run', '--if-due'], { env: patient });
+    expect(skipped.code).toBe(0);
+    expect(skipped.stdout).toContain('skipped');
+    expect(ranCount(p)).toBe(before + 1);
+
+    expect(p.json(['stop']).action).toBe('stopped');
+    const after = timedStatus(p, []).out;
+    expect(after.observation).toMatchObject({ source: 'scan', mode: null });
+    expect(answersOf(after).map((a) => a.freshness)).toEqual(['CURRENT']);
+  });
+});
+
+describe('run --if-due with an observer', () => {
+  it('skips a current check without taking the lock, and waits for a run that holds it, then skips on its receipt', async () => {
+    const SLOW = { name: 'check', kind: 'custom', command: ['node', 'slow.cjs'] };
+    const p = project('obs-ifdue', {
+      ...FILES,
+      'vouch.config.json': configText([SLOW]),
+      'slow.cjs': `${CHECK_JS}setTimeout(() => {}, 1500);\n`,
+    });
+    runChecks(p);
+    observers.start(p);
+    expect(ranCount(p)).toBe(1);
+
+    const skipped = p.vouch(['run', '--if-due', '--json'], { env: patient });
+    expect(skipped.code, skipped.stderr).toBe(0);
+    expect(JSON.parse(skipped.stdout).runs.map((r: Json) => r.action)).toEqual(['skipped']);
+    expect(existsSync(join(stateDirOf(p), 'locks', 'check.lock'))).toBe(false);
+
+    p.write('src/a.js', 'export const a = 2;\n');
+    const first = vouchAsync(p.root, ['run'], 30_000, patient);
+    await until(() => existsSync(join(stateDirOf(p), 'locks', 'check.lock')), 'the first run to take the lock');
+    const second = p.vouch(['run', '--if-due', '--json'], { env: patient });
+    expect((await first).code).toBe(0);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stderr).toMatch(/waiting/i);
+    expect(JSON.parse(second.stdout).runs.map((r: Json) => r.action)).toEqual(['skipped']);
+    expect(ranCount(p)).toBe(2);
+  });
+});
+
+describe('a crashed or hung observer', () => {
+  it('kill -9 leaves stale files; status detects them, cleans up and scans; start starts afresh', async () => {
+    const p = project('obs-kill9');
+    runChecks(p);
+    const started = observers.start(p);
+    process.kill(started.pid, 'SIGKILL');
+    expect(await waitGone(started.pid, 5_000)).toBe(true);
+    // What a crash leaves behind: its record and socket.
+    expect(liveFiles(stateDirOf(p)).some((name) => name.endsWith('.json'))).toBe(true);
+    expect(existsSync(started.socket)).toBe(true);
+
+    const status = timedStatus(p, []);
+    expect(status.out.observation.source).toBe('scan');
+    expect(answersOf(status.out).map((a) => a.freshness)).toEqual(['CURRENT']);
+    expect(liveFiles(stateDirOf(p)), 'stale record and socket removed').toEqual([]);
+    expect(existsSync(started.socket)).toBe(false);
+    expect(observerInfo(p)).toEqual({ schema: 1, running: false });
+
+    const again = observers.start(p);
+    expect(again.action).toBe('started');
+    expect(again.pid).not.toBe(started.pid);
+    expect(timedStatus(p, [], patient).out.observation.source).toBe('observer');
+  });
+
+  it('kill -9, then start at once: the stale socket does not stop the new observer', async () => {
+    const p = project('obs-kill9-start');
+    runChecks(p);
+    const started = observers.start(p);
+    process.kill(started.pid, 'SIGKILL');
+    expect(await waitGone(started.pid, 5_000)).toBe(true);
+    expect(existsSync(started.socket)).toBe(true);
+
+    const again = observers.start(p);
+    expect(again.action).toBe('started');
+    expect(again.pid).not.toBe(started.pid);
+    expectSocket(again.socket);
+    expect(observerRecords(stateDirOf(p)).map((r) => r.record.pid)).toEqual([again.pid]);
+    const status = timedStatus(p, [], patient).out;
+    expect(status.observation.source).toBe('observer');
+    expect(answersOf(status).map((a) => a.freshness)).toEqual(['CURRENT']);
+  });
+
+  it('a hung observer (SIGSTOP) costs at most the client deadline, then status scans', () => {
+    const p = project('obs-hung');
+    runChecks(p);
+    const started = observers.start(p);
+    const DEADLINE = 1_500;
+    const env = cleanEnv({ VOUCH_OBSERVER_TIMEOUT_MS: String(DEADLINE) });
+    expect(timedStatus(p, [], env).out.observation.source).toBe('observer');
+    // What a direct answer costs here, to bound the fallback below.
+    const scanMs = Math.max(timedStatus(p, ['--no-observer'], env).ms, timedStatus(p, ['--no-observer'], env).ms);
+
+    process.kill(started.pid, 'SIGSTOP');
+    try {
+      p.write('src/a.js', 'export const a = 2;\n');
+      for (const args of [[], ['--sync'], ['--cached']]) {
+        const hung = timedStatus(p, args, env);
+        expect(hung.out.observation.source, `status ${args.join(' ')}`).toBe('scan');
+        expect(answersOf(hung.out).map((a) => a.freshness)).toEqual(['STALE']);
+        expect(hung.ms, `status ${args.join(' ')} took ${Math.round(hung.ms)} ms; a scan takes ${Math.round(scanMs)} ms`).toBeLessThan(DEADLINE + scanMs + 1_000);
+      }
+      const started2 = performance.now();
+      const explained = p.json(['explain', 'check'], { env });
+      expect(explained.check.freshness).toBe('STALE');
+      expect(performance.now() - started2).toBeLessThan(DEADLINE + scanMs + 1_000);
+    } finally {
+      process.kill(started.pid, 'SIGCONT');
+    }
+    // Woken up, it answers again, and sees the edit made while it slept.
+    const woken = timedStatus(p, [], patient).out;
+    expect(woken.observation.source).toBe('observer');
+    expect(answersOf(woken).map((a) => a.freshness)).toEqual(['STALE']);
+  });
+});
+
+describe('directories made in one go', () => {
+  // inotify is not recursive: a watcher adds a watch for each new directory it hears of, and a
+  // directory made inside it before that watch exists may never be heard of (mkdir -p, cp -r, a
+  // checkout, an unpacked archive). Edits there then raise no event at all. The race is lost now
+  // and then; an observer that is not scheduled while the tree is made (a busy machine) loses it
+  // every time, so the test pauses it.
+  it('an edit deep inside a subtree made by mkdir -p, cp -r, git checkout or mv is seen, and so is its revert', async () => {
+    const COPIES = 6;
+    const p = project('obs-subtree', { ...FILES, 'lib/deep/er/d.js': 'export const d = 1;\n' });
+    p.git('checkout', '-q', '-b', 'nested');
+    for (let k = 0; k < COPIES; k++) p.write(`gen/g${k}/one/two/n.js`, `export const n = ${k};\n`);
+    p.git('add', '-A');
+    p.git('commit', '-qm', 'nested');
+    p.git('checkout', '-q', '-');
+    runChecks(p);
+    const started = observers.start(p);
+
+    const made: [how: string, path: string][] = [];
+    process.kill(started.pid, 'SIGSTOP');
+    try {
+      // One process, as fast as mkdir -p and a write are.
+      const script = `const fs = require('fs'); for (let k = 0; k < ${COPIES}; k++) { fs.mkdirSync('made/m' + k + '/a/b', { recursive: true }); fs.writeFileSync('made/m' + k + '/a/b/m.js', 'export const m = 1;\\n'); }`;
+      expect(spawnSync(process.execPath, ['-e', script], { cwd: p.root }).status).toBe(0);
+      for (let k = 0; k < COPIES; k++) made.push(['mkdir -p', `made/m${k}/a/b/m.js`]);
+      for (let k = 0; k < COPIES; k++) {
+        expect(spawnSync('cp', ['-r', 'lib', `copied${k}`], { cwd: p.root }).status).toBe(0);
+        made.push(['cp -r', `copied${k}/deep/er/d.js`]);
+      }
+      p.git('checkout', '-q', 'nested');
+      for (let k = 0; k < COPIES; k++) made.push(['git checkout', `gen/g${k}/one/two/n.js`]);
+      // A tree made elsewhere and moved in arrives as one event, whoever wins the race.
+      const outside = `${p.root}-outside`;
+      mkdirSync(join(outside, 'x/y'), { recursive: true });
+      writeFileSync(join(outside, 'x/y/v.js'), 'export const v = 1;\n');
+      renameSync(join(outside, 'x'), join(p.root, 'moved'));
+      rmSync(outside, { recursive: true, force: true });
+      made.push(['mv', 'moved/y/v.js']);
+    } finally {
+      process.kill(started.pid, 'SIGCONT');
+    }
+    for (const [, path] of made) expect(existsSync(join(p.root, path)), path).toBe(true);
+    await delay(300);
+    runChecks(p);
+    expect(answersOf(timedStatus(p, [], patient).out).map((a) => a.freshness)).toEqual(['CURRENT']);
+
+    const missed: string[] = [];
+    for (const [how, path] of made) {
+      const original = readFileSync(join(p.root, path));
+      writeFileSync(join(p.root, path), 'export const edited = true;\n');
+      const edited = timedStatus(p, [], patient).out;
+      expect(edited.observation.source).toBe('observer');
+      if (answersOf(edited)[0]?.freshness !== 'STALE') missed.push(`${how}: an edit of ${path} left it ${answersOf(edited)[0]?.freshness}`);
+      writeFileSync(join(p.root, path), original);
+      const reverted = timedStatus(p, [], patient).out;
+      if (answersOf(reverted)[0]?.freshness !== 'CURRENT') missed.push(`${how}: the revert of ${path} left it ${answersOf(reverted)[0]?.freshness}`);
+    }
+    // The answers the observer must have matched: a scan sees an edit and its revert.
+    const last = made[made.length - 1]?.[1] as string;
+    const original = readFileSync(join(p.root, last));
+    writeFileSync(join(p.root, last), 'export const edited = true;\n');
+    expect(answersOf(timedStatus(p, ['--no-observer']).out).map((a) => a.freshness)).toEqual(['STALE']);
+    writeFileSync(join(p.root, last), original);
+    expect(answersOf(timedStatus(p, ['--no-observer']).out).map((a) => a.freshness)).toEqual(['CURRENT']);
+    expect(missed).toEqual([]);
+  });
+});
+
+describe('paths that cannot change an answer', () => {
+  it('writes to git-ignored files make no rescan; un-ignoring them or a forced git add does, and so do edits of what is then tracked', async () => {
+    const p = project('obs-quiet');
+    runChecks(p);
+    observers.start(p);
+    const agreed = (expected: string) => {
+      const observed = timedStatus(p, [], patient).out;
+      expect(observed.observation.source).toBe('observer');
+      expect(answersOf(observed).map((a) => a.freshness)).toEqual([expected]);
+      expect(answersOf(timedStatus(p, ['--no-observer']).out)).toEqual(answersOf(observed));
+    };
+    agreed('CURRENT');
+    const rescans = observerInfo(p).rescans;
+    for (let k = 0; k < 20; k++) {
+      writeFileSync(join(p.root, `out/build-${k % 3}.js`), `export const k = ${k};\n`);
+      await delay(20);
+    }
+    agreed('CURRENT');
+    expect(observerInfo(p).rescans, 'writes under an ignored directory made the index rescan').toBe(rescans);
+
+    // What decides ignoring changes: the ignored files are inputs now.
+    const gitignore = readFileSync(join(p.root, '.gitignore'), 'utf8');
+    writeFileSync(join(p.root, '.gitignore'), gitignore.replace('out/\n', ''));
+    agreed('STALE');
+    writeFileSync(join(p.root, '.gitignore'), gitignore);
+    agreed('CURRENT');
+
+    // A forced add tracks an ignored file: only .git/index says so.
+    p.git('add', '-f', 'out/build-0.js');
+    agreed('STALE');
+    runChecks(p);
+    agreed('CURRENT');
+    await delay(200);
+    writeFileSync(join(p.root, 'out/build-0.js'), 'export const k = -1;\n');
+    agreed('STALE');
+  });
+});
+
+describe('forced failures', () => {
+  // Failures that cannot be caused on demand are injected through the "fault" method, which only
+  // an observer started with VOUCH_OBSERVER_FAULTS=1 answers.
+  const faulty = cleanEnv({ VOUCH_OBSERVER_TIMEOUT_MS: PATIENT, VOUCH_OBSERVER_FAULTS: '1' });
+  const inject = async (socket: string, kind: string) => {
+    const answer = await rpcExchange(socket, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'fault', params: { kind } }) + '\n');
+    expect(answer?.result, JSON.stringify(answer)).toEqual({ injected: kind });
+  };
+
+  it('an overflow: the next answer waits for a fresh watch and rescan, is right, and the observer is healthy after', async () => {
+    const p = project('obs-fault-overflow');
+    runChecks(p);
+    const started = observers.start(p, [], { env: faulty });
+    const before = observerInfo(p);
+    await inject(started.socket, 'overflow');
+    p.write('src/a.js', 'export const a = 2;\n');
+    const after = timedStatus(p, [], patient).out;
+    expect(after.observation.source).toBe('observer');
+    expect(answersOf(after).map((a) => a.freshness)).toEqual(['STALE']);
+    const info = observerInfo(p);
+    expect(info).toMatchObject({ healthy: true, reasons: [], overflows: before.overflows + 1 });
+    expect(info.rescans).toBeGreaterThan(before.rescans);
+  });
+
+  for (const kind of ['watcher-error', 'watch-limit'] as const) {
+    it(`a ${kind}: never silent, answers stay right (a scan while it lasts), and it recovers on its own`, async () => {
+      const p = project(`obs-fault-${kind}`);
+      runChecks(p);
+      const started = observers.start(p, [], { env: faulty });
+      await inject(started.socket, kind);
+      // A watch limit lasts until the retry 2 s later; a watcher error only while subscribing again.
+      if (kind === 'watch-limit') {
+        await expectUnhealthy(started.socket);
+        await until(() => observerInfo(p).reasons.some((r: Json) => r.code === 'observer-watch-limit'), 'the watch limit reason', 5_000, 50);
+        p.write('src/a.js', 'export const a = 2;\n');
+        const during = p.vouch(['status', '--json'], { env: patient });
+        expect(JSON.parse(during.stdout).observation.source).toBe('scan');
+        expect(answersOf(JSON.parse(during.stdout)).map((a) => a.freshness)).toEqual(['STALE']);
+        expect(during.stderr).toMatch(/watch limit/);
+      } else {
+        p.write('src/a.js', 'export const a = 2;\n');
+      }
+      await until(() => observerInfo(p).healthy === true, `recovery from ${kind}`, 15_000, 100);
+      const after = timedStatus(p, [], patient).out;
+      expect(after.observation.source).toBe('observer');
+      expect(answersOf(after).map((a) => a.freshness)).toEqual(['STALE']);
+      // The recovered watcher sees new edits.
+      p.write('src/a.js', A_JS);
+      expect(answersOf(timedStatus(p, [], patient).out).map((a) => a.freshness)).toEqual(['CURRENT']);
+    });
+  }
+
+  it('a creation event lost: the coverage check finds the unwatched directories, and an edit inside them is seen', async () => {
+    const p = project('obs-fault-blind');
+    runChecks(p);
+    const started = observers.start(p, [], { env: faulty });
+    await inject(started.socket, 'blind-creates');
+    const outside = `${p.root}-outside`;
+    mkdirSync(join(outside, 'x/y'), { recursive: true });
+    writeFileSync(join(outside, 'x/y/v.js'), 'export const v = 1;\n');
+    renameSync(join(outside, 'x'), join(p.root, 'moved'));
+    rmSync(outside, { recursive: true, force: true });
+    const added = timedStatus(p, [], patient).out;
+    expect(added.observation.source).toBe('observer');
+    expect(answersOf(added).map((a) => a.freshness)).toEqual(['STALE']);
+    runChecks(p);
+    expect(answersOf(timedStatus(p, [], patient).out).map((a) => a.freshness)).toEqual(['CURRENT']);
+    const log = readFileSync(observerRecords(stateDirOf(p))[0]?.record.log, 'utf8');
+    expect(log).toMatch(/unwatched directories holding inputs: moved\/y\b/);
+    writeFileSync(join(p.root, 'moved/y/v.js'), 'export const v = 2;\n');
+    expect(answersOf(timedStatus(p, [], patient).out).map((a) => a.freshness)).toEqual(['STALE']);
+  });
+});
+
+describe('sockets and state', () => {
+  it('the socket is 0600 in a 0700 directory, and the record names it', () => {
+    const p = project('obs-modes');
+    const started = observers.start(p);
+    expectSocket(started.socket);
+    expect((statSync(join(stateDirOf(p), 'observer')).mode & 0o777).toString(8)).toBe('700');
+    const [record] = observerRecords(stateDirOf(p));
+    expect(record?.record.pid).toBe(started.pid);
+    expect(record?.record.socket).toBe(started.socket);
+  });
+
+  it('a state dir path too long for sun_path still works: the socket goes elsewhere, recorded in the state dir', () => {
+    const p = project('obs-long');
+    runChecks(p);
+    const stateDir = join(p.root, 'state', 'a-state-dir-with-a-long-name-'.padEnd(110, 'x'));
+    mkdirSync(stateDir, { recursive: true });
+    expect(Buffer.byteLength(join(stateDir, 'observer', 'x.sock'))).toBeGreaterThan(108);
+    const args = ['--state-dir', stateDir];
+    runChecks(p, args);
+
+    const started = observers.start(p, args);
+    expect(started.action).toBe('started');
+    expect(Buffer.byteLength(started.socket)).toBeLessThan(108);
+    expect(started.socket.startsWith(stateDir)).toBe(false);
+    expectSocket(started.socket);
+    const [record] = observerRecords(stateDir);
+    expect(record?.record.socket).toBe(started.socket);
+
+    const status = timedStatus(p, args, patient).out;
+    expect(status.observation.source).toBe('observer');
+    expect(answersOf(status).map((a) => a.freshness)).toEqual(['CURRENT']);
+
+    expect(p.json(['stop', ...args]).action).toBe('stopped');
+    expect(existsSync(started.socket)).toBe(false);
+    expect(liveFiles(stateDir)).toEqual([]);
+  });
+
+  it('two configs in one checkout get two observers', () => {
+    const p = project('obs-two', {
+      ...FILES,
+      'other.config.json': configText([{ name: 'other', kind: 'custom', command: ['node', 'check.cjs'], inputs: ['src/**'] }]),
+    });
+    const otherArgs = ['--config', 'other.config.json'];
+    runChecks(p);
+    runChecks(p, otherArgs);
+    const first = observers.start(p);
+    const second = observers.start(p, otherArgs);
+    expect(second.action).toBe('started');
+    expect(second.pid).not.toBe(first.pid);
+    expect(second.socket).not.toBe(first.socket);
+    expect(observerRecords(stateDirOf(p)).map((r) => r.record.pid).sort()).toEqual([first.pid, second.pid].sort());
+
+    const one = timedStatus(p, [], patient).out;
+    const two = timedStatus(p, otherArgs, patient).out;
+    expect(one.observation.source).toBe('observer');
+    expect(two.observation.source).toBe('observer');
+    expect(answersOf(one).map((a) => [a.name, a.freshness])).toEqual([['check', 'CURRENT']]);
+    expect(answersOf(two).map((a) => [a.name, a.freshness])).toEqual([['other', 'CURRENT']]);
+
+    expect(p.json(['stop', ...otherArgs])).toMatchObject({ action: 'stopped', pid: second.pid });
+    expect(observerInfo(p)).toMatchObject({ running: true, pid: first.pid });
+    expect(observerInfo(p, otherArgs)).toEqual({ schema: 1, running: false });
+    expect(timedStatus(p, otherArgs).out.observation.source).toBe('scan');
+    expect(timedStatus(p, [], patient).out.observation.source).toBe('observer');
+  });
+});
+
+describe('worktrees', () => {
+  it('a second worktree of the repository gets its own observer and its own state', () => {
+    const p = project('obs-worktree');
+    const elsewhere = project('obs-worktree-b', {}, { git: false });
+    const wt = join(elsewhere.root, 'wt');
+    p.git('worktree', 'add', '-q', wt);
+    runChecks(p);
+    runChecks(p, [], wt);
+    const main = observers.start(p);
+    const second = observers.start(p, [], { cwd: wt });
+    expect(second.action).toBe('started');
+    expect(second.pid).not.toBe(main.pid);
+    expect(second.socket.startsWith(join(wt, '.vouch'))).toBe(true);
+    expect(observerRecords(join(wt, '.vouch')).map((r) => r.record.pid)).toEqual([second.pid]);
+    expect(observerRecords(stateDirOf(p)).map((r) => r.record.pid)).toEqual([main.pid]);
+
+    writeFileSync(join(wt, 'src/a.js'), 'export const a = 2;\n');
+    const inWorktree = timedStatus(p, [], patient, wt).out;
+    const inMain = timedStatus(p, [], patient).out;
+    expect([inWorktree.observation.source, inMain.observation.source]).toEqual(['observer', 'observer']);
+    expect(answersOf(inWorktree).map((a) => a.freshness)).toEqual(['STALE']);
+    expect(answersOf(inMain).map((a) => a.freshness)).toEqual(['CURRENT']);
+    // Each has its own receipts: the main checkout's run ids are not the worktree's.
+    expect(answersOf(inWorktree)[0]?.run_id).not.toBe(answersOf(inMain)[0]?.run_id);
+
+    // A worktree's index lives in the main repository, outside its root: a forced add of an
+    // ignored file makes it an input, and only that index says so.
+    writeFileSync(join(wt, 'src/a.js'), A_JS);
+    mkdirSync(join(wt, 'out'), { recursive: true });
+    writeFileSync(join(wt, 'out/extra.js'), 'export const extra = 1;\n');
+    runChecks(p, [], wt);
+    expect(answersOf(timedStatus(p, [], patient, wt).out).map((a) => a.freshness)).toEqual(['CURRENT']);
+    const added = spawnSync('git', ['add', '-f', 'out/extra.js'], { cwd: wt, env: cleanEnv(), encoding: 'utf8' });
+    expect(added.status, added.stderr).toBe(0);
+    const observed = timedStatus(p, [], patient, wt).out;
+    expect(observed.observation.source).toBe('observer');
+    expect(answersOf(observed).map((a) => a.freshness)).toEqual(['STALE']);
+    expect(answersOf(timedStatus(p, ['--no-observer'], cleanEnv(), wt).out)).toEqual(answersOf(observed));
+  });
+});
+
+describe('the protocol', () => {
+  it('answers only its own methods: anything else is a JSON-RPC error and nothing runs', async () => {
+    const p = project('obs-rpc');
+    runChecks(p);
+    const started = observers.start(p);
+    const receipts = () => p.json(['log']).receipts.length;
+    const receiptsBefore = receipts();
+    const ranBefore = ranCount(p);
+    const pwned = join(p.root, 'out', 'pwned');
+    const exec = ['node', '-e', `require('fs').writeFileSync(${JSON.stringify(pwned)}, '')`];
+
+    const requests: [string, unknown][] = [
+      ['run', { checks: ['check'] }],
+      ['exec', { command: exec }],
+      ['spawn', { command: exec[0], args: exec.slice(1) }],
+      ['shell', { command: exec.join(' ') }],
+      // Names every object has: a dispatch through a plain object must not find them.
+      ['constructor', {}],
+      ['__proto__', {}],
+      ['toString', {}],
+      ['hasOwnProperty', { name: 'run' }],
+    ];
+    let id = 100;
+    for (const [method, params] of requests) {
+      const sent = ++id;
+      const answer = await rpcExchange(started.socket, JSON.stringify({ jsonrpc: '2.0', id: sent, method, params }) + '\n');
+      expect(answer, method).not.toBeNull();
+      expect(answer.jsonrpc, method).toBe('2.0');
+      expect(answer.id, method).toBe(sent);
+      expect(answer.result, method).toBeUndefined();
+      expect(answer.error?.code, `${method}: ${JSON.stringify(answer)}`).toBe(-32601);
+    }
+
+    const garbage = await rpcExchange(started.socket, 'this is not json\n');
+    expect(garbage?.error?.code, JSON.stringify(garbage)).toBe(-32700);
+
+    // Fault injection exists for tests, and only when the observer was started for them.
+    const fault = await rpcExchange(started.socket, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'fault', params: { kind: 'overflow' } }) + '\n');
+    expect(fault?.error, JSON.stringify(fault)).toBeDefined();
+
+    // A line far past any sane size: refused or cut off, and the observer lives on.
+    try {
+      await rpcExchange(started.socket, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping', params: { pad: 'x'.repeat(4 << 20) } }) + '\n', 10_000);
+    } catch (error) {
+      expect(['EPIPE', 'ECONNRESET']).toContain((error as NodeJS.ErrnoException).code);
+    }
+
+    await delay(300);
+    expect(existsSync(pwned)).toBe(false);
+    expect(ranCount(p)).toBe(ranBefore);
+    expect(receipts()).toBe(receiptsBefore);
+    const info = observerInfo(p);
+    expect(info).toMatchObject({ running: true, pid: started.pid, healthy: true });
+    const status = timedStatus(p, [], patient).out;
+    expect(status.observation.source).toBe('observer');
+    expect(answersOf(status).map((a) => a.freshness)).toEqual(['CURRENT']);
+  });
+});
+
+/**
+ * A project whose root (proj/) is a directory of its own, with the config
+ * outside it, so that the root can go away while vouch can still be pointed
+ * at its config. The state dir is inside the root, as by default, unless it
+ * is asked to stay outside, where the observer can still be found once the
+ * root is gone.
+ */
+function detachedRoot(name: string, stateOutside = false): { base: TempProject; root: string; args: string[] } {
+  const base = project(
+    name,
+    {
+      'vouch.config.json': JSON.stringify({ schema: 1, root: 'proj', checks: [CHECK] }, null, 2) + '\n',
+      'proj/.gitignore': 'out/\nstate/\n',
+      'proj/check.cjs': CHECK_JS,
+      'proj/src/a.js': A_JS,
+      'proj/src/b.js': 'export const b = 2;\n',
+    },
+    { git: false },
+  );
+  const root = join(base.root, 'proj');
+  for (const args of [['init', '-q'], ['add', '-A'], ['commit', '-qm', 'init']]) {
+    const git = spawnSync('git', args, { cwd: root, env: cleanEnv(), encoding: 'utf8' });
+    expect(git.status, git.stderr).toBe(0);
+  }
+  const stateDir = stateOutside ? join(base.root, 'state') : join(root, 'state');
+  return { base, root, args: ['--config', join(base.root, 'vouch.config.json'), '--state-dir', stateDir] };
+}
+
+/** Status, if anything answers at all: no check may be CURRENT. */
+function expectNoCurrent(base: TempProject, args: string[]): Json {
+  const result = base.vouch(['status', ...args, '--json'], { env: patient });
+  let out: Json = null;
+  try {
+    out = JSON.parse(result.stdout);
+  } catch {
+    // No JSON at all is no CURRENT either; the exit code says why.
+  }
+  for (const check of out?.checks ?? []) {
+    expect(check.freshness, `${JSON.stringify(check)} from ${JSON.stringify(out.observation)}`).not.toBe('CURRENT');
+  }
+  return out;
+}
+
+/**
+ * The observer's own account, straight from its socket: with the root gone
+ * the CLI cannot load the project, but the observer must still be there,
+ * saying what is wrong.
+ */
+async function expectUnhealthy(socket: string): Promise<Json> {
+  const deadline = Date.now() + 10_000;
+  let info: Json = null;
+  for (;;) {
+    const answer = await rpcExchange(socket, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'info', params: {} }) + '\n');
+    expect(answer?.error, JSON.stringify(answer)).toBeUndefined();
+    info = answer.result;
+    if (info.healthy === false || Date.now() > deadline) break;
+    await delay(100);
+  }
+  expect(info.healthy, JSON.stringify(info)).toBe(false);
+  expect(info.reasons.length).toBeGreaterThan(0);
+  for (const reason of info.reasons) {
+    expect(typeof reason.code).toBe('string');
+    expect(typeof reason.message).toBe('string');
+  }
+  return info;
+}
+
+/** Polls until the observer answers, and answers as a scan does. */
+async function expectAgreementAgain(base: TempProject, args: string[], what: string): Promise<void> {
+  const scanned = () => JSON.stringify(answersOf(timedStatus(base, [...args, '--no-observer'], cleanEnv(), base.root).out));
+  await until(
+    () => {
+      const observed = timedStatus(base, args, patient, base.root).out;
+      return observed.observation.source === 'observer' && JSON.stringify(answersOf(observed)) === scanned();
+    },
+    what,
+    20_000,
+    200,
+  );
+}
+
+describe('a root that goes away', () => {
+  it('deleted: the observer stays up and says it is unhealthy, nothing answers CURRENT, and it recovers when the root is back', async () => {
+    const { base, root, args } = detachedRoot('obs-rootgone', true);
+    runChecks(base, args, base.root);
+    const backup = `${root}-backup`;
+    cpSync(root, backup, { recursive: true, verbatimSymlinks: true });
+    const started = observers.start(base, args, { cwd: base.root });
+    expect(answersOf(timedStatus(base, args, patient, base.root).out).map((a) => a.freshness)).toEqual(['CURRENT']);
+
+    rmSync(root, { recursive: true, force: true });
+    expectNoCurrent(base, args);
+    await expectUnhealthy(started.socket);
+    expect(isRunning(started.pid), 'the observer waits for the root rather than exit').toBe(true);
+    expectNoCurrent(base, args);
+
+    // The same tree comes back (other inodes, same bytes): CURRENT again, from the observer too.
+    renameSync(backup, root);
+    await expectAgreementAgain(base, args, 'the observer to recover once the root is back');
+    expect(answersOf(timedStatus(base, args, patient, base.root).out).map((a) => a.freshness)).toEqual(['CURRENT']);
+  });
+
+  it('deleted: vouch observer reports it and vouch stop stops it, although the root is gone', async () => {
+    const { base, root, args } = detachedRoot('obs-rootgone-stop', true);
+    runChecks(base, args, base.root);
+    const started = observers.start(base, args, { cwd: base.root });
+    rmSync(root, { recursive: true, force: true });
+    await delay(500);
+
+    const info = base.vouch(['observer', ...args, '--json'], { cwd: base.root });
+    expect(info.code, info.stdout + info.stderr).toBe(0);
+    expect(JSON.parse(info.stdout)).toMatchObject({ running: true, pid: started.pid, healthy: false });
+    const stopped = base.vouch(['stop', ...args, '--json'], { cwd: base.root });
+    expect(stopped.code, stopped.stdout + stopped.stderr).toBe(0);
+    expect(JSON.parse(stopped.stdout)).toEqual({ schema: 1, action: 'stopped', pid: started.pid });
+    expect(await waitGone(started.pid, 2_000)).toBe(true);
+  });
+
+  it('moved: unhealthy, never CURRENT; a tree with an edit in its place is STALE, never CURRENT', async () => {
+    // The state dir stays outside, so the observer can still be found at the old path's config.
+    const { base, root, args } = detachedRoot('obs-rootmoved', true);
+    runChecks(base, args, base.root);
+    const started = observers.start(base, args, { cwd: base.root });
+    expect(answersOf(timedStatus(base, args, patient, base.root).out).map((a) => a.freshness)).toEqual(['CURRENT']);
+
+    const moved = `${root}-moved`;
+    renameSync(root, moved);
+    expectNoCurrent(base, args);
+    await expectUnhealthy(started.socket);
+    expectNoCurrent(base, args);
+
+    // A copy with one edit now sits at the root's path; an inotify watch is still on the moved tree.
+    cpSync(moved, root, { recursive: true, verbatimSymlinks: true });
+    writeFileSync(join(root, 'src/a.js'), 'export const a = 2;\n');
+    const scanned = timedStatus(base, [...args, '--no-observer'], cleanEnv(), base.root).out;
+    expect(answersOf(scanned).map((a) => a.freshness), 'a scan sees the edit').toEqual(['STALE']);
+    expectNoCurrent(base, args);
+    // An edit in the moved tree is not an edit of the project.
+    writeFileSync(join(moved, 'src/b.js'), 'export const b = 3;\n');
+    expectNoCurrent(base, args);
+  });
+});
+
+describe('idle timeout', () => {
+  it('--idle-timeout 2s: questions keep it alive; left alone it exits and cleans up', async () => {
+    const p = project('obs-idle');
+    runChecks(p);
+    const bad = p.vouch(['start', '--idle-timeout', 'soon', '--json']);
+    expect(bad.code, bad.stdout).toBe(2);
+    expect(liveFiles(stateDirOf(p))).toEqual([]);
+
+    const started = observers.start(p, [], { startArgs: ['--idle-timeout', '2s'] });
+    for (let i = 0; i < 4; i++) {
+      await delay(800);
+      expect(timedStatus(p, [], patient).out.observation.source, `question ${i + 1}, ${(i + 1) * 0.8}s in`).toBe('observer');
+    }
+    const lastQuestion = Date.now();
+    expect(isRunning(started.pid), 'asked every 0.8 s, it is not idle').toBe(true);
+    expect(await waitGone(started.pid, 15_000), 'it exits once idle').toBe(true);
+    expect(Date.now() - lastQuestion).toBeGreaterThanOrEqual(1_500);
+    expect(liveFiles(stateDirOf(p))).toEqual([]);
+    expect(existsSync(started.socket)).toBe(false);
+    expect(observerInfo(p)).toEqual({ schema: 1, running: false });
+    expect(timedStatus(p, []).out.observation.source).toBe('scan');
+  });
+});
