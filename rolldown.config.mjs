@@ -36,10 +36,12 @@ export default {
         },
         {
           // The small modules nearly every command loads, as one file: each
-          // file costs a require its resolve, read and wrap.
+          // file costs a require its resolve, read and wrap. shellQuote is
+          // here because the hook needs it at start, and main.js has loaded
+          // this file by then.
           name: 'common',
           priority: 1,
-          test: /dist[\\/](core[\\/](config|digest|definition|context|reason|decide|humanTime|configLimits)|cli[\\/](format|io|options)|fs[\\/]processStart|observer[\\/](client|protocol)|store[\\/]stateDir|api[\\/](project|askObserver|reportJson))\.js$/,
+          test: /dist[\\/](core[\\/](config|digest|definition|context|reason|decide|humanTime|configLimits)|cli[\\/](format|io|options)|fs[\\/]processStart|observer[\\/](client|protocol)|store[\\/]stateDir|api[\\/](project|askObserver|reportJson)|agents[\\/]shellQuote)\.js$/,
         },
       ],
     },

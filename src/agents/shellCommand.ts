@@ -84,11 +84,3 @@ export function commandWords(command: Command): { words: Word[]; trailing: Comma
   }
   return { words, trailing: command.suffix.slice(index) };
 }
-
-const SAFE_WORD = /^[A-Za-z0-9._:@%+=,/-]+$/;
-
-/** Quotes a word for a POSIX shell, leaving plain words as they are. */
-export function shellQuote(word: string): string {
-  if (SAFE_WORD.test(word)) return word;
-  return `'${word.replaceAll("'", `'\\''`)}'`;
-}
