@@ -43,6 +43,13 @@ export default {
           priority: 1,
           test: /dist[\\/](core[\\/](config|digest|definition|context|reason|decide|humanTime|configLimits)|cli[\\/](format|io|options)|fs[\\/]processStart|observer[\\/](client|protocol)|store[\\/]stateDir|api[\\/](project|askObserver|reportJson)|agents[\\/]shellQuote)\.js$/,
         },
+        {
+          // The parser and what reads its trees, as one file: the hook's
+          // matcher and rewrite, and init, load them together.
+          name: 'shellCommand',
+          priority: 1,
+          test: /node_modules[\\/]unbash[\\/]|dist[\\/](core[\\/]shellWords|agents[\\/]shellCommand)\.js$/,
+        },
       ],
     },
   },

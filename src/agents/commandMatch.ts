@@ -5,7 +5,8 @@ import type { PackageManagerName } from '../core/config.js';
 import { envPatterns } from '../core/context.js';
 import type { CheckDefinition } from '../core/definition.js';
 import { checkForms, envNameMatches, type CommandForm } from './matchForms.js';
-import { chainElements, commandWords, parseShell, staticArgv, staticWord } from './shellCommand.js';
+import { parseShell, staticArgv, staticWord } from '../core/shellWords.js';
+import { chainElements, commandWords } from './shellCommand.js';
 
 export interface MatchTarget {
   /** Absolute project root. */

@@ -1,5 +1,6 @@
 import type { PackageManagerName } from '../core/config.js';
 import type { CheckDefinition } from '../core/definition.js';
+import { plainCommand } from '../core/shellWords.js';
 
 /**
  * The exact argv a typed command must have to stand for a check. Different
@@ -29,9 +30,6 @@ const OWN_COMMANDS: Record<'pnpm' | 'yarn', ReadonlySet<string>> = {
 };
 
 const PACKAGE_MANAGERS = new Set(['npm', 'pnpm', 'yarn', 'bun', 'npx', 'pnpx', 'bunx']);
-
-/** A script body that is one plain command: words of safe characters and spaces, nothing the shell would interpret. */
-const PLAIN_COMMAND = /^[A-Za-z0-9_./:=@+,%-]+(?: +[A-Za-z0-9_./:=@+,%-]+)*$/;
 
 /** Every argv that runs this check: `vouch run`, the script through the package manager, the tool, the command. */
 export function checkForms(check: CheckDefinition, input: FormsInput): CommandForm[] {
@@ -69,9 +67,8 @@ export function scriptForms(script: string, packageManager: PackageManagerName):
  * quotes, expands or sets variables has no single tool.
  */
 export function toolOfScript(body: string): string[] | null {
-  const trimmed = body.trim();
-  if (!PLAIN_COMMAND.test(trimmed)) return null;
-  return toolOfArgv(trimmed.split(/ +/));
+  const argv = plainCommand(body);
+  return argv === null ? null : toolOfArgv(argv);
 }
 
 function toolOfArgv(argv: readonly string[]): string[] | null {

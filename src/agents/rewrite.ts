@@ -1,6 +1,7 @@
 import type { Command, PipelineNode, Script } from 'unbash';
 import type { MatchedPart } from './commandMatch.js';
-import { chainElements, commandWords, parseShell, staticArgv } from './shellCommand.js';
+import { parseShell, staticArgv } from '../core/shellWords.js';
+import { chainElements, commandWords } from './shellCommand.js';
 import { shellQuote } from './shellQuote.js';
 
 /** The words that replace a matched part: `<program> run CHECK --if-due`. */

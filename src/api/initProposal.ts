@@ -1,5 +1,6 @@
-import type { CheckConfig, CheckKind, Config, PackageManagerName } from './config.js';
-import { DEFAULT_INSTALLED } from './config.js';
+import type { CheckConfig, CheckKind, Config, PackageManagerName } from '../core/config.js';
+import { DEFAULT_INSTALLED } from '../core/config.js';
+import { simpleCommands } from '../core/shellWords.js';
 
 /** What `vouch init` learned about the project; everything the proposal depends on. */
 export interface ProposalInput {
@@ -308,7 +309,7 @@ function analyse(script: string, scripts: Record<string, string>, seen: Set<stri
   for (const hook of [`pre${script}`, `post${script}`]) {
     if (hook in scripts && !seen.has(hook)) merge(analysis, analyse(hook, scripts, seen));
   }
-  for (const words of splitCommandLine(body)) {
+  for (const words of simpleCommands(body)) {
     const invocation = unwrap(words);
     if (invocation === null) continue;
     const delegated = delegation(invocation, scripts);
@@ -344,67 +345,6 @@ const isWatchFlag = (arg: string) => arg === '--watch' || arg === '--watchAll' |
 const isWriteFlag = (arg: string) => arg === '--fix' || arg === '--write';
 
 // ---- Reading a command line ---------------------------------------------------
-
-/**
- * Splits a script into simple commands at ; & | && || ( ) and newlines, with
- * shell quoting undone. Enough to name the programs a script runs; scripts
- * that need more (substitutions, functions) are simply not recognised.
- */
-export function splitCommandLine(text: string): string[][] {
-  const segments: string[][] = [];
-  let words: string[] = [];
-  let word = '';
-  let inWord = false;
-  const endWord = () => {
-    if (inWord) words.push(word);
-    word = '';
-    inWord = false;
-  };
-  const endSegment = () => {
-    endWord();
-    if (words.length > 0) segments.push(words);
-    words = [];
-  };
-  for (let i = 0; i < text.length; i += 1) {
-    const c = text[i] as string;
-    if (c === "'") {
-      const end = text.indexOf("'", i + 1);
-      word += text.slice(i + 1, end === -1 ? text.length : end);
-      inWord = true;
-      i = end === -1 ? text.length : end;
-    } else if (c === '"') {
-      let j = i + 1;
-      for (; j < text.length && text[j] !== '"'; j += 1) {
-        if (text[j] === '\\' && j + 1 < text.length) j += 1;
-        word += text[j];
-      }
-      inWord = true;
-      i = j;
-    } else if (c === '\\') {
-      if (text[i + 1] === '\n') {
-        i += 1;
-      } else {
-        word += text[i + 1] ?? '';
-        inWord = true;
-        i += 1;
-      }
-    } else if (c === '\n') {
-      endSegment();
-    } else if (/\s/.test(c)) {
-      endWord();
-    } else if (c === '&' && (text[i - 1] === '>' || text[i + 1] === '>')) {
-      word += c; // a redirection such as 2>&1 or &>file, not a separator
-      inWord = true;
-    } else if (c === ';' || c === '&' || c === '|' || c === '(' || c === ')') {
-      endSegment();
-    } else {
-      word += c;
-      inWord = true;
-    }
-  }
-  endSegment();
-  return segments;
-}
 
 interface Invocation {
   program: string;
