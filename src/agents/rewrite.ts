@@ -1,6 +1,6 @@
 import type { Command, PipelineNode, Script } from 'unbash';
-import type { MatchedPart } from './commandMatch.js';
 import { parseShell, staticArgv } from '../core/shellWords.js';
+import type { MatchedPart } from './commandMatch.js';
 import { chainElements, commandWords } from './shellCommand.js';
 import { shellQuote } from './shellQuote.js';
 
