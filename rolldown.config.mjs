@@ -36,10 +36,19 @@ export default {
         },
         {
           // The small modules nearly every command loads, as one file: each
-          // file costs a require its resolve, read and wrap.
+          // file costs a require its resolve, read and wrap. shellQuote is
+          // here because the hook needs it at start, and main.js has loaded
+          // this file by then.
           name: 'common',
           priority: 1,
-          test: /dist[\\/](core[\\/](config|digest|definition|context|reason|decide|humanTime|configLimits)|cli[\\/](format|io|options)|fs[\\/]processStart|observer[\\/](client|protocol)|store[\\/]stateDir|api[\\/](project|askObserver|reportJson))\.js$/,
+          test: /dist[\\/](core[\\/](config|digest|definition|context|reason|decide|humanTime|configLimits)|cli[\\/](format|io|options)|fs[\\/]processStart|observer[\\/](client|protocol)|store[\\/]stateDir|api[\\/](project|askObserver|reportJson)|agents[\\/]shellQuote)\.js$/,
+        },
+        {
+          // The parser and what reads its trees, as one file: the hook's
+          // matcher and rewrite, and init, load them together.
+          name: 'shellCommand',
+          priority: 1,
+          test: /node_modules[\\/]unbash[\\/]|dist[\\/](core[\\/]shellWords|agents[\\/]shellCommand)\.js$/,
         },
       ],
     },

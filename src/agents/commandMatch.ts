@@ -4,8 +4,10 @@ import { forEachChild } from 'unbash';
 import type { PackageManagerName } from '../core/config.js';
 import { envPatterns } from '../core/context.js';
 import type { CheckDefinition } from '../core/definition.js';
+import { canonicalArgv } from '../core/packageManagerGrammar.js';
+import { parseShell, staticArgv, staticWord } from '../core/shellWords.js';
 import { checkForms, envNameMatches, type CommandForm } from './matchForms.js';
-import { chainElements, commandWords, parseShell, staticArgv, staticWord } from './shellCommand.js';
+import { chainElements, commandWords } from './shellCommand.js';
 
 export interface MatchTarget {
   /** Absolute project root. */
@@ -62,7 +64,8 @@ type Place = { known: true; dir: string } | { known: false };
 export function matchCommand(command: string, target: MatchTarget): CommandMatch | null {
   const script = parseShell(command);
   if (script === null) return null;
-  const forms = target.checks.map((check) => ({ check, forms: checkForms(check, target), context: contextPatterns(check, target.scripts) }));
+  // Forms and typed words are both compared in canonical words, so an alias (`npm run-script x`) matches what it stands for.
+  const forms = target.checks.map((check) => ({ check, forms: checkForms(check, target).map(canonicalArgv), context: contextPatterns(check, target.scripts) }));
 
   const parts: MatchedPart[] = [];
   let onlyChecks = true;
@@ -174,8 +177,9 @@ function matchPart(command: Command, checks: Array<{ check: CheckDefinition; for
     if (value === null) return null;
     argv.push(value);
   }
+  const typed = canonicalArgv(argv);
   for (const { check, forms, context } of checks) {
-    if (!forms.some((form) => sameArgv(form, argv))) continue;
+    if (!forms.some((form) => sameArgv(form, typed))) continue;
     const assigned = assignments(command.prefix as Assignment[], context);
     if (assigned === null) return null;
     return { check, ...assigned };

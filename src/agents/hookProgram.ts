@@ -1,5 +1,6 @@
 import { accessSync, constants, realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
+import { shellQuote } from './shellQuote.js';
 
 /*
  * The program text a rewrite puts in the agent's command line, so that the
@@ -47,10 +48,4 @@ function realPath(path: string): string | null {
   } catch {
     return null;
   }
-}
-
-/** One shell word: as is when it holds only characters no shell treats specially (no `=`, so it never reads as an assignment), else single-quoted. */
-export function shellQuote(word: string): string {
-  if (/^[A-Za-z0-9_@%+:,./-]+$/.test(word)) return word;
-  return `'${word.replaceAll("'", `'\\''`)}'`;
 }

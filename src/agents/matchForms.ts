@@ -1,9 +1,13 @@
 import type { PackageManagerName } from '../core/config.js';
 import type { CheckDefinition } from '../core/definition.js';
+import { isPackageManager, runnerLength, scriptForms, TOOL_RUNNER_FORMS } from '../core/packageManagerGrammar.js';
+import { plainCommand } from '../core/shellWords.js';
 
 /**
- * The exact argv a typed command must have to stand for a check. Different
- * arguments are a different command, so a form is compared word for word.
+ * The exact argv a typed command must have to stand for a check, once both
+ * are read in canonical words (`npm run-script x` is `npm run x`: see
+ * canonicalArgv). Different arguments are a different command, so a form is
+ * compared word for word.
  */
 export type CommandForm = readonly string[];
 
@@ -12,28 +16,7 @@ export interface FormsInput {
   scripts: Record<string, string> | null;
 }
 
-/**
- * Commands each package manager runs itself before looking for a script of
- * that name: `pnpm install` installs even when a script "install" exists, so
- * for such a script only the `run` form runs it. `test` is left out: every
- * one of these runs the "test" script for `X test` (except bun, whose
- * `bun test` is its own test runner and has no short form here at all).
- */
-const OWN_COMMANDS: Record<'pnpm' | 'yarn', ReadonlySet<string>> = {
-  pnpm: new Set(
-    'add i install ln link rm remove un uninstall unlink up update upgrade audit licenses list ls outdated why exec run dlx create init publish pack patch patch-commit patch-remove rebuild rb prune fetch store root bin env setup server config c get set import deploy doctor dedupe self-update approve-builds ignored-builds cat-file cat-index find-hash sbom help start restart stop'.split(' '),
-  ),
-  yarn: new Set(
-    'add audit autoclean bin cache check config create dedupe dlx exec explain generate-lock-entry global help import info init install licenses link list login logout node npm outdated owner pack patch patch-commit plugin policies publish rebuild remove run search set stage tag team unlink unplug up upgrade upgrade-interactive version versions why workspace workspaces constraints start restart stop'.split(' '),
-  ),
-};
-
-const PACKAGE_MANAGERS = new Set(['npm', 'pnpm', 'yarn', 'bun', 'npx', 'pnpx', 'bunx']);
-
-/** A script body that is one plain command: words of safe characters and spaces, nothing the shell would interpret. */
-const PLAIN_COMMAND = /^[A-Za-z0-9_./:=@+,%-]+(?: +[A-Za-z0-9_./:=@+,%-]+)*$/;
-
-/** Every argv that runs this check: `vouch run`, the script through the package manager, the tool, the command. */
+/** Every argv that runs this check: `vouch run`, the script through the package manager, the tool, the command. Package-manager aliases are left to canonicalArgv. */
 export function checkForms(check: CheckDefinition, input: FormsInput): CommandForm[] {
   const forms: CommandForm[] = [['vouch', 'run', check.name]];
   if (check.script !== null) {
@@ -50,28 +33,14 @@ export function checkForms(check: CheckDefinition, input: FormsInput): CommandFo
   return dedupe(forms);
 }
 
-/** How the project's package manager runs script S. */
-export function scriptForms(script: string, packageManager: PackageManagerName): CommandForm[] {
-  switch (packageManager) {
-    case 'npm':
-      return script === 'test' ? [['npm', 'run', 'test'], ['npm', 'test'], ['npm', 't']] : [['npm', 'run', script]];
-    case 'pnpm':
-    case 'yarn':
-      return OWN_COMMANDS[packageManager].has(script) ? [[packageManager, 'run', script]] : [[packageManager, 'run', script], [packageManager, script]];
-    case 'bun':
-      return [['bun', 'run', script]];
-  }
-}
-
 /**
  * The tool a script runs, when the script is one plain command: `tsc --noEmit`
  * yields that argv, and `npx tsc --noEmit` the same. A script that chains,
  * quotes, expands or sets variables has no single tool.
  */
 export function toolOfScript(body: string): string[] | null {
-  const trimmed = body.trim();
-  if (!PLAIN_COMMAND.test(trimmed)) return null;
-  return toolOfArgv(trimmed.split(/ +/));
+  const argv = plainCommand(body);
+  return argv === null ? null : toolOfArgv(argv);
 }
 
 function toolOfArgv(argv: readonly string[]): string[] | null {
@@ -80,8 +49,8 @@ function toolOfArgv(argv: readonly string[]): string[] | null {
   const program = words[0];
   // npx with options, or nothing after it, is not a plain tool call.
   if (program === undefined || program.startsWith('-') || program.includes('=')) return null;
-  // A script that runs another script through a package manager is not a tool.
-  if (PACKAGE_MANAGERS.has(program)) return null;
+  // A script that runs another script, or a program, through a package manager is not a tool.
+  if (isPackageManager(program) || runnerLength(words) > 0) return null;
   const bin = /^(?:\.\/)?node_modules\/\.bin\/([^/]+)$/.exec(program);
   if (bin) return [bin[1]!, ...words.slice(1)];
   // A path names one file; npx or pnpm exec would look the name up elsewhere.
@@ -89,9 +58,9 @@ function toolOfArgv(argv: readonly string[]): string[] | null {
   return words;
 }
 
-/** The tool alone, after npx, or through pnpm exec, with exactly its arguments. */
+/** The tool alone, or after a runner that runs the project's own bin (npx, pnpm exec), with exactly its arguments. */
 function toolForms(tool: string[]): CommandForm[] {
-  return [tool, ['npx', ...tool], ['pnpm', 'exec', ...tool]];
+  return [tool, ...TOOL_RUNNER_FORMS.map((runner) => [...runner, ...tool])];
 }
 
 function dedupe(forms: CommandForm[]): CommandForm[] {

@@ -1,6 +1,8 @@
 import type { Command, PipelineNode, Script } from 'unbash';
+import { parseShell, staticArgv } from '../core/shellWords.js';
 import type { MatchedPart } from './commandMatch.js';
-import { chainElements, commandWords, parseShell, shellQuote, staticArgv } from './shellCommand.js';
+import { chainElements, commandWords } from './shellCommand.js';
+import { shellQuote } from './shellQuote.js';
 
 /** The words that replace a matched part: `<program> run CHECK --if-due`. */
 export function replacementFor(part: MatchedPart, program = 'vouch'): string {

@@ -1,18 +1,9 @@
-import { parse, type AndOr, type Command, type PipelineNode, type Script, type Statement, type Word, type WordPart } from 'unbash';
+import type { AndOr, Command, PipelineNode, Script, Statement, Word } from 'unbash';
 
-/**
- * Parses a shell command. Null on any parse error, or if the parser throws:
- * the hook fails open rather than guess what a malformed command means.
+/*
+ * The hook's view of a parsed command: its top-level chain and each simple
+ * command's words. Parsing and reading words is core/shellWords.ts.
  */
-export function parseShell(command: string): Script | null {
-  try {
-    const script = parse(command);
-    if (script.errors && script.errors.length > 0) return null;
-    return script;
-  } catch {
-    return null;
-  }
-}
 
 /** One element of a top-level and-or list: what `&&`, `||`, `;` and newlines separate. */
 export interface ChainElement {
@@ -35,44 +26,6 @@ export function chainElements(script: Script): ChainElement[] {
   return elements;
 }
 
-/**
- * A word's value when the shell would pass it on unchanged: literal text and
- * quotes only. Null for anything the shell expands (parameters, command
- * substitution, globs, braces, a tilde), whose value is not known here.
- */
-export function staticWord(word: Word): string | null {
-  if (word.parts === undefined) return word.text.includes('~') ? null : word.value;
-  for (const part of word.parts) if (!staticPart(part)) return null;
-  return word.value;
-}
-
-function staticPart(part: WordPart): boolean {
-  switch (part.type) {
-    case 'Literal':
-      return !part.text.includes('~');
-    case 'SingleQuoted':
-    case 'AnsiCQuoted':
-      return true;
-    case 'DoubleQuoted':
-      return part.parts.every((child) => child.type === 'Literal');
-    default:
-      return false;
-  }
-}
-
-/** The argv of a simple command when every word is static; null otherwise. */
-export function staticArgv(command: Command): string[] | null {
-  if (command.name === undefined) return null;
-  const argv: string[] = [];
-  for (const word of [command.name, ...command.suffix]) {
-    if (word.type !== 'Word') return null;
-    const value = staticWord(word);
-    if (value === null) return null;
-    argv.push(value);
-  }
-  return argv;
-}
-
 /** The words of a simple command and the redirections that follow them, split. */
 export function commandWords(command: Command): { words: Word[]; trailing: Command['suffix'] } {
   const words: Word[] = command.name ? [command.name] : [];
@@ -83,12 +36,4 @@ export function commandWords(command: Command): { words: Word[]; trailing: Comma
     words.push(item);
   }
   return { words, trailing: command.suffix.slice(index) };
-}
-
-const SAFE_WORD = /^[A-Za-z0-9._:@%+=,/-]+$/;
-
-/** Quotes a word for a POSIX shell, leaving plain words as they are. */
-export function shellQuote(word: string): string {
-  if (SAFE_WORD.test(word)) return word;
-  return `'${word.replaceAll("'", `'\\''`)}'`;
 }

@@ -6,7 +6,7 @@ import { globMatcher } from '../fs/globMatcher.js';
 import { CONFIG_FILE } from '../core/config.js';
 import { checkStateDir, ensureStateDir } from '../store/stateDir.js';
 import { VouchError } from '../core/errors.js';
-import { proposeConfig, type Proposal } from '../core/initProposal.js';
+import { proposeConfig, type Proposal } from './initProposal.js';
 import {
   detectPackageManager,
   readPackageJson,

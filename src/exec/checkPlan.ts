@@ -4,7 +4,8 @@ import type { CheckDefinition } from '../core/definition.js';
 import { keyedDigest } from '../core/digest.js';
 import type { ObservedContext } from '../core/observation.js';
 import { reason, type Reason } from '../core/reason.js';
-import { packageManagerVersion, QUIET_PACKAGE_MANAGER_ENV, scriptArgv } from './packageManagerCommand.js';
+import { scriptArgv } from '../core/packageManagerGrammar.js';
+import { packageManagerVersion, QUIET_PACKAGE_MANAGER_ENV } from './packageManagerCommand.js';
 import { checkPath, executableIdentity, resolveExecutable } from './resolveExecutable.js';
 
 /** How a check will be spawned, and the context that binds its receipt. */

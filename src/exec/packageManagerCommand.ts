@@ -2,11 +2,6 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { PackageManagerName } from '../core/config.js';
 
-/** The argv that runs a package.json script through a package manager. */
-export function scriptArgv(packageManager: PackageManagerName, script: string): string[] {
-  return [packageManager, 'run', script];
-}
-
 const PACKAGE_NAMES: Record<PackageManagerName, string[]> = {
   npm: ['npm'],
   pnpm: ['pnpm', '@pnpm/exe'],

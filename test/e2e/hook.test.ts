@@ -166,6 +166,19 @@ describe('Claude Code PreToolUse', () => {
     expect(out.hookSpecificOutput.permissionDecisionReason).toContain(testId);
   });
 
+  it('npm\'s aliases stand for the script they run, as init reads them: run-script and tst are denied like run and test', () => {
+    const p = project('hook-alias');
+    const typecheckId = runCheck(p, 'typecheck');
+    const testId = runCheck(p, 'test');
+    for (const [command, runId] of [['npm run-script typecheck', typecheckId], ['npm rum typecheck', typecheckId], ['npm tst', testId]] as const) {
+      const out = parsedLine(hook('claude', claudeBash(p.root, command), { cwd: p.root }));
+      expect(out.hookSpecificOutput.permissionDecision, command).toBe('deny');
+      expect(out.hookSpecificOutput.permissionDecisionReason, command).toContain(runId);
+    }
+    // An alias with other arguments is another command, and runs as typed.
+    expect(hook('claude', claudeBash(p.root, 'npm run-script typecheck -- --watch'), { cwd: p.root })).toEqual({ code: 0, stdout: '', stderr: '' });
+  });
+
   it('a stale check: updatedInput is the whole tool_input with only the command rewritten, and no permissionDecision', () => {
     const p = project('hook-rewrite');
     runCheck(p, 'typecheck');

@@ -7,7 +7,7 @@ import picomatch from 'picomatch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/core/configSchema.js';
 import { isVouchError } from '../../src/core/errors.js';
-import { proposeConfig, sanitiseName, type ProposalInput } from '../../src/core/initProposal.js';
+import { proposeConfig, sanitiseName, type ProposalInput } from '../../src/api/initProposal.js';
 import { detectPackageManager } from '../../src/exec/detectPackageManager.js';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');

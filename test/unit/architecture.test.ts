@@ -65,6 +65,8 @@ const HOOK_START = [
   'agents/hostCodex.ts',
   'agents/hookLog.ts',
   'agents/hookProgram.ts',
+  // The one shellQuote (it was a copy inside hookProgram.ts); bundled into the common chunk, so the hook loads no more files.
+  'agents/shellQuote.ts',
 ];
 
 /** Layers the hook's start must never reach: the store, the file scanner, running checks, proving. */
@@ -117,8 +119,10 @@ const HOOK_DECISION = [
   'core/definition.ts',
   'core/digest.ts',
   'core/errors.ts',
+  'core/packageManagerGrammar.ts',
   'core/pathInside.ts',
   'core/reason.ts',
+  'core/shellWords.ts',
   'core/version.ts',
   'exec/checkPlan.ts',
   'exec/detectPackageManager.ts',

@@ -1,7 +1,7 @@
 import type { CheckDefinition } from '../../core/definition.js';
 import type { AgentHost } from './host.js';
 import { SECTION_BEGIN, SECTION_END } from './managedSection.js';
-import { shellQuote } from './shellQuote.js';
+import { shellQuote } from '../shellQuote.js';
 
 /** What the generated instructions need to know about the project. */
 export interface InstructionFacts {

@@ -2,7 +2,7 @@ import { join, relative, resolve, sep } from 'node:path';
 import { loadProject, locateProject } from '../../api/project.js';
 import type { CheckDefinition } from '../../core/definition.js';
 import { isVouchError } from '../../core/errors.js';
-import { shellQuote } from './shellQuote.js';
+import { shellQuote } from '../shellQuote.js';
 
 export interface AgentProjectOptions {
   cwd: string;

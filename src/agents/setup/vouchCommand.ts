@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { realpathSync } from 'node:fs';
-import { shellQuote } from './shellQuote.js';
+import { shellQuote } from '../shellQuote.js';
 
 /** What a login shell answered to `command -v vouch`. */
 export interface CommandLookup {

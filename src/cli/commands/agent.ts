@@ -4,7 +4,7 @@ import type { DoctorReport } from '../../agents/setup/doctor.js';
 import type { AgentPlan } from '../../agents/setup/setup.js';
 import type { FileChange } from '../../agents/setup/changePlan.js';
 import type { Conflict } from '../../agents/setup/conflicts.js';
-import { shellQuote } from '../../agents/setup/shellQuote.js';
+import { shellQuote } from '../../agents/shellQuote.js';
 import { unifiedDiff } from '../../agents/setup/unifiedDiff.js';
 import type { VouchCommand } from '../../agents/setup/vouchCommand.js';
 import { VouchError } from '../../core/errors.js';

@@ -1,5 +1,7 @@
-import type { CheckConfig, CheckKind, Config, PackageManagerName } from './config.js';
-import { DEFAULT_INSTALLED } from './config.js';
+import type { CheckConfig, CheckKind, Config, PackageManagerName } from '../core/config.js';
+import { DEFAULT_INSTALLED } from '../core/config.js';
+import { isPackageManager, runnerLength, scriptRun } from '../core/packageManagerGrammar.js';
+import { simpleCommands } from '../core/shellWords.js';
 
 /** What `vouch init` learned about the project; everything the proposal depends on. */
 export interface ProposalInput {
@@ -308,7 +310,7 @@ function analyse(script: string, scripts: Record<string, string>, seen: Set<stri
   for (const hook of [`pre${script}`, `post${script}`]) {
     if (hook in scripts && !seen.has(hook)) merge(analysis, analyse(hook, scripts, seen));
   }
-  for (const words of splitCommandLine(body)) {
+  for (const words of simpleCommands(body)) {
     const invocation = unwrap(words);
     if (invocation === null) continue;
     const delegated = delegation(invocation, scripts);
@@ -345,74 +347,11 @@ const isWriteFlag = (arg: string) => arg === '--fix' || arg === '--write';
 
 // ---- Reading a command line ---------------------------------------------------
 
-/**
- * Splits a script into simple commands at ; & | && || ( ) and newlines, with
- * shell quoting undone. Enough to name the programs a script runs; scripts
- * that need more (substitutions, functions) are simply not recognised.
- */
-export function splitCommandLine(text: string): string[][] {
-  const segments: string[][] = [];
-  let words: string[] = [];
-  let word = '';
-  let inWord = false;
-  const endWord = () => {
-    if (inWord) words.push(word);
-    word = '';
-    inWord = false;
-  };
-  const endSegment = () => {
-    endWord();
-    if (words.length > 0) segments.push(words);
-    words = [];
-  };
-  for (let i = 0; i < text.length; i += 1) {
-    const c = text[i] as string;
-    if (c === "'") {
-      const end = text.indexOf("'", i + 1);
-      word += text.slice(i + 1, end === -1 ? text.length : end);
-      inWord = true;
-      i = end === -1 ? text.length : end;
-    } else if (c === '"') {
-      let j = i + 1;
-      for (; j < text.length && text[j] !== '"'; j += 1) {
-        if (text[j] === '\\' && j + 1 < text.length) j += 1;
-        word += text[j];
-      }
-      inWord = true;
-      i = j;
-    } else if (c === '\\') {
-      if (text[i + 1] === '\n') {
-        i += 1;
-      } else {
-        word += text[i + 1] ?? '';
-        inWord = true;
-        i += 1;
-      }
-    } else if (c === '\n') {
-      endSegment();
-    } else if (/\s/.test(c)) {
-      endWord();
-    } else if (c === '&' && (text[i - 1] === '>' || text[i + 1] === '>')) {
-      word += c; // a redirection such as 2>&1 or &>file, not a separator
-      inWord = true;
-    } else if (c === ';' || c === '&' || c === '|' || c === '(' || c === ')') {
-      endSegment();
-    } else {
-      word += c;
-      inWord = true;
-    }
-  }
-  endSegment();
-  return segments;
-}
-
 interface Invocation {
   program: string;
   args: string[];
 }
 
-const PACKAGE_MANAGER_PROGRAMS = new Set(['npm', 'pnpm', 'yarn', 'bun']);
-const RUNNERS = new Set(['npx', 'pnpx', 'bunx']);
 /** Programs that run another program given later on their command line. */
 const WRAPPERS = new Set(['cross-env', 'cross-env-shell', 'dotenv', 'dotenv-cli', 'env', 'time', 'nice', 'nohup', 'c8', 'nyc']);
 const TOOLS = new Set(['tsc', 'vue-tsc', 'eslint', 'oxlint', 'biome', 'prettier', 'vitest', 'jest', 'mocha', 'node', 'ava']);
@@ -420,19 +359,15 @@ const TOOLS = new Set(['tsc', 'vue-tsc', 'eslint', 'oxlint', 'biome', 'prettier'
 const baseName = (word: string) => word.slice(word.lastIndexOf('/') + 1);
 const isAssignment = (word: string) => /^[A-Za-z_][A-Za-z0-9_]*=/.test(word);
 
-/** The program a simple command really runs, past variable assignments, npx and wrappers. */
+/** The program a simple command really runs, past variable assignments, package runners (npx, pnpm exec, …) and wrappers. */
 function unwrap(words: readonly string[]): Invocation | null {
   const start = words.findIndex((word) => !isAssignment(word));
   if (start === -1) return null;
   let rest = words.slice(start);
   for (let guard = 0; guard < 8; guard += 1) {
     const program = baseName(rest[0] as string);
-    const second = rest[1];
-    const viaRunner =
-      RUNNERS.has(program) ||
-      (PACKAGE_MANAGER_PROGRAMS.has(program) && (second === 'exec' || second === 'dlx' || second === 'x'));
-    if (viaRunner || WRAPPERS.has(program)) {
-      const next = rest.findIndex((word, index) => index > 0 && (TOOLS.has(baseName(word)) || PACKAGE_MANAGER_PROGRAMS.has(baseName(word))));
+    if (runnerLength([program, ...rest.slice(1)]) > 0 || WRAPPERS.has(program)) {
+      const next = rest.findIndex((word, index) => index > 0 && (TOOLS.has(baseName(word)) || isPackageManager(baseName(word))));
       if (next === -1) return { program, args: rest.slice(1) };
       rest = rest.slice(next);
       continue;
@@ -442,22 +377,10 @@ function unwrap(words: readonly string[]): Invocation | null {
   return { program: baseName(rest[0] as string), args: rest.slice(1) };
 }
 
-/** "npm run lint", "pnpm lint", "yarn test": the script it runs and the arguments it forwards. */
+/** "npm run lint", "npm run-script lint", "pnpm lint", "yarn test": the script it runs and the arguments it forwards. */
 function delegation(invocation: Invocation, scripts: Record<string, string>): { script: string; forwarded: string[] } | null {
-  const { program, args } = invocation;
-  if (!PACKAGE_MANAGER_PROGRAMS.has(program)) return null;
-  const [first, second, ...more] = args;
-  if (first === undefined || first.startsWith('-')) return null;
-  if (first === 'run' || first === 'run-script' || first === 'rum' || first === 'urn') {
-    if (second === undefined || second.startsWith('-')) return null;
-    return { script: second, forwarded: more };
-  }
-  if (program === 'bun' && first === 'test') return null; // bun's own test runner, not the script
-  if (first === 'test' || first === 't' || first === 'tst') return { script: 'test', forwarded: args.slice(1) };
-  if (first === 'start') return { script: 'start', forwarded: args.slice(1) };
-  // pnpm, yarn and bun run a script named as their first argument.
-  if (program !== 'npm' && first in scripts) return { script: first, forwarded: args.slice(1) };
-  return null;
+  const run = scriptRun([invocation.program, ...invocation.args], scripts);
+  return run === null ? null : { script: run.script, forwarded: run.args };
 }
 
 function firstOperand(args: readonly string[]): string | undefined {
