@@ -1,12 +1,13 @@
 #!/usr/bin/env node
-// Writes schemas/config.schema.json and schemas/claim.schema.json from the
-// validators themselves, so the schemas editors use and the checks vouch runs
-// cannot disagree.
-// Reads the built validator: run "npm run build" first.
+// Writes every schemas/*.schema.json from the code: config and claim from
+// their validators, so the schemas editors use and the checks vouch runs cannot
+// disagree; and each --json output document from its one definition in
+// src/core/json/, which also types the serializers and the MCP tools' outputs.
+// Reads the built modules: run "npm run build" first.
 //
-//   node scripts/generate-config-schema.mjs            write the file
-//   node scripts/generate-config-schema.mjs --check    exit 1 if the file is out of date
-//   node scripts/generate-config-schema.mjs --stdout   print it instead
+//   node scripts/generate-config-schema.mjs            write the files
+//   node scripts/generate-config-schema.mjs --check    exit 1 if a file is out of date
+//   node scripts/generate-config-schema.mjs --stdout   print them instead
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -29,17 +30,25 @@ const SCHEMAS = [
   },
 ];
 
-const outputs = [];
-for (const entry of SCHEMAS) {
-  const validator = join(repo, 'dist', 'core', entry.module);
-  if (!existsSync(validator)) {
-    process.stderr.write(`${relative(repo, validator)} is missing; run "npm run build" first, then run this again.\n`);
+async function built(module) {
+  const path = join(repo, 'dist', 'core', module);
+  if (!existsSync(path)) {
+    process.stderr.write(`${relative(repo, path)} is missing; run "npm run build" first, then run this again.\n`);
     process.exit(2);
   }
-  const { $schema, ...rest } = (await import(pathToFileURL(validator).href))[entry.make]();
-  const schema = { $schema, title: entry.title, description: entry.description, ...rest };
-  outputs.push({ target: join(repo, 'schemas', entry.target), text: JSON.stringify(schema, null, 2) + '\n' });
+  return import(pathToFileURL(path).href);
 }
+
+const outputs = [];
+const add = (target, title, description, { $schema, ...rest }) => {
+  // title and description lead, after $schema, whatever the generator put there.
+  const schema = { $schema, title, description };
+  for (const [key, value] of Object.entries(rest)) if (key !== 'title' && key !== 'description') schema[key] = value;
+  outputs.push({ target: join(repo, 'schemas', target), text: JSON.stringify(schema, null, 2) + '\n' });
+};
+for (const entry of SCHEMAS) add(entry.target, entry.title, entry.description, (await built(entry.module))[entry.make]());
+const { JSON_DOCUMENTS, documentSchemaFile } = await built('json/documents.js');
+for (const document of JSON_DOCUMENTS) add(`${document.name}.schema.json`, document.title, document.description, documentSchemaFile(document));
 
 const mode = process.argv[2];
 if (mode === '--stdout') {
@@ -58,6 +67,6 @@ if (mode === '--stdout') {
     process.stdout.write(`wrote ${relative(repo, target)}\n`);
   }
 } else {
-  process.stderr.write(`unknown option "${mode}"; use no option to write the file, --check to compare, or --stdout to print.\n`);
+  process.stderr.write(`unknown option "${mode}"; use no option to write the files, --check to compare, or --stdout to print.\n`);
   process.exit(2);
 }

@@ -1,9 +1,10 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import type { StageCheck, Claim, Issue, Stage } from '../core/claim.js';
+import type { Claim } from '../core/claim.js';
 import { ClaimError } from '../core/claimError.js';
 import { CONFIG_FILE } from '../core/config.js';
 import { VouchError } from '../core/errors.js';
+import type { ProveDocument } from '../core/json/prove.js';
 import type { Deadlines } from '../prove/deadline.js';
 import type { Prover, ProveResult } from '../prove/prover.js';
 import { checkStateDir } from '../store/stateDir.js';
@@ -53,35 +54,9 @@ export async function openProver(
   return new Prover(root, { factories: STAGE_FACTORIES, processAlive: (pid) => processAlive(pid, null), ...options });
 }
 
-export interface IssueJson {
-  origin: Issue['origin'];
-  stage: Stage;
-  path: string | null;
-  line: number | null;
-  code: string | null;
-  message: string;
-}
-
-export interface ProveReportJson {
-  schema: 1;
-  digest: string;
-  /** The receipt token, or null when no receipt was minted. */
-  receipt: string | null;
-  /** Every receipt condition that failed, in plain sentences; empty with a receipt. */
-  why: string[];
-  verdict: {
-    digest: string;
-    control_stage: Stage;
-    toolchain: { typescript: string; linter: { name: string; version: string }; vitest: string };
-    project: { tsconfig: string; options_digest: string };
-    checks: { stage: Stage; phase: StageCheck['phase']; completed: boolean; issues: IssueJson[] }[];
-  };
-  timings: { stage: Stage; phase: StageCheck['phase']; ms: number }[];
-  ms: number;
-  cold: boolean;
-  /** What the prove noticed on the way that is not about the claim (a dead served prover's socket, removed). */
-  notices: string[];
-}
+/** The --json document, which the MCP prove tool returns too; defined once in core/json (types only: no zod at run time). */
+export type ProveReportJson = ProveDocument;
+export type IssueJson = ProveDocument['verdict']['checks'][number]['issues'][number];
 
 export function proveReportJson(result: ProveResult): ProveReportJson {
   const { verdict, receipt } = result;

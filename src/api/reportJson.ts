@@ -3,12 +3,19 @@ import type { Project } from './project.js';
 import type { RunReport } from './run.js';
 import type { StatusReport } from './status.js';
 import type { CheckStatus } from '../core/decide.js';
-import type { InputChange } from '../core/diff.js';
+import type { EntrySummary, InputChange } from '../core/diff.js';
 import type { Receipt } from '../core/receipt.js';
+// Types only: zod stays out of the status, run and hook paths; the documents are defined once in core/json.
+import type { ExplainDocument, InputChangeJson } from '../core/json/explain.js';
+import type { LogDocument } from '../core/json/log.js';
+import type { RunDocument } from '../core/json/run.js';
+import type { CheckStatusJson, ReceiptJson, ReceiptSummaryJson, StatusDocument } from '../core/json/status.js';
 
 /*
  * The documents of the --json contract (docs/json.md), built in one place so
- * that the CLI and the MCP server return exactly the same shapes.
+ * that the CLI and the MCP server return exactly the same shapes. Their types
+ * come from the one definition of each document in src/core/json/; the key
+ * order of the objects here is the order the JSON prints.
  */
 
 export function iso(ms: number): string {
@@ -16,7 +23,7 @@ export function iso(ms: number): string {
 }
 
 /** The receipt summary that status, run and explain share in JSON. */
-export function receiptSummaryJson(receipt: Receipt) {
+export function receiptSummaryJson(receipt: Receipt): ReceiptSummaryJson {
   return {
     run_id: receipt.runId,
     started_at: iso(receipt.startedAt),
@@ -28,7 +35,7 @@ export function receiptSummaryJson(receipt: Receipt) {
 }
 
 /** A whole receipt, as log and run report it. */
-export function receiptJson(receipt: Receipt, stateDir: string) {
+export function receiptJson(receipt: Receipt, stateDir: string): ReceiptJson {
   return {
     ...receiptSummaryJson(receipt),
     check: receipt.check,
@@ -40,7 +47,7 @@ export function receiptJson(receipt: Receipt, stateDir: string) {
   };
 }
 
-export function statusJson(status: CheckStatus) {
+export function statusJson(status: CheckStatus): CheckStatusJson {
   return {
     name: status.name,
     kind: status.kind,
@@ -53,7 +60,7 @@ export function statusJson(status: CheckStatus) {
 }
 
 /** The --json document; the MCP server's status tool returns the same one. */
-export function statusReportJson(project: Project, report: StatusReport) {
+export function statusReportJson(project: Project, report: StatusReport): StatusDocument {
   return {
     schema: 1 as const,
     root: project.root,
@@ -71,19 +78,21 @@ export function statusReportJson(project: Project, report: StatusReport) {
 }
 
 /** The --json document; the MCP server's explain tool returns the same one. */
-export function explanationJson(result: Explanation) {
+export function explanationJson(result: Explanation): ExplainDocument {
   return {
     schema: 1 as const,
     check: statusJson(result.status),
-    definition_changes: result.definitionChanges,
-    context_changes: result.contextChanges,
+    // The diffs hold values of the config and context types, which ValueChange does not narrow per field:
+    // the schema states each field's value, and test/jsonSchema.test.ts checks real output against it.
+    definition_changes: result.definitionChanges as ExplainDocument['definition_changes'],
+    context_changes: result.contextChanges as ExplainDocument['context_changes'],
     input_changes: result.inputChanges.map(inputChangeJson),
     notices: result.notices,
   };
 }
 
-function inputChangeJson(change: InputChange) {
-  const side = (entry: { type: string; digest?: string; executable?: boolean; identity?: string; target?: string } | undefined) =>
+function inputChangeJson(change: InputChange): InputChangeJson {
+  const side = (entry: EntrySummary | undefined) =>
     entry === undefined
       ? null
       : {
@@ -104,12 +113,12 @@ function inputChangeJson(change: InputChange) {
 }
 
 /** The --json document; the MCP server's log tool returns the same one. */
-export function logJson(receipts: readonly Receipt[], stateDir: string, notices: readonly string[]) {
+export function logJson(receipts: readonly Receipt[], stateDir: string, notices: string[]): LogDocument {
   return { schema: 1 as const, receipts: receipts.map((receipt) => receiptJson(receipt, stateDir)), notices };
 }
 
 /** The --json document; the MCP server's run tool returns the same one. */
-export function runReportJson(report: RunReport, stateDir: string) {
+export function runReportJson(report: RunReport, stateDir: string): RunDocument {
   return {
     schema: 1 as const,
     exit_code: report.exitCode,

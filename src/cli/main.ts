@@ -2,6 +2,7 @@
 import { createRequire } from 'node:module';
 import { isClaimError } from '../core/claimError.js';
 import { isVouchError } from '../core/errors.js';
+import type { ErrorDocument } from '../core/json/error.js';
 import { fdOutput } from './fdOutput.js';
 import type { CliIo } from './io.js';
 import { VERSION } from './version.js';
@@ -82,7 +83,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   const load = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : Object.hasOwn(HIDDEN, name) ? HIDDEN[name] : undefined;
   if (!load) {
     const message = `unknown command "${name}". Commands: ${Object.keys(COMMANDS).join(', ')}. See "vouch --help".`;
-    if (json) writeError(io, 'unknown-command', message);
+    if (json) writeError(io, { code: 'unknown-command', message });
     io.stderr.write(`vouch: ${message}\n`);
     return 2;
   }
@@ -98,20 +99,19 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     return await command.run(rest, io);
   } catch (error) {
     if (isVouchError(error)) {
-      if (json) writeError(io, error.code, error.message, isClaimError(error) ? error.origin : undefined);
+      // A claim error also says who must act (docs/claims.md).
+      if (json) writeError(io, isClaimError(error) ? { code: error.code, origin: error.origin, message: error.message } : { code: error.code, message: error.message });
       io.stderr.write(`vouch: ${error.message}\n`);
       return error.exitCode;
     }
-    if (json) writeError(io, 'internal', `internal error: ${(error as Error).message}`);
+    if (json) writeError(io, { code: 'internal', message: `internal error: ${(error as Error).message}` });
     io.stderr.write(`vouch: internal error: ${(error as Error).stack ?? String(error)}\n`);
     return 70;
   }
 }
 
-function writeError(io: CliIo, code: string, message: string, origin?: string) {
-  // A claim error also says who must act (docs/claims.md).
-  const error = origin === undefined ? { code, message } : { code, origin, message };
-  io.stdout.write(JSON.stringify({ schema: 1, error }, null, 2) + '\n');
+function writeError(io: CliIo, error: ErrorDocument['error']) {
+  io.stdout.write(JSON.stringify({ schema: 1, error } satisfies ErrorDocument, null, 2) + '\n');
 }
 
 const io: CliIo = {

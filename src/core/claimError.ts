@@ -1,8 +1,10 @@
 import type { Origin } from './claim.js';
-import { VouchError } from './errors.js';
+import { VouchError, type VouchErrorCode } from './errors.js';
 
-/** Every claim failure that is not an issue in a verdict. */
-export type ClaimErrorCode = 'refused' | 'missing' | 'malformed' | 'destroyed' | 'deadline' | 'stage-timeout';
+/** Every claim failure that is not an issue in a verdict; each is also in VOUCH_ERROR_CODES. */
+export const CLAIM_ERROR_CODES = ['refused', 'missing', 'malformed', 'destroyed', 'deadline', 'stage-timeout'] as const satisfies readonly VouchErrorCode[];
+
+export type ClaimErrorCode = (typeof CLAIM_ERROR_CODES)[number];
 
 /**
  * A timeout that is nobody's bug (a tool slow to start on a loaded machine)

@@ -9,7 +9,7 @@ export type InputChange =
   | { change: 'removed'; path: string; origin: InputEntry['origin']; old: EntrySummary }
   | { change: 'modified'; path: string; origin: InputEntry['origin']; old: EntrySummary; new: EntrySummary }
   | { change: 'mode'; path: string; origin: 'source'; old: EntrySummary; new: EntrySummary }
-  | { change: 'identity'; path: string; origin: 'installed'; fields: string[]; old: EntrySummary; new: EntrySummary }
+  | { change: 'identity'; path: string; origin: 'installed'; fields: (typeof IDENTITY_FIELDS)[number][]; old: EntrySummary; new: EntrySummary }
   | { change: 'type'; path: string; origin: InputEntry['origin']; old: EntrySummary; new: EntrySummary };
 
 /** What explain shows of one side of a change. */

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { closeSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
-import { VouchError } from '../core/errors.js';
+import { VouchError, type VouchErrorCode } from '../core/errors.js';
 import { processAlive } from '../fs/processStart.js';
 import { readStateFile } from '../store/stateDir.js';
 import { callObserver, findObserver } from './client.js';
@@ -17,8 +17,8 @@ export interface LaunchRequest {
   timeoutMs: number;
 }
 
-/** What the daemon reports on the readiness pipe (fd 3), once. */
-export type ReadyLine = { ready: ObserverReady } | { error: { code: string; message: string } };
+/** What the daemon reports on the readiness pipe (fd 3), once: on a failure, its VouchError's own code. */
+export type ReadyLine = { ready: ObserverReady } | { error: { code: VouchErrorCode; message: string } };
 
 /**
  * Starts the observer fully detached (its own session, no terminal, output to

@@ -8,6 +8,9 @@ import { shellQuote } from '../../agents/shellQuote.js';
 import { unifiedDiff } from '../../agents/setup/unifiedDiff.js';
 import type { VouchCommand } from '../../agents/setup/vouchCommand.js';
 import { VouchError } from '../../core/errors.js';
+import type { AgentDoctorDocument } from '../../core/json/agentDoctor.js';
+import type { AgentRemoveDocument } from '../../core/json/agentRemove.js';
+import type { AgentSetupDocument, CommandJson, ConflictJson } from '../../core/json/agentSetup.js';
 import { writeJson, type CliIo } from '../io.js';
 import { parseCommand } from '../options.js';
 import { VERSION } from '../version.js';
@@ -154,7 +157,7 @@ function changeKind(change: FileChange): 'create' | 'modify' | 'delete' {
   return change.before === null ? 'create' : change.after === null ? 'delete' : 'modify';
 }
 
-function commandJson(command: VouchCommand) {
+function commandJson(command: VouchCommand): CommandJson {
   return {
     program: command.program,
     this_install: command.thisInstall,
@@ -164,13 +167,13 @@ function commandJson(command: VouchCommand) {
   };
 }
 
-function conflictJson(conflict: Conflict) {
+function conflictJson(conflict: Conflict): ConflictJson {
   return { code: conflict.code, path: conflict.path, tool: conflict.tool, message: conflict.message };
 }
 
-function planJson(plan: AgentPlan, mode: 'apply' | 'dry-run', applied: boolean) {
+function planJson(plan: AgentPlan, mode: 'apply' | 'dry-run', applied: boolean): AgentSetupDocument | AgentRemoveDocument {
   const common = {
-    schema: 1,
+    schema: 1 as const,
     operation: plan.operation,
     host: plan.host,
     root: plan.project.root,
@@ -183,10 +186,11 @@ function planJson(plan: AgentPlan, mode: 'apply' | 'dry-run', applied: boolean) 
     refused: plan.items.filter((item) => item.action === 'refused').length,
     notes: plan.notes,
   };
-  if (plan.operation === 'remove') return common;
+  // Spelled again so that the type narrows; a key given again keeps its place in the JSON.
+  if (plan.operation === 'remove') return { ...common, operation: plan.operation };
   if (!plan.command) throw new Error('unreachable: setup always resolves the command');
   const server = plan.items.some((item) => item.id === 'mcp' && item.action !== 'skipped') ? plan.server : null;
-  return { ...common, command: { ...commandJson(plan.command), hook_command: `${plan.command.program} hook ${plan.host}`, mcp_server: server }, conflicts: plan.conflicts.map(conflictJson) };
+  return { ...common, operation: plan.operation, command: { ...commandJson(plan.command), hook_command: `${plan.command.program} hook ${plan.host}`, mcp_server: server }, conflicts: plan.conflicts.map(conflictJson) };
 }
 
 const ACTION_MARK: Record<string, string> = { create: '+', update: '~', unchanged: '=', refused: '!', skipped: ' ', remove: '-', none: ' ' };
@@ -231,10 +235,10 @@ function dryRunText(plan: AgentPlan): string {
   return `Dry run: nothing was written. To write it: vouch agent ${plan.operation} ${plan.host} --apply\n`;
 }
 
-function doctorJson(report: DoctorReport) {
+function doctorJson(report: DoctorReport): AgentDoctorDocument {
   const project = report.project;
   return {
-    schema: 1,
+    schema: 1 as const,
     root: project.root,
     config_path: project.configPath,
     state_dir: project.stateDir,

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative } from 'node:path';
 import { init, type InitResult } from '../../api/init.js';
 import { VouchError } from '../../core/errors.js';
+import type { InitDocument } from '../../core/json/init.js';
 import type { DetectedPackageManager } from '../../exec/detectPackageManager.js';
 import { writeJson, type CliIo } from '../io.js';
 import { parseCommand } from '../options.js';
@@ -61,7 +62,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   return 0;
 }
 
-function toJson(result: InitResult): object {
+function toJson(result: InitResult): InitDocument {
   const pm = result.packageManager;
   return {
     schema: 1,

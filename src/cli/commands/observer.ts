@@ -1,5 +1,6 @@
 import { observerInfo } from '../../api/observer.js';
 import { locateProject } from '../../api/project.js';
+import type { ObserverDocument } from '../../core/json/observer.js';
 import { formatDuration, iso, table } from '../format.js';
 import { writeJson, type CliIo } from '../io.js';
 import { parseCommand } from '../options.js';
@@ -28,7 +29,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   const info = await observerInfo(project, io.env);
   if (values.json) {
     if (!info) {
-      writeJson(io, { schema: 1, running: false });
+      writeJson(io, { schema: 1, running: false } satisfies ObserverDocument);
       return 0;
     }
     writeJson(io, {
@@ -46,9 +47,10 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       overflows: info.overflows,
       rescans: info.rescans,
       last_rescan: info.lastRescan && { at: iso(info.lastRescan.at), duration_ms: info.lastRescan.durationMs, reason: info.lastRescan.reason },
-      ready_ms: info.readyMs,
+      // Clients find an observer by its record, which it writes only once ready: readyMs is set by then.
+      ready_ms: info.readyMs!,
       socket: info.socket,
-    });
+    } satisfies ObserverDocument);
     return 0;
   }
   if (!info) {

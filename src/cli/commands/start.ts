@@ -1,5 +1,6 @@
 import { DEFAULT_IDLE_TIMEOUT_MS, startObserver } from '../../api/observer.js';
 import { loadProject } from '../../api/project.js';
+import type { StartDocument } from '../../core/json/start.js';
 import { parseDuration } from '../duration.js';
 import { formatDuration } from '../format.js';
 import { writeJson, type CliIo } from '../io.js';
@@ -45,14 +46,15 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     foreground: values.foreground,
     onReady: (ready, action) => {
       if (!values.foreground) return;
-      if (values.json) writeJson(io, { schema: 1, action, pid: ready.pid, ready_ms: ready.readyMs, index_files: ready.indexFiles, socket: ready.socket });
+      if (values.json) writeJson(io, { schema: 1, action, pid: ready.pid, ready_ms: ready.readyMs, index_files: ready.indexFiles, socket: ready.socket } satisfies StartDocument);
       else io.stdout.write(`observer ready in ${formatDuration(ready.readyMs)} (pid ${ready.pid}, ${ready.indexFiles} files); Ctrl-C stops it\n`);
     },
     log: (message) => io.stderr.write(`vouch observer: ${message}\n`),
   });
   if (values.foreground) return 0;
   if (values.json) {
-    writeJson(io, { schema: 1, action: outcome.action, pid: outcome.pid, ready_ms: outcome.readyMs, index_files: outcome.indexFiles, socket: outcome.socket });
+    // A running observer is found by its record, which it writes only once ready: readyMs is set by then.
+    writeJson(io, { schema: 1, action: outcome.action, pid: outcome.pid, ready_ms: outcome.readyMs!, index_files: outcome.indexFiles, socket: outcome.socket } satisfies StartDocument);
     return 0;
   }
   const took = outcome.readyMs === null ? '' : ` in ${formatDuration(outcome.readyMs)}`;

@@ -1,5 +1,6 @@
 import { stopObserver } from '../../api/observer.js';
 import { locateProject } from '../../api/project.js';
+import type { StopDocument } from '../../core/json/stop.js';
 import { writeJson, type CliIo } from '../io.js';
 import { parseCommand } from '../options.js';
 
@@ -24,7 +25,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   const project = locateProject({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'], root: values.root });
   const stopped = await stopObserver(project);
   if (values.json) {
-    writeJson(io, { schema: 1, action: stopped ? 'stopped' : 'not-running', pid: stopped?.pid ?? null });
+    writeJson(io, { schema: 1, action: stopped ? 'stopped' : 'not-running', pid: stopped?.pid ?? null } satisfies StopDocument);
     return 0;
   }
   io.stdout.write(stopped ? `observer stopped (pid ${stopped.pid})\n` : 'no observer is running\n');
