@@ -83,7 +83,7 @@ export function explanationJson(result: Explanation): ExplainDocument {
     schema: 1 as const,
     check: statusJson(result.status),
     // The diffs hold values of the config and context types, which ValueChange does not narrow per field:
-    // the schema states each field's value, and test/jsonSchema.test.ts checks real output against it.
+    // the schema states each field's value, and test/e2e/jsonSchema.test.ts checks real output against it.
     definition_changes: result.definitionChanges as ExplainDocument['definition_changes'],
     context_changes: result.contextChanges as ExplainDocument['context_changes'],
     input_changes: result.inputChanges.map(inputChangeJson),

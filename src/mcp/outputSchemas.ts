@@ -9,7 +9,7 @@ import { statusDocument } from '../core/json/status.js';
  * document `vouch COMMAND --json` prints (docs/json.md), so each outputSchema
  * is that document's one definition in src/core/json/, the same one
  * schemas/*.schema.json is generated from. The SDK takes zod and lists it as
- * JSON Schema; test/mcp.test.ts checks real tool output against both.
+ * JSON Schema; test/e2e/mcp.test.ts checks real tool output against both.
  */
 export const statusOutput = statusDocument;
 export const explainOutput = explainDocument;
