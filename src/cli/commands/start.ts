@@ -1,4 +1,4 @@
-import { DEFAULT_IDLE_TIMEOUT_MS, startObserver } from '../../api/observer.js';
+import { DEFAULT_IDLE_TIMEOUT_MS, startObserver } from '../../api/startObserver.js';
 import { loadProject } from '../../api/project.js';
 import { parseDuration } from '../duration.js';
 import { formatDuration } from '../format.js';
