@@ -1,9 +1,30 @@
 import { lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import type { AsyncSubscription, Event } from '@parcel/watcher';
+
+/** One change under the root, as @parcel/watcher reports it. */
+export interface WatchEvent {
+  path: string;
+  type: 'create' | 'update' | 'delete';
+}
 
 export interface TreeEvents {
-  onEvents(events: Event[]): void;
+  onEvents(events: WatchEvent[]): void;
   onError(error: Error): void;
+}
+
+export interface WatchSubscription {
+  unsubscribe(): Promise<void>;
+}
+
+/**
+ * What the watch session needs of a file watcher: subscriptions, and the
+ * kernel's accounting to check them against. Passed in, so a test can feed
+ * events, overflows and failed renewals without inotify.
+ */
+export interface Watcher {
+  subscribe(root: string, handlers: TreeEvents): Promise<WatchSubscription>;
+  unwatchedDirectories(root: string, directories: Iterable<string>): string[];
+  watchCount(): number;
+  maxQueuedEvents(): number;
 }
 
 /**
@@ -11,7 +32,7 @@ export interface TreeEvents {
  * ignoring a busy directory would let its events overflow the kernel queue
  * without one event reaching us, and the index relies on seeing at least one.
  */
-export async function watchTree(root: string, handlers: TreeEvents): Promise<AsyncSubscription> {
+export async function watchTree(root: string, handlers: TreeEvents): Promise<WatchSubscription> {
   const watcher = await import('@parcel/watcher');
   return watcher.subscribe(root, (error, events) => {
     if (error) handlers.onError(error);
@@ -83,3 +104,6 @@ export function maxQueuedEvents(): number {
     return 16_384;
   }
 }
+
+/** @parcel/watcher and the kernel's own inotify accounting. */
+export const treeWatcher: Watcher = { subscribe: watchTree, unwatchedDirectories, watchCount, maxQueuedEvents };

@@ -1,6 +1,6 @@
 import { closeSync, writeSync } from 'node:fs';
 import { isVouchError } from '../../core/errors.js';
-import { DEFAULT_IDLE_TIMEOUT_MS, serveDaemon } from '../../api/observer.js';
+import { DEFAULT_IDLE_TIMEOUT_MS, serveDaemon } from '../../api/startObserver.js';
 import { loadProject } from '../../api/project.js';
 import type { CliIo } from '../io.js';
 import { parseCommand } from '../options.js';

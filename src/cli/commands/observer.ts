@@ -1,9 +1,8 @@
-import { observerInfo } from '../../api/observer.js';
-import { locateProject } from '../../api/project.js';
+import { observerInfo, type ObserverInfo } from '../../api/observer.js';
 import type { ObserverDocument } from '../../core/json/observer.js';
 import { formatDuration, iso, table } from '../format.js';
-import { writeJson, type CliIo } from '../io.js';
-import { parseCommand } from '../options.js';
+import type { CliIo } from '../io.js';
+import { runObserverControl } from '../observerControl.js';
 
 export const help = `Usage: vouch observer [--json]
 
@@ -23,40 +22,34 @@ Examples:
 `;
 
 export async function run(argv: string[], io: CliIo): Promise<number> {
-  const { values } = parseCommand('observer', argv, {});
-  // Only where the observer is: it can report even when the root is gone.
-  const project = locateProject({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'], root: values.root });
-  const info = await observerInfo(project, io.env);
-  if (values.json) {
-    if (!info) {
-      writeJson(io, { schema: 1, running: false } satisfies ObserverDocument);
-      return 0;
-    }
-    writeJson(io, {
-      schema: 1,
-      running: true,
-      pid: info.pid,
-      version: info.version,
-      uptime_ms: info.uptimeMs,
-      healthy: info.healthy,
-      reasons: info.reasons,
-      watched_paths: info.watchedPaths,
-      index_files: info.indexFiles,
-      memory_rss_bytes: info.memoryRssBytes,
-      events: info.events,
-      overflows: info.overflows,
-      rescans: info.rescans,
-      last_rescan: info.lastRescan && { at: iso(info.lastRescan.at), duration_ms: info.lastRescan.durationMs, reason: info.lastRescan.reason },
-      // Clients find an observer by its record, which it writes only once ready: readyMs is set by then.
-      ready_ms: info.readyMs!,
-      socket: info.socket,
-    } satisfies ObserverDocument);
-    return 0;
-  }
-  if (!info) {
-    io.stdout.write('no observer is running; "vouch start" starts one\n');
-    return 0;
-  }
+  return runObserverControl('observer', argv, io, { ask: observerInfo, json, text });
+}
+
+function json(info: ObserverInfo | null): ObserverDocument {
+  if (!info) return { schema: 1, running: false };
+  return {
+    schema: 1,
+    running: true,
+    pid: info.pid,
+    version: info.version,
+    uptime_ms: info.uptimeMs,
+    healthy: info.healthy,
+    reasons: info.reasons,
+    watched_paths: info.watchedPaths,
+    index_files: info.indexFiles,
+    memory_rss_bytes: info.memoryRssBytes,
+    events: info.events,
+    overflows: info.overflows,
+    rescans: info.rescans,
+    last_rescan: info.lastRescan && { at: iso(info.lastRescan.at), duration_ms: info.lastRescan.durationMs, reason: info.lastRescan.reason },
+    // Clients find an observer by its record, which it writes only once ready: readyMs is set by then.
+    ready_ms: info.readyMs!,
+    socket: info.socket,
+  };
+}
+
+function text(info: ObserverInfo | null): string {
+  if (!info) return 'no observer is running; "vouch start" starts one\n';
   const rows = [
     ['pid', String(info.pid)],
     ['version', info.version],
@@ -71,6 +64,5 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     ['last rescan', info.lastRescan ? `${iso(info.lastRescan.at)}, ${formatDuration(info.lastRescan.durationMs)} (${info.lastRescan.reason})` : '-'],
     ['socket', info.socket],
   ];
-  io.stdout.write(table(rows));
-  return 0;
+  return table(rows);
 }

@@ -1,4 +1,4 @@
-import { DEFAULT_IDLE_TIMEOUT_MS, startObserver } from '../../api/observer.js';
+import { DEFAULT_IDLE_TIMEOUT_MS, startObserver } from '../../api/startObserver.js';
 import { loadProject } from '../../api/project.js';
 import type { StartDocument } from '../../core/json/start.js';
 import { parseDuration } from '../duration.js';

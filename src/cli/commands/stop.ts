@@ -1,8 +1,7 @@
 import { stopObserver } from '../../api/observer.js';
-import { locateProject } from '../../api/project.js';
 import type { StopDocument } from '../../core/json/stop.js';
-import { writeJson, type CliIo } from '../io.js';
-import { parseCommand } from '../options.js';
+import type { CliIo } from '../io.js';
+import { runObserverControl } from '../observerControl.js';
 
 export const help = `Usage: vouch stop [--json]
 
@@ -20,14 +19,9 @@ Examples:
 `;
 
 export async function run(argv: string[], io: CliIo): Promise<number> {
-  const { values } = parseCommand('stop', argv, {});
-  // Only where the observer is: it can be stopped even when the root or the config's checks are broken.
-  const project = locateProject({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'], root: values.root });
-  const stopped = await stopObserver(project);
-  if (values.json) {
-    writeJson(io, { schema: 1, action: stopped ? 'stopped' : 'not-running', pid: stopped?.pid ?? null } satisfies StopDocument);
-    return 0;
-  }
-  io.stdout.write(stopped ? `observer stopped (pid ${stopped.pid})\n` : 'no observer is running\n');
-  return 0;
+  return runObserverControl('stop', argv, io, {
+    ask: stopObserver,
+    json: (stopped): StopDocument => ({ schema: 1, action: stopped ? 'stopped' : 'not-running', pid: stopped?.pid ?? null }),
+    text: (stopped) => (stopped ? `observer stopped (pid ${stopped.pid})\n` : 'no observer is running\n'),
+  });
 }

@@ -1,0 +1,147 @@
+import type { Store } from '../store/openStore.js';
+import { readConsistently, reopenIfReplaced, storeGeneration } from '../store/openStore.js';
+import { latestReceipt } from '../store/receipts.js';
+import type { FaultKind, GapCode, GapReason, ObserveParams, ObserveResult, ObservedInputs, ObserverInfo, PingResult } from './protocol.js';
+import { PROTOCOL } from './protocol.js';
+import { InvalidParams } from './rpcServer.js';
+import { ObserverBusy, type WarmIndex } from './warmIndex.js';
+import type { WatchSession } from './watchSession.js';
+
+export interface ObserverServiceOptions {
+  root: string;
+  version: string;
+  build: string;
+  socket: string;
+  /** When the observer began (ms since the epoch), for its uptime. */
+  started: number;
+  /** How long the first index took; null until it is ready. */
+  readyMs(): number | null;
+  /** The environment key every answer carries, the one the CLI computes. */
+  envKey: string;
+  index: WarmIndex;
+  session: WatchSession;
+  store: Store;
+  log(message: string): void;
+}
+
+const ANSWER_DEADLINE_MS = 30_000;
+
+/**
+ * What the observer answers over its socket (observe, info, ping and, for
+ * tests, fault), from the warm index, the watch session that keeps it honest,
+ * and the receipts store. The socket and the process belong to the daemon.
+ */
+export class ObserverService {
+  constructor(private readonly options: ObserverServiceOptions) {}
+
+  async ping(): Promise<PingResult> {
+    return { protocol: PROTOCOL, version: this.options.version, build: this.options.build, pid: process.pid, ready: this.options.index.ready };
+  }
+
+  async info(): Promise<ObserverInfo> {
+    const { index, session } = this.options;
+    return {
+      ...(await this.ping()),
+      uptimeMs: Date.now() - this.options.started,
+      healthy: index.healthy,
+      reasons: index.reasons(),
+      watchedPaths: session.watchedPaths(),
+      indexFiles: index.files,
+      memoryRssBytes: process.memoryUsage.rss(),
+      events: session.events,
+      overflows: session.overflows,
+      rescans: index.rescans,
+      lastRescan: index.lastRescan,
+      readyMs: this.options.readyMs(),
+      socket: this.options.socket,
+      root: this.options.root,
+    };
+  }
+
+  async observe(params: ObserveParams): Promise<ObserveResult> {
+    const { index, session, store } = this.options;
+    const checks = validChecks(params);
+    const deadline = Date.now() + ANSWER_DEADLINE_MS;
+    await session.synchronize(params.mode);
+    const unhealthy = (reasons: GapReason[]): ObserveResult => ({ healthy: false, reasons, envKey: this.options.envKey, observedAt: Date.now(), checks: [] });
+    if (index.reasons().length > 0 && !index.reasons().every((reason) => transient(reason.code))) return unhealthy(index.reasons());
+    let answer;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        answer = await index.current(checks, deadline);
+      } catch (error) {
+        if (error instanceof ObserverBusy) return unhealthy([{ code: 'observer-busy', message: error.message }]);
+        throw error;
+      }
+      const unwatched = session.uncovered(answer.snapshot);
+      if (unwatched.length === 0) break;
+      const what = `${unwatched.length} ${unwatched.length === 1 ? 'directory' : 'directories'} holding inputs ${unwatched.length === 1 ? 'is' : 'are'} not watched (${unwatched[0] || '.'})`;
+      if (attempt > 1) return unhealthy([{ code: 'observer-watcher-error', message: `${what}, even after watching again` }]);
+      await session.watchAgain(what);
+    }
+    if (!index.healthy) return unhealthy(index.reasons());
+    // Another process may have found the file damaged and kept it aside: this connection
+    // would still read the old file's receipts, which are no longer evidence.
+    reopenIfReplaced(store.db);
+    const generation = storeGeneration(store.db);
+    const receipts = readConsistently(store.db, () => checks.map((check) => latestReceipt(store.db, check.name)));
+    if (storeGeneration(store.db) !== generation) {
+      // A damaged page, found here: the file was kept aside and a fresh store started. This one
+      // answer says so, and the command that asked scans directly; later questions are answered.
+      const notices = store.notices.splice(0);
+      for (const notice of notices) this.options.log(notice);
+      return unhealthy([{ code: 'observer-store-recovered', message: notices.join(' ') || 'the receipts database was replaced' }]);
+    }
+    this.tellStoreNotices();
+    return {
+      healthy: true,
+      reasons: [],
+      envKey: this.options.envKey,
+      observedAt: answer.snapshot.observedAt,
+      checks: checks.map((check, position) => {
+        const observation = answer.observations[position];
+        if (!observation) throw new Error('unreachable: one observation per check');
+        return {
+          name: check.name,
+          manifestDigest: observation.manifest.digest,
+          inputCount: observation.manifest.entries.length,
+          problems: observation.problems,
+          ...(params.entries ? { entries: observation.manifest.entries } : {}),
+          receipt: receipts[position] ?? null,
+        };
+      }),
+    };
+  }
+
+  async fault(params: unknown): Promise<{ injected: FaultKind }> {
+    const kind = (params as { kind?: unknown }).kind;
+    if (kind !== 'overflow' && kind !== 'watcher-error' && kind !== 'watch-limit' && kind !== 'blind-creates') {
+      throw new InvalidParams('kind must be overflow, watcher-error, watch-limit or blind-creates');
+    }
+    this.options.session.inject(kind);
+    return { injected: kind };
+  }
+
+  /** What the store has to say (a database kept aside, a full disk) goes to the observer's log. */
+  tellStoreNotices(): void {
+    for (const notice of this.options.store.notices.splice(0)) this.options.log(notice);
+  }
+}
+
+/** Gaps a rescan clears by itself; the index waits for that rescan rather than answer unhealthy. */
+function transient(code: GapCode): boolean {
+  return code === 'observer-overflow' || code === 'observer-barrier-timeout';
+}
+
+function validChecks(params: ObserveParams): ObservedInputs[] {
+  const strings = (value: unknown) => Array.isArray(value) && value.every((item) => typeof item === 'string');
+  if (!params || !Array.isArray(params.checks) || (params.mode !== 'sync' && params.mode !== 'cached')) {
+    throw new InvalidParams('expected {"checks": [{"name", "inputs", "installed"}], "mode": "sync" | "cached"}');
+  }
+  for (const check of params.checks) {
+    if (!check || typeof check.name !== 'string' || !strings(check.inputs) || !strings(check.installed)) {
+      throw new InvalidParams('each check needs "name" (string), "inputs" and "installed" (arrays of globs)');
+    }
+  }
+  return params.checks.map((check) => ({ name: check.name, inputs: check.inputs, installed: check.installed }));
+}

@@ -1,0 +1,329 @@
+import { lstatSync, readdirSync } from 'node:fs';
+import type { Barrier } from './barrier.js';
+import type { FaultKind, GapCode, ObserveMode } from './protocol.js';
+import { QuietPaths } from './quietPaths.js';
+import { Rewatch } from './rewatch.js';
+import type { Watcher, WatchEvent, WatchSubscription } from './treeWatcher.js';
+import type { Snapshot, WarmIndex } from './warmIndex.js';
+
+/** What the session tells the index: it may be out of date, or it cannot be trusted until a gap is settled. */
+export type WatchedIndex = Pick<WarmIndex, 'raise' | 'settle' | 'touched' | 'checks'>;
+
+export interface WatchSessionOptions {
+  root: string;
+  stateDir: string;
+  /** The observer's log and record: its own writes, which are no change to any input. */
+  ownFiles: readonly string[];
+  barrier: Barrier;
+  index: WatchedIndex;
+  watcher: Watcher;
+  log(message: string): void;
+  /** True once no client can find this observer any more (its record went with the state dir). */
+  orphaned(): boolean;
+  /** Called when a failed renewal finds the observer orphaned: nothing is left to serve. */
+  onOrphaned(): void;
+}
+
+const BARRIER_TIMEOUT_MS = 2_000;
+const RETRY_MS = 2_000;
+const BURST_WINDOW_MS = 5_000;
+/** Lasting gaps that end when the watcher is subscribed again. */
+const WATCHER_GAPS: GapCode[] = ['observer-watcher-error', 'observer-watch-limit', 'observer-root-moved'];
+
+/**
+ * The observer's subscription to its root: subscribing and renewing it, the
+ * root's identity, the events it delivers (sorted into cookies, the
+ * observer's own writes and real changes), bursts that may have overflowed
+ * the kernel's queue, and whether every directory holding an input is
+ * watched. Whatever it cannot vouch for, it raises on the index as a gap.
+ */
+export class WatchSession {
+  private subscription: WatchSubscription | null = null;
+  private rootIdentity = '';
+  private failNextSubscribe: FaultKind | null = null;
+  private blindCreates = false;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private stopping = false;
+  private burst = { start: 0, count: 0, previous: 0, flagged: false };
+  private readonly counters = { events: 0, foreign: 0, overflows: 0 };
+  private readonly quiet: QuietPaths;
+  private readonly rewatch: Rewatch;
+  private readonly rootPrefix: string;
+  private readonly ownFiles: Set<string>;
+  // Only vouch writes in the state dir, and nothing there is an input. Its
+  // writes are few and cannot fill the kernel queue, so they need no rescan.
+  // Its .gitignore is the exception: without it git lists the state dir, which
+  // the scan flags (state-dir-in-git), so its change must reach the index.
+  private readonly statePrefix: string;
+  private readonly stateGitignore: string;
+  /**
+   * The kernel counts events, the watcher reports paths: one path written in a burst is one to a
+   * few events (create, modify, attrib), so a quarter of the queue's length is already suspect.
+   */
+  private readonly overflowAt: number;
+  private readonly coverage = new WeakMap<Snapshot, string[]>();
+  private covered: { directories: Set<string>; foreign: number } | null = null;
+
+  constructor(private readonly options: WatchSessionOptions) {
+    this.quiet = new QuietPaths(options.root);
+    this.rewatch = new Rewatch((why) => this.renew(why));
+    this.rootPrefix = `${options.root}/`;
+    this.ownFiles = new Set(options.ownFiles);
+    this.statePrefix = `${options.stateDir}/`;
+    this.stateGitignore = `${this.statePrefix}.gitignore`;
+    this.overflowAt = Math.ceil(options.watcher.maxQueuedEvents() / 4);
+  }
+
+  /** Events delivered so far, and overflows suspected. */
+  get events(): number {
+    return this.counters.events;
+  }
+
+  get overflows(): number {
+    return this.counters.overflows;
+  }
+
+  /** Inotify watches held now, by the kernel's count. */
+  watchedPaths(): number {
+    return this.options.watcher.watchCount();
+  }
+
+  /** The first subscription; a failure here is the observer's failure to start. */
+  async start(): Promise<void> {
+    await this.subscribe();
+  }
+
+  /**
+   * Waits until an answer may be given: no renewal queued or running (a change
+   * made meanwhile raises no event), and for "sync", every event of a write
+   * made before now delivered. Ends with the root's identity checked.
+   */
+  async synchronize(mode: ObserveMode): Promise<void> {
+    await this.rewatch.idle();
+    if (mode === 'sync' && this.subscription !== null) {
+      const renewals = this.rewatch.started;
+      const synced = await this.options.barrier.sync(BARRIER_TIMEOUT_MS);
+      if (!synced && this.options.barrier.available && this.rewatch.started === renewals) {
+        // The cookie's event was lost: so may others have been. Watch again and rescan before answering.
+        this.gap('observer-barrier-timeout', `a barrier event did not arrive within ${BARRIER_TIMEOUT_MS} ms`, false);
+        this.rewatch.request('a barrier event was lost');
+      } else if (!synced) {
+        // No place for a cookie in the tree, or the watcher was renewed meanwhile:
+        // only a scan begun now reflects every earlier write.
+        this.options.index.touched();
+      }
+      await this.rewatch.idle();
+    }
+    this.checkRoot();
+  }
+
+  /** Subscribes afresh, and resolves once that (and any renewal it queued behind) is done. */
+  async watchAgain(why: string): Promise<void> {
+    this.rewatch.request(why);
+    await this.rewatch.idle();
+  }
+
+  /**
+   * Runs after each scan, once a question waiting on it has had its answer: a
+   * question checks coverage itself, and until git has been asked again every
+   * path is loud, which is only slower.
+   */
+  scanned(snapshot: Snapshot): void {
+    setImmediate(() => {
+      if (this.stopping) return;
+      if (this.subscription !== null && !this.rewatch.pending) this.uncovered(snapshot);
+      this.quiet.learn(snapshot.directories, this.installedGlobs());
+    });
+  }
+
+  /**
+   * Of the directories that hold inputs, those the watcher does not cover,
+   * checked once per scan (in the background after it, when nothing waits).
+   * The check costs about 50 ms at 60k files, so it is skipped when the
+   * directories are those last found covered and too few events arrived
+   * since for any to have been lost.
+   */
+  uncovered(snapshot: Snapshot): string[] {
+    let missing = this.coverage.get(snapshot);
+    if (missing !== undefined) return missing;
+    if (this.covered && this.counters.foreign - this.covered.foreign < this.overflowAt / 4 && sameSet(this.covered.directories, snapshot.directories)) {
+      missing = [];
+    } else {
+      missing = this.options.watcher.unwatchedDirectories(this.options.root, snapshot.directories);
+      this.covered = missing.length === 0 ? { directories: snapshot.directories, foreign: this.counters.foreign } : null;
+      if (missing.length > 0) this.options.log(`unwatched directories holding inputs: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', ...' : ''}`);
+    }
+    this.coverage.set(snapshot, missing);
+    return missing;
+  }
+
+  /** Failures that cannot be caused on demand, for tests of the whole observer. */
+  inject(kind: FaultKind): void {
+    if (kind === 'overflow') this.overflow('an overflow was injected');
+    else if (kind === 'watcher-error') this.onError(new Error('an injected watcher error'));
+    else if (kind === 'watch-limit') {
+      this.failNextSubscribe = 'watch-limit';
+      this.onError(new Error('an injected watch limit'));
+    } else {
+      // Stands for a lost creation event: only the coverage check is left to notice the unwatched directories.
+      this.blindCreates = true;
+    }
+  }
+
+  /** Stops renewing; events and errors that still arrive are ignored. */
+  stop(): void {
+    this.stopping = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.rewatch.dispose();
+  }
+
+  /** Ends the subscription; after stop(). */
+  async close(): Promise<void> {
+    await this.subscription?.unsubscribe().catch(() => undefined);
+  }
+
+  private readonly onEvents = (events: WatchEvent[]): void => {
+    const cookies: string[] = [];
+    const foreign: WatchEvent[] = [];
+    for (const event of events) {
+      if (this.options.barrier.isCookie(event.path)) cookies.push(event.path);
+      else if (!this.ownFiles.has(event.path) && (!event.path.startsWith(this.statePrefix) || event.path === this.stateGitignore)) foreign.push(event);
+    }
+    const relative = (path: string) => path.slice(this.rootPrefix.length);
+    if (foreign.some((event) => this.quiet.decidesRules(relative(event.path)))) this.quiet.forget();
+    let loud = 0;
+    for (const event of foreign) {
+      if (this.quiet.quiet(relative(event.path))) continue;
+      loud++;
+      if (event.type === 'create' && !this.blindCreates && !this.rewatch.queued && hasSubdirectory(event.path)) {
+        this.rewatch.request(`${event.path} arrived with directories inside`);
+      }
+    }
+    this.counters.events += events.length;
+    this.counters.foreign += foreign.length;
+    if (foreign.length > 0) {
+      const now = Date.now();
+      // Two windows back to back, so a burst that straddles their boundary is still counted whole.
+      if (now - this.burst.start > BURST_WINDOW_MS) {
+        // A window already flagged has had its renewal; its changes do not count again.
+        const previous = this.burst.flagged || now - this.burst.start > 2 * BURST_WINDOW_MS ? 0 : this.burst.count;
+        this.burst = { start: now, count: 0, previous, flagged: false };
+      }
+      // Quiet paths count here too: an overflow drops events whatever their paths.
+      this.burst.count += foreign.length;
+      if (this.burst.count + this.burst.previous >= this.overflowAt && !this.burst.flagged) {
+        this.burst.flagged = true;
+        this.overflow(`${this.burst.count + this.burst.previous} changes within 10 s, enough to have overflowed the kernel's event queue`);
+      } else if (loud > 0) {
+        this.options.index.touched();
+      }
+      this.checkRoot();
+    }
+    for (const cookie of cookies) this.options.barrier.seen(cookie);
+  };
+
+  private readonly onError = (error: Error): void => {
+    if (this.stopping) return;
+    this.gap('observer-watcher-error', `the file watcher failed (${error.message}); watching again`, true);
+    this.rewatch.request('the watcher failed');
+  };
+
+  /** Events may have been dropped, the creation of a directory among them, which then stays unwatched. */
+  private overflow(why: string): void {
+    this.counters.overflows++;
+    this.gap('observer-overflow', `${why}; watching again and rescanning`, false);
+    this.rewatch.request(why);
+  }
+
+  private gap(code: GapCode, message: string, lasting: boolean): void {
+    this.options.log(`${code}: ${message}`);
+    this.options.index.raise({ code, message }, lasting);
+  }
+
+  private installedGlobs(): string[] {
+    return [...new Set(this.options.index.checks().flatMap((check) => check.installed))];
+  }
+
+  private async subscribe(): Promise<void> {
+    const fault = this.failNextSubscribe;
+    this.failNextSubscribe = null;
+    if (fault === 'watch-limit') throw Object.assign(new Error('inotify_add_watch: No space left on device'), { code: 'ENOSPC' });
+    const stats = lstatSync(this.options.root, { bigint: true });
+    this.rootIdentity = `${stats.dev}:${stats.ino}`;
+    this.subscription = await this.options.watcher.subscribe(this.options.root, { onEvents: this.onEvents, onError: this.onError });
+  }
+
+  /**
+   * Subscribes afresh, so every directory that exists now is watched. After a
+   * failure a lasting gap stays and this retries. The scan that follows
+   * begins once the new watches are in place, so it covers whatever changed
+   * while there were none.
+   */
+  private async renew(why: string): Promise<void> {
+    this.options.log(`watching again: ${why}`);
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    const old = this.subscription;
+    this.subscription = null;
+    await old?.unsubscribe().catch(() => undefined);
+    if (this.stopping) return;
+    try {
+      await this.subscribe();
+      for (const code of WATCHER_GAPS) this.options.index.settle(code);
+      this.options.index.touched('rewatch');
+    } catch (error) {
+      const limit = /ENOSPC|No space left/i.test(String((error as Error).message)) || (error as NodeJS.ErrnoException).code === 'ENOSPC';
+      if (limit) {
+        this.gap('observer-watch-limit', 'the inotify watch limit is reached; raise it (sysctl fs.inotify.max_user_watches) or stop other watchers. Retrying', true);
+      } else if (!this.existsRoot()) {
+        this.gap('observer-root-moved', `the root ${this.options.root} is gone; waiting for it to come back`, true);
+      } else {
+        this.gap('observer-watcher-error', `the file watcher could not start (${(error as Error).message}); retrying`, true);
+      }
+      if (this.options.orphaned()) {
+        // The state dir went with the root: no client can find this observer any more.
+        this.options.log('the state dir is gone; exiting');
+        this.options.onOrphaned();
+        return;
+      }
+      this.retryTimer = setTimeout(() => {
+        this.retryTimer = null;
+        this.rewatch.request('retrying');
+      }, RETRY_MS);
+    }
+  }
+
+  private existsRoot(): boolean {
+    const stats = lstatSync(this.options.root, { bigint: true, throwIfNoEntry: false });
+    return stats !== undefined && `${stats.dev}:${stats.ino}` === this.rootIdentity;
+  }
+
+  /** A deleted or moved root raises no reliable event of its own: its identity is checked instead. */
+  private checkRoot(): boolean {
+    if (this.subscription === null || this.existsRoot()) return true;
+    this.gap('observer-root-moved', `the root ${this.options.root} was deleted or moved; waiting for it to come back`, true);
+    this.rewatch.request('the root was deleted or moved');
+    return false;
+  }
+}
+
+/**
+ * A directory that arrives whole (mkdir -p, cp -r, a checkout, a move) gets
+ * one watch from @parcel/watcher, not one for each directory inside it: its
+ * inotify backend is not recursive there (parcel-bundler/watcher#97), so edits
+ * deeper down would raise no event. Such a directory needs a fresh subscription.
+ */
+function hasSubdirectory(path: string): boolean {
+  if (!lstatSync(path, { throwIfNoEntry: false })?.isDirectory()) return false;
+  try {
+    return readdirSync(path, { withFileTypes: true }).some((entry) => entry.isDirectory());
+  } catch {
+    return false;
+  }
+}
+
+function sameSet(a: Set<string>, b: Set<string>): boolean {
+  if (a.size !== b.size) return false;
+  for (const item of a) if (!b.has(item)) return false;
+  return true;
+}

@@ -1,0 +1,286 @@
+import { existsSync, mkdirSync, readdirSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Barrier } from '../../src/observer/barrier.js';
+import type { GapCode, GapReason, ObservedInputs, RescanReason } from '../../src/observer/protocol.js';
+import type { Snapshot } from '../../src/observer/warmIndex.js';
+import { WatchSession, type WatchedIndex } from '../../src/observer/watchSession.js';
+import { eventually, FakeWatcher } from '../helpers/fakeWatcher.js';
+import { tempProject, type TempProject } from '../helpers/project.js';
+
+/*
+ * The watch session alone, in process: a fake watcher delivers the events,
+ * errors and failed renewals, the root and state dir are real, and the index
+ * is a recorder of what the session told it.
+ */
+
+class IndexSignals implements WatchedIndex {
+  raised: Array<GapReason & { lasting: boolean }> = [];
+  settled: GapCode[] = [];
+  touches: RescanReason[] = [];
+  raise(reason: GapReason, lasting: boolean): void {
+    this.raised.push({ ...reason, lasting });
+  }
+  settle(code: GapCode): void {
+    this.settled.push(code);
+  }
+  touched(reason: RescanReason = 'file-events'): void {
+    this.touches.push(reason);
+  }
+  checks(): ObservedInputs[] {
+    return [{ name: 'check', inputs: ['src/**'], installed: [] }];
+  }
+}
+
+interface Rig {
+  project: TempProject;
+  root: string;
+  stateDir: string;
+  cookieDir: string;
+  watcher: FakeWatcher;
+  index: IndexSignals;
+  session: WatchSession;
+  logs: string[];
+  orphanedCalls: number;
+}
+
+const rigs: Rig[] = [];
+afterEach(async () => {
+  for (const rig of rigs.splice(0)) {
+    rig.session.stop();
+    await rig.session.close();
+    rig.project.remove();
+  }
+});
+
+async function rig(options: { queueLength?: number; orphaned?: boolean; files?: Record<string, string> } = {}): Promise<Rig> {
+  const project = tempProject('watch-session', options.files ?? { 'src/a.ts': 'export const a = 1;\n' });
+  const root = project.root;
+  const stateDir = join(root, '.vouch');
+  const cookieDir = join(stateDir, 'observer');
+  mkdirSync(cookieDir, { recursive: true });
+  const watcher = new FakeWatcher(options.queueLength);
+  const index = new IndexSignals();
+  const logs: string[] = [];
+  const made: Rig = { project, root, stateDir, cookieDir, watcher, index, logs, orphanedCalls: 0, session: null as unknown as WatchSession };
+  made.session = new WatchSession({
+    root,
+    stateDir,
+    ownFiles: [join(cookieDir, 'id.log'), join(cookieDir, 'id.json')],
+    barrier: new Barrier(join(cookieDir, 'id.cookie-')),
+    index,
+    watcher,
+    log: (message) => logs.push(message),
+    orphaned: () => options.orphaned ?? false,
+    onOrphaned: () => made.orphanedCalls++,
+  });
+  rigs.push(made);
+  await made.session.start();
+  return made;
+}
+
+function snapshot(directories: string[]): Snapshot {
+  return { generation: 0, observedAt: 0, observations: new Map(), linked: [], files: directories.length, directories: new Set(directories), rules: '' };
+}
+
+describe('events', () => {
+  it("marks the index out of date for a change under the root, but not for the observer's own files or the state dir, except its .gitignore", async () => {
+    const { root, stateDir, cookieDir, watcher, index, session } = await rig();
+    watcher.emit([{ path: join(root, 'src/a.ts'), type: 'update' }]);
+    expect(index.touches).toEqual(['file-events']);
+    watcher.emit([
+      { path: join(cookieDir, 'id.log'), type: 'update' },
+      { path: join(stateDir, 'state.db'), type: 'update' },
+    ]);
+    expect(index.touches).toEqual(['file-events']);
+    watcher.emit([{ path: join(stateDir, '.gitignore'), type: 'create' }]);
+    expect(index.touches).toEqual(['file-events', 'file-events']);
+    expect(session.events).toBe(4);
+    expect(index.raised).toEqual([]);
+  });
+
+  it('takes a burst as long as a quarter of the kernel queue for an overflow: one passing gap, and the watcher renewed', async () => {
+    // A queue of 8 events makes 2 changes a suspected overflow.
+    const { root, watcher, index, session, logs } = await rig({ queueLength: 8 });
+    watcher.emit([
+      { path: join(root, 'src/a.ts'), type: 'update' },
+      { path: join(root, 'src/b.ts'), type: 'create' },
+    ]);
+    const why = "2 changes within 10 s, enough to have overflowed the kernel's event queue";
+    expect(index.raised).toEqual([{ code: 'observer-overflow', message: `${why}; watching again and rescanning`, lasting: false }]);
+    expect(session.overflows).toBe(1);
+    await eventually(() => watcher.subscriptions === 2, 'the watcher renewed after the overflow');
+    await eventually(() => index.touches.includes('rewatch'), 'a rescan after the renewal');
+    expect(index.settled).toEqual(['observer-watcher-error', 'observer-watch-limit', 'observer-root-moved']);
+    expect(logs).toContain(`watching again: ${why}`);
+    // The same window, already flagged: its changes are not counted again.
+    watcher.emit([{ path: join(root, 'src/c.ts'), type: 'create' }]);
+    expect(session.overflows).toBe(1);
+    expect(index.touches.at(-1)).toBe('file-events');
+  });
+});
+
+describe('renewals', () => {
+  it('raises a lasting gap for a watcher error until the watcher is subscribed again', async () => {
+    const { watcher, index } = await rig();
+    watcher.fail(new Error('boom'));
+    expect(index.raised).toEqual([{ code: 'observer-watcher-error', message: 'the file watcher failed (boom); watching again', lasting: true }]);
+    await eventually(() => index.settled.includes('observer-watcher-error'), 'the gap settled by a new subscription');
+    expect(watcher.subscriptions).toBe(2);
+    expect(watcher.unsubscriptions).toBe(1);
+  });
+
+  it('says how to raise the inotify limit when a renewal hits it, and retries until one succeeds', async () => {
+    const { watcher, index, logs } = await rig();
+    watcher.failures.push(Object.assign(new Error('inotify_add_watch: No space left on device'), { code: 'ENOSPC' }));
+    watcher.fail(new Error('boom'));
+    await eventually(() => index.raised.some((gap) => gap.code === 'observer-watch-limit'), 'the watch-limit gap');
+    expect(index.raised.find((gap) => gap.code === 'observer-watch-limit')).toEqual({
+      code: 'observer-watch-limit',
+      message: 'the inotify watch limit is reached; raise it (sysctl fs.inotify.max_user_watches) or stop other watchers. Retrying',
+      lasting: true,
+    });
+    expect(index.settled).toEqual([]);
+    // The retry comes 2 s later.
+    await eventually(() => watcher.subscriptions === 2, 'the retried subscription', 6_000);
+    expect(index.settled).toContain('observer-watch-limit');
+    expect(logs).toContain('watching again: retrying');
+  });
+
+  it('fails the next renewal on an injected watch limit, as the fault method asks', async () => {
+    const { index, session } = await rig();
+    session.inject('watch-limit');
+    expect(index.raised[0]).toEqual({ code: 'observer-watcher-error', message: 'the file watcher failed (an injected watch limit); watching again', lasting: true });
+    await eventually(() => index.raised.some((gap) => gap.code === 'observer-watch-limit'), 'the injected limit reached on renewal');
+  });
+
+  it('notices a moved root by its identity, and watches it again once it is back', async () => {
+    const { root, watcher, index, logs } = await rig();
+    const aside = `${root}-aside`;
+    renameSync(root, aside);
+    try {
+      watcher.emit([{ path: join(root, 'src/a.ts'), type: 'delete' }]);
+      expect(index.raised[0]).toEqual({ code: 'observer-root-moved', message: `the root ${root} was deleted or moved; waiting for it to come back`, lasting: true });
+      await eventually(() => index.raised.length === 2, 'the failed renewal');
+      expect(index.raised[1]).toEqual({ code: 'observer-root-moved', message: `the root ${root} is gone; waiting for it to come back`, lasting: true });
+      expect(watcher.subscriptions).toBe(1);
+    } finally {
+      renameSync(aside, root);
+    }
+    await eventually(() => watcher.subscriptions === 2, 'the root watched again', 6_000);
+    expect(index.settled).toContain('observer-root-moved');
+    expect(logs).toContain('watching again: the root was deleted or moved');
+  });
+
+  it('gives up instead of retrying once the observer is orphaned (its record is gone)', async () => {
+    const made = await rig({ orphaned: true });
+    made.watcher.failures.push(new Error('no such directory'));
+    made.watcher.fail(new Error('boom'));
+    await eventually(() => made.orphanedCalls === 1, 'the orphaned observer told to stop');
+    expect(made.logs).toContain('the state dir is gone; exiting');
+    expect(made.index.raised.at(-1)).toEqual({ code: 'observer-watcher-error', message: 'the file watcher could not start (no such directory); retrying', lasting: true });
+  });
+
+  it('watches afresh when a directory arrives with directories inside, unless creations are blind', async () => {
+    const { root, watcher, logs, session } = await rig();
+    mkdirSync(join(root, 'copied/deep'), { recursive: true });
+    watcher.emit([{ path: join(root, 'copied'), type: 'create' }]);
+    await eventually(() => watcher.subscriptions === 2, 'a renewal for the copied tree');
+    expect(logs).toContain(`watching again: ${join(root, 'copied')} arrived with directories inside`);
+    // A plain file, or a directory with nothing below it, is covered by the watch it already has.
+    mkdirSync(join(root, 'flat'));
+    watcher.emit([
+      { path: join(root, 'src/new.ts'), type: 'create' },
+      { path: join(root, 'flat'), type: 'create' },
+    ]);
+    session.inject('blind-creates');
+    mkdirSync(join(root, 'other/deep'), { recursive: true });
+    watcher.emit([{ path: join(root, 'other'), type: 'create' }]);
+    await delay(100);
+    expect(watcher.subscriptions).toBe(2);
+  });
+
+  it('stops renewing once stopped: a late error raises nothing, and the subscription ends', async () => {
+    const { watcher, index, session } = await rig();
+    session.stop();
+    session.inject('watcher-error');
+    await session.close();
+    await delay(50);
+    expect(index.raised).toEqual([]);
+    expect(watcher.subscriptions).toBe(1);
+    expect(watcher.subscribed).toBe(false);
+  });
+});
+
+describe('coverage', () => {
+  it('asks the watcher once per scan, and not again while the directories are those last found covered', async () => {
+    const { watcher, session, logs } = await rig();
+    watcher.unwatched = ['src'];
+    const first = snapshot(['', 'src']);
+    expect(session.uncovered(first)).toEqual(['src']);
+    expect(session.uncovered(first)).toEqual(['src']);
+    expect(watcher.coverageChecks).toEqual([['', 'src']]);
+    expect(logs).toContain('unwatched directories holding inputs: src');
+    watcher.unwatched = [];
+    expect(session.uncovered(snapshot(['', 'src']))).toEqual([]);
+    expect(session.uncovered(snapshot(['src', '']))).toEqual([]);
+    expect(watcher.coverageChecks).toHaveLength(2);
+    expect(session.uncovered(snapshot(['', 'src', 'lib']))).toEqual([]);
+    expect(watcher.coverageChecks).toHaveLength(3);
+  });
+
+  it('checks coverage again once enough events arrived for one to have been lost', async () => {
+    // A queue of 64 events: 16 make an overflow, and 4 since the last check make it worth checking again.
+    const { root, watcher, session } = await rig({ queueLength: 64 });
+    expect(session.uncovered(snapshot(['src']))).toEqual([]);
+    watcher.emit([1, 2, 3].map((n) => ({ path: join(root, `src/${n}.ts`), type: 'create' as const })));
+    expect(session.uncovered(snapshot(['src']))).toEqual([]);
+    expect(watcher.coverageChecks).toHaveLength(1);
+    watcher.emit([{ path: join(root, 'src/4.ts'), type: 'create' }]);
+    expect(session.uncovered(snapshot(['src']))).toEqual([]);
+    expect(watcher.coverageChecks).toHaveLength(2);
+  });
+
+  it('after a scan, checks coverage in the background and learns which paths git ignores', async () => {
+    const { root, watcher, index, session } = await rig({ files: { 'src/a.ts': 'export const a = 1;\n', '.gitignore': 'dist/\n', 'dist/out.js': '1;\n' } });
+    session.scanned(snapshot(['src']));
+    await eventually(() => watcher.coverageChecks.length === 1, 'the coverage check after the scan');
+    // dist/ is ignored and holds no input: its changes cannot change an answer.
+    watcher.emit([{ path: join(root, 'dist/out.js'), type: 'update' }]);
+    expect(index.touches).toEqual([]);
+    // A changed .gitignore may un-ignore it: every path is loud until the next scan.
+    watcher.emit([{ path: join(root, '.gitignore'), type: 'update' }]);
+    watcher.emit([{ path: join(root, 'dist/out.js'), type: 'update' }]);
+    expect(index.touches).toEqual(['file-events', 'file-events']);
+  });
+});
+
+describe('synchronize', () => {
+  it("in sync mode, waits for the barrier cookie's event; in cached mode, writes none", async () => {
+    const { cookieDir, watcher, index, session } = await rig();
+    const cookies = () => readdirSync(cookieDir).filter((name) => name.startsWith('id.cookie-'));
+    let settled = false;
+    const syncing = session.synchronize('sync').then(() => (settled = true));
+    await eventually(() => cookies().length === 1, 'the cookie written');
+    await delay(50);
+    expect(settled).toBe(false);
+    const cookie = join(cookieDir, cookies()[0]!);
+    watcher.emit([{ path: cookie, type: 'create' }]);
+    await syncing;
+    expect(existsSync(cookie)).toBe(false);
+    expect(index.raised).toEqual([]);
+    expect(index.touches).toEqual([]);
+    await session.synchronize('cached');
+    expect(cookies()).toEqual([]);
+  });
+
+  it('takes a lost cookie event for lost events: a passing gap, and the watcher renewed before the answer', async () => {
+    const { watcher, index, session } = await rig();
+    await session.synchronize('sync');
+    expect(index.raised).toEqual([{ code: 'observer-barrier-timeout', message: 'a barrier event did not arrive within 2000 ms', lasting: false }]);
+    // The answer waited for the renewal.
+    expect(watcher.subscriptions).toBe(2);
+    expect(index.touches).toEqual(['rewatch']);
+  });
+});
