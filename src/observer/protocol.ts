@@ -1,3 +1,5 @@
+import type { z } from 'zod';
+import type { gapCode } from '../core/json/observer.js';
 import type { InputEntry } from '../core/manifest.js';
 import type { Reason } from '../core/reason.js';
 import type { Receipt } from '../core/receipt.js';
@@ -35,8 +37,8 @@ export interface ObservedCheck {
   receipt: Receipt | null;
 }
 
-/** Why the observer's index cannot be trusted right now. */
-export type GapCode = 'observer-overflow' | 'observer-watcher-error' | 'observer-watch-limit' | 'observer-root-moved' | 'observer-barrier-timeout' | 'observer-busy' | 'observer-store-recovered';
+/** Why the observer's index cannot be trusted right now: defined once, with the JSON document that reports it. */
+export type GapCode = z.infer<typeof gapCode>;
 
 export interface GapReason {
   code: GapCode;

@@ -14,7 +14,7 @@ export const socket = z
   .regex(/^\/.*\.sock$/)
   .meta({ id: 'socket', description: "The observer's Unix socket: in the state dir, or in a private runtime dir when that path is too long for a socket." });
 
-// Mirrors GapCode in src/observer/protocol.ts (a higher layer, so not imported); test/e2e/jsonSchema.test.ts keeps them equal.
+// GapCode in src/observer/protocol.ts is this enum's type.
 export const gapCode = z
   .enum([
     'observer-overflow',
