@@ -1,4 +1,7 @@
+import { join } from 'node:path';
+import type { ObserverOptions } from '../../src/observer/daemon.js';
 import type { TreeEvents, Watcher, WatchEvent, WatchSubscription } from '../../src/observer/treeWatcher.js';
+import { cleanEnv } from './project.js';
 
 /**
  * A watcher the test drives: it delivers the events and errors the test
@@ -71,4 +74,26 @@ export async function eventually(condition: () => boolean, message: string, time
     if (Date.now() > until) throw new Error(`timed out: ${message}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
+}
+
+/** An in-process observer of one `check` over `src/**` at `root`, on a fake watcher; its log lines go to `logs`. */
+export function fakeObserverOptions(root: string, extra: Partial<ObserverOptions> = {}): ObserverOptions & { logs: string[] } {
+  const logs: string[] = [];
+  return {
+    root,
+    configPath: join(root, 'vouch.config.json'),
+    stateDir: join(root, '.vouch'),
+    excluded: [],
+    checks: [{ name: 'check', inputs: ['src/**'], installed: [] }],
+    version: '9.9.9',
+    build: 'b1',
+    idleTimeoutMs: 60_000,
+    faults: false,
+    env: cleanEnv(),
+    onReady: () => undefined,
+    log: (message) => logs.push(message),
+    watcher: new FakeWatcher(),
+    logs,
+    ...extra,
+  };
 }

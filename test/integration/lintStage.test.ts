@@ -13,6 +13,7 @@ import { createOverlay } from '../../src/prove/overlay.js';
 import type { Inspection, StageInstance } from '../../src/prove/stage.js';
 import { installedVersion } from '../helpers/claims.js';
 import { REPO, tempProject, type TempProject } from '../helpers/project.js';
+import { rejection } from '../helpers/rejection.js';
 
 const OXLINTRC = {
   rules: { 'no-debugger': 'error', eqeqeq: 'warn' },
@@ -26,16 +27,6 @@ const DEBUGGER: Draft = { path: 'src/value.ts', text: 'export const value = 1;\n
 
 function inspection(root: string, drafts: Draft[], test: Draft = TEST_DRAFT): Inspection {
   return { phase: 'case', drafts, test, overlay: createOverlay(root, [...drafts, test]), project: join(root, 'tsconfig.json') };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<ClaimError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(ClaimError);
-    return error as ClaimError;
-  }
-  throw new Error('expected a ClaimError, the promise resolved');
 }
 
 function alive(pid: number): boolean {

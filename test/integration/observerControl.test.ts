@@ -1,11 +1,10 @@
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { run as observerCommand } from '../../src/cli/commands/observer.js';
 import { run as stopCommand } from '../../src/cli/commands/stop.js';
 import type { CliIo } from '../../src/cli/io.js';
 import { callObserver } from '../../src/observer/client.js';
 import { serveObserver, type ObserverReady } from '../../src/observer/daemon.js';
-import { FakeWatcher } from '../helpers/fakeWatcher.js';
+import { fakeObserverOptions } from '../helpers/fakeWatcher.js';
 import { cleanEnv, tempProject, type TempProject } from '../helpers/project.js';
 
 /*
@@ -63,21 +62,7 @@ describe('with an observer running', () => {
   it("vouch observer reports the observer's figures in snake_case JSON", async () => {
     const p = project();
     let ready: ObserverReady | null = null;
-    const done = serveObserver({
-      root: p.root,
-      configPath: join(p.root, 'vouch.config.json'),
-      stateDir: join(p.root, '.vouch'),
-      excluded: [],
-      checks: [{ name: 'check', inputs: ['src/**'], installed: [] }],
-      version: '9.9.9',
-      build: 'b1',
-      idleTimeoutMs: 60_000,
-      faults: false,
-      env: cleanEnv(),
-      onReady: (made) => (ready = made),
-      log: () => undefined,
-      watcher: new FakeWatcher(),
-    });
+    const done = serveObserver(fakeObserverOptions(p.root, { onReady: (made) => (ready = made), log: () => undefined }));
     stops.push(async () => {
       if (ready) await callObserver(ready.socket, 'stop', {}, 2_000).catch(() => undefined);
       await done;

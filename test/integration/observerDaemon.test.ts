@@ -6,9 +6,9 @@ import { isVouchError } from '../../src/core/errors.js';
 import { callObserver } from '../../src/observer/client.js';
 import { serveObserver, type ObserverOptions, type ObserverReady } from '../../src/observer/daemon.js';
 import { observerFiles, readRecord } from '../../src/observer/observerFiles.js';
-import { eventually, FakeWatcher } from '../helpers/fakeWatcher.js';
+import { eventually, fakeObserverOptions, FakeWatcher } from '../helpers/fakeWatcher.js';
 import { rpcExchange } from '../helpers/observer.js';
-import { cleanEnv, tempProject, type TempProject } from '../helpers/project.js';
+import { tempProject, type TempProject } from '../helpers/project.js';
 
 /*
  * The daemon's lifecycle, in process: its files, its socket, its idle timer,
@@ -48,24 +48,7 @@ function project(): TempProject {
 }
 
 function options(p: TempProject, extra: Partial<ObserverOptions> = {}): ObserverOptions & { logs: string[] } {
-  const logs: string[] = [];
-  return {
-    root: p.root,
-    configPath: join(p.root, 'vouch.config.json'),
-    stateDir: join(p.root, '.vouch'),
-    excluded: [],
-    checks: [{ name: 'check', inputs: ['src/**'], installed: [] }],
-    version: '9.9.9',
-    build: 'b1',
-    idleTimeoutMs: 60_000,
-    faults: false,
-    env: cleanEnv(),
-    onReady: () => undefined,
-    log: (message) => logs.push(message),
-    watcher: new FakeWatcher(),
-    logs,
-    ...extra,
-  };
+  return fakeObserverOptions(p.root, extra);
 }
 
 async function serve(opts: ObserverOptions & { logs: string[] }): Promise<Running> {

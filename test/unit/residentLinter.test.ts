@@ -8,6 +8,7 @@ import { ignoreProbe, parseProbe } from '../../src/prove/lintProbe.js';
 import { createOverlay } from '../../src/prove/overlay.js';
 import { type Finding, type IgnoredBy, type LintFailure, type LinterOptions, ResidentLinter } from '../../src/prove/residentLinter.js';
 import type { Inspection } from '../../src/prove/stage.js';
+import { rejection } from '../helpers/rejection.js';
 
 // The skeleton every lint stage shares, judged with a scripted linter: no process, no real linter, so each rule is seen alone.
 
@@ -79,16 +80,6 @@ const TEST: Draft = { path: 'src/a.test.ts', text: 'test\n' };
 
 function inspection(drafts: Draft[], test: Draft = TEST): Inspection {
   return { phase: 'case', drafts, test, overlay: createOverlay(root, [...drafts, test]), project: join(root, 'tsconfig.json') };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<ClaimError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(ClaimError);
-    return error as ClaimError;
-  }
-  throw new Error('expected a ClaimError, the promise resolved');
 }
 
 const error = (message: string, extra: Partial<Finding> = {}): Finding => ({ level: 'error', message, ...extra });
