@@ -1,5 +1,6 @@
 import { canonicalJson } from './canonicalJson.js';
 import { sha256 } from './digest.js';
+import type { ScriptBody } from './scriptContext.js';
 
 /**
  * Everything besides the inputs that decides a check's outcome. Environment
@@ -13,6 +14,13 @@ export interface CheckContext {
   arch: string;
   packageManager: { name: string; version: string | null; executable: ExecutableIdentity | null } | null;
   env: Record<string, string | null>;
+  /**
+   * The package.json scripts the command makes the package manager run
+   * (core/scriptContext.ts), sorted by name. Left out when there are none,
+   * so that the digest of a check that runs no script is what it was before
+   * scripts were recorded.
+   */
+  scripts?: ScriptBody[];
 }
 
 export interface ExecutableIdentity {

@@ -2,6 +2,7 @@ import { contextDigest } from './context.js';
 import { definitionDigest, type CheckDefinition } from './definition.js';
 import type { ObservedContext, Observation } from './observation.js';
 import { reason, type Reason } from './reason.js';
+import { changedScripts } from './scriptContext.js';
 import type { CheckResult, Receipt } from './receipt.js';
 
 export type Freshness = 'CURRENT' | 'STALE' | 'UNVERIFIED';
@@ -44,7 +45,9 @@ export function decide(
     changes.push(reason('definition-changed', `the check's configuration changed since run ${latest.runId}`));
   }
   if (contextDigest(observed.context) !== latest.contextDigest) {
-    changes.push(reason('context-changed', `the command, tools or environment changed since run ${latest.runId}`));
+    const scripts = changedScripts(latest.context.scripts, observed.context.scripts).map((change) => change.name);
+    const named = scripts.length === 0 ? '' : `; script${scripts.length === 1 ? '' : 's'} ${scripts.join(', ')} changed`;
+    changes.push(reason('context-changed', `the command, tools or environment changed since run ${latest.runId}${named}`));
   }
   if (observation.manifest.digest !== latest.manifestDigest) {
     changes.push(reason('inputs-changed', `inputs changed since run ${latest.runId}`));

@@ -3,6 +3,7 @@ import type { CheckContext } from './context.js';
 import type { CheckDefinition } from './definition.js';
 import { identityFields, IDENTITY_FIELDS } from './identity.js';
 import { comparePaths, type InputEntry } from './manifest.js';
+import { changedScripts, describeScriptBody, type ScriptBody } from './scriptContext.js';
 
 export type InputChange =
   | { change: 'added'; path: string; origin: InputEntry['origin']; new: EntrySummary }
@@ -111,7 +112,21 @@ export function diffContext(old: CheckContext, now: CheckContext): ValueChange[]
     const what = before !== null && after !== null ? 'value changed' : `${state(before)} -> ${state(after)}`;
     changes.push({ field: `env.${name}`, old: state(before), new: what === 'value changed' ? 'changed' : state(after) });
   }
+  // A receipt from before scripts were recorded has none: each script then reads as added.
+  for (const change of changedScripts(old.scripts, now.scripts)) {
+    const value = (entry: typeof change.old) => (entry === null ? null : { body: entry.body, digest: entry.digest });
+    changes.push({ field: `script.${change.name}`, old: value(change.old), new: value(change.new) });
+  }
   return changes;
+}
+
+/** One context change for people: `script typecheck: \`tsc --noEmit\` -> \`echo skipped\``, or the field and its JSON values. */
+export function describeContextChange(change: ValueChange): string {
+  if (change.field.startsWith('script.')) {
+    const side = (value: unknown) => describeScriptBody(value as Pick<ScriptBody, 'body' | 'digest'> | null);
+    return `script ${change.field.slice('script.'.length)}: ${side(change.old)} -> ${side(change.new)}`;
+  }
+  return `${change.field}: ${JSON.stringify(change.old)} -> ${JSON.stringify(change.new)}`;
 }
 
 export function diffDefinition(old: CheckDefinition, now: CheckDefinition): ValueChange[] {

@@ -111,3 +111,24 @@ export function plainCommand(text: string): string[] | null {
   }
   return end === trimmed.length ? argv : null;
 }
+
+/**
+ * The words of every simple command in a command line, wherever it stands
+ * (in a chain, a pipeline, a subshell, a substitution), each the value the
+ * shell passes on, or null where the shell would expand it (see staticWord).
+ * Leading assignments and redirections are left out. Null when the line does
+ * not parse: a reader that must not miss a command then assumes the worst.
+ */
+export function commandWords(text: string): (string | null)[][] | null {
+  const script = parseShell(text);
+  if (script === null) return null;
+  const commands: (string | null)[][] = [];
+  const visit = (node: SyntaxNode) => {
+    if (node.type === 'Command' && node.name !== undefined) {
+      commands.push([node.name, ...node.suffix].flatMap((item) => (item.type === 'Word' ? [staticWord(item)] : [])));
+    }
+    forEachChild(node, visit);
+  };
+  for (const statement of script.commands) visit(statement);
+  return commands;
+}

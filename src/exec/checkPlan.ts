@@ -5,6 +5,7 @@ import { keyedDigest } from '../core/digest.js';
 import type { ObservedContext } from '../core/observation.js';
 import { reason, type Reason } from '../core/reason.js';
 import { scriptArgv } from '../core/packageManagerGrammar.js';
+import { scriptBodies } from '../core/scriptContext.js';
 import { packageManagerVersion, QUIET_PACKAGE_MANAGER_ENV } from './packageManagerCommand.js';
 import { checkPath, executableIdentity, resolveExecutable } from './resolveExecutable.js';
 
@@ -73,6 +74,9 @@ export function planCheck({ root, definition, scripts, env, envKey }: PlanInput)
     packageManager,
     env: recorded,
   };
+  // What `npm run X` (or a command that is one) really executes: the bodies, whatever the inputs.
+  const bodies = scriptBodies(argv, scripts);
+  if (bodies.length > 0) context.scripts = bodies;
   return { argv, executable: found, env: childEnv, observed: { context, problems } };
 }
 

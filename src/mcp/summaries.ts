@@ -1,7 +1,7 @@
 import type { Explanation } from '../api/explain.js';
 import type { RunReport } from '../api/run.js';
 import type { StatusReport } from '../api/status.js';
-import type { InputChange } from '../core/diff.js';
+import { describeContextChange, type InputChange } from '../core/diff.js';
 import type { CheckStatus } from '../core/decide.js';
 import type { Receipt } from '../core/receipt.js';
 import { formatDuration } from '../core/humanTime.js';
@@ -26,7 +26,7 @@ export function statusSummary(report: StatusReport): string {
 export function explainSummary(result: Explanation): string {
   const lines = [statusLine(result.status)];
   for (const c of result.definitionChanges) lines.push(`definition ${c.field} changed`);
-  for (const c of result.contextChanges) lines.push(`context ${c.field}: ${JSON.stringify(c.old)} -> ${JSON.stringify(c.new)}`);
+  for (const c of result.contextChanges) lines.push(`context ${describeContextChange(c)}`);
   for (const c of result.inputChanges.slice(0, LISTED_CHANGES)) lines.push(`${inputVerb(c)} ${c.path}`);
   const more = result.inputChanges.length - LISTED_CHANGES;
   if (more > 0) lines.push(`and ${more} more input changes`);

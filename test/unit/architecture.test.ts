@@ -122,6 +122,7 @@ const HOOK_DECISION = [
   'core/packageManagerGrammar.ts',
   'core/pathInside.ts',
   'core/reason.ts',
+  'core/scriptContext.ts',
   'core/shellWords.ts',
   'core/version.ts',
   'exec/checkPlan.ts',

@@ -5,6 +5,7 @@ import type { CheckContext } from '../../src/core/context.js';
 import type { Observation, ObservedContext } from '../../src/core/observation.js';
 import type { ReasonCode } from '../../src/core/reason.js';
 import type { CheckResult, Receipt } from '../../src/core/receipt.js';
+import { scriptBody } from '../../src/core/scriptContext.js';
 import { ALL_REASON_CODES, context, definition, exe, installed, observation, observed, receipt, source, why } from '../helpers/model.js';
 
 /** One decision: what the reader sees, built from the defaults unless a row changes it. */
@@ -193,6 +194,23 @@ describe('decide(definition, observed, observation, latest)', () => {
     expect(stale.reasons.map((r) => r.message)).toEqual(['the check\'s configuration changed since run run-42', 'inputs changed since run run-42']);
     expect(decide(definition({ name: 'lint' }), observed(), OBS, null).reasons[0]?.message).toBe('no receipt yet; run "vouch run lint"');
     expect(decide(DEF, observed(), OBS, receipt(DEF, CTX, OBS, { runId: 'run-7', result: 'FAIL' })).reasons).toEqual([{ code: 'failed', message: 'run run-7 failed' }]);
+  });
+
+  it('names the scripts whose body changed, and stays CURRENT while they are the same', () => {
+    const withScripts = (typecheck: string) =>
+      context({ scripts: [scriptBody('pretypecheck', 'node gen.js'), scriptBody('typecheck', typecheck)] });
+    const latest = receipt(DEF, withScripts('tsc --noEmit'), OBS, { runId: 'run-9' });
+    expect(decide(DEF, observed(withScripts('tsc --noEmit')), OBS, latest).freshness).toBe('CURRENT');
+    const stale = decide(DEF, observed(withScripts('echo skipped')), OBS, latest);
+    expect(stale.freshness).toBe('STALE');
+    expect(stale.reasons).toEqual([{ code: 'context-changed', message: 'the command, tools or environment changed since run run-9; script typecheck changed' }]);
+    const gone = decide(DEF, observed(context({ scripts: [] })), OBS, latest);
+    expect(gone.reasons.map((r) => r.message)).toEqual(['the command, tools or environment changed since run run-9; scripts pretypecheck, typecheck changed']);
+    // A receipt from before scripts were recorded: STALE once, naming them.
+    const old = receipt(DEF, CTX, OBS, { runId: 'run-1' });
+    expect(decide(DEF, observed(withScripts('tsc')), OBS, old).reasons.map((r) => r.message)).toEqual([
+      'the command, tools or environment changed since run run-1; scripts pretypecheck, typecheck changed',
+    ]);
   });
 
   it('does not change the receipt it reads', () => {

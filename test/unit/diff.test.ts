@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { CheckContext } from '../../src/core/context.js';
 import type { CheckDefinition } from '../../src/core/definition.js';
-import { diffContext, diffDefinition, diffManifest, type InputChange, type ValueChange } from '../../src/core/diff.js';
+import { sha256 } from '../../src/core/digest.js';
+import { describeContextChange, diffContext, diffDefinition, diffManifest, type InputChange, type ValueChange } from '../../src/core/diff.js';
+import { SCRIPT_BODY_LIMIT, scriptBody } from '../../src/core/scriptContext.js';
 import type { InputEntry } from '../../src/core/manifest.js';
 import { context, definition, exe, installed, link, source } from '../helpers/model.js';
 
@@ -178,6 +180,31 @@ describe('diffContext(old, now)', () => {
       { field: 'env.B', old: 'set', new: 'unset' },
     ]);
     expect(JSON.stringify(changes)).not.toMatch(/digest-/);
+  });
+
+  it('names a script whose body changed, appeared or went, with its bodies; not one that stayed', () => {
+    const old = context({ scripts: [scriptBody('a', 'same'), scriptBody('gone', 'x'), scriptBody('typecheck', 'tsc --noEmit')] });
+    const now = context({ scripts: [scriptBody('a', 'same'), scriptBody('new', 'y'), scriptBody('typecheck', 'echo skipped')] });
+    const changes = diffContext(old, now);
+    const value = (body: string) => ({ body, digest: sha256(body) });
+    expect(changes).toEqual([
+      { field: 'script.gone', old: value('x'), new: null },
+      { field: 'script.new', old: null, new: value('y') },
+      { field: 'script.typecheck', old: value('tsc --noEmit'), new: value('echo skipped') },
+    ]);
+    expect(changes.map(describeContextChange)).toEqual([
+      'script gone: `x` -> (none)',
+      'script new: (none) -> `y`',
+      'script typecheck: `tsc --noEmit` -> `echo skipped`',
+    ]);
+  });
+
+  it('a long body is described by its digest; a receipt without scripts reads each as added', () => {
+    const long = 'z'.repeat(SCRIPT_BODY_LIMIT + 1);
+    const changes = diffContext(context(), context({ scripts: [scriptBody('big', long)] }));
+    expect(changes).toEqual([{ field: 'script.big', old: null, new: { body: null, digest: sha256(long) } }]);
+    expect(describeContextChange(changes[0]!)).toBe(`script big: (none) -> (sha256 ${sha256(long).slice(0, 12)}…, longer than ${SCRIPT_BODY_LIMIT} characters)`);
+    expect(describeContextChange({ field: 'arch', old: 'x64', new: 'arm64' })).toBe('arch: "x64" -> "arm64"');
   });
 
   it('compares values canonically, not by key order', () => {

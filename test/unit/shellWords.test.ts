@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { plainCommand, simpleCommands } from '../../src/core/shellWords.js';
+import { commandWords, plainCommand, simpleCommands } from '../../src/core/shellWords.js';
 
 /*
  * Shell command lines split into words by unbash, as init reads package.json
@@ -39,4 +39,21 @@ describe('plainCommand', () => {
       expect(plainCommand(text), JSON.stringify(text)).toBeNull();
     }
   });
+});
+
+describe('commandWords', () => {
+  const cases: Array<[string, (string | null)[][] | null]> = [
+    ['npm run build && vitest run', [['npm', 'run', 'build'], ['vitest', 'run']]],
+    ['CI=1 npm run "lint"', [['npm', 'run', 'lint']]],
+    ['npm run $TARGET', [['npm', 'run', null]]],
+    ['$npm_execpath run build', [[null, 'run', 'build']]],
+    ['echo "$(npm run lint)" > out', [['echo', null], ['npm', 'run', 'lint']]],
+    ['tsc && (', null],
+    ['', []],
+  ];
+  for (const [text, expected] of cases) {
+    it(JSON.stringify(text), () => {
+      expect(commandWords(text)).toEqual(expected);
+    });
+  }
 });

@@ -1,6 +1,6 @@
 import { explain } from '../../api/explain.js';
 import { loadProject } from '../../api/project.js';
-import type { InputChange } from '../../core/diff.js';
+import { describeContextChange, type InputChange } from '../../core/diff.js';
 import { VouchError } from '../../core/errors.js';
 import { formatAge, writeNotices } from '../format.js';
 import { explanationJson } from '../../api/reportJson.js';
@@ -41,7 +41,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   }
   if (result.contextChanges.length > 0) {
     out.push('context:');
-    for (const c of result.contextChanges) out.push(`  ${c.field}: ${JSON.stringify(c.old)} -> ${JSON.stringify(c.new)}`);
+    for (const c of result.contextChanges) out.push(`  ${describeContextChange(c)}`);
   }
   if (result.inputChanges.length > 0) {
     out.push('inputs:');

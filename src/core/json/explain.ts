@@ -1,6 +1,7 @@
 // oxlint-disable unicorn/no-thenable -- `then` here is JSON Schema's keyword (https://json-schema.org/understanding-json-schema/reference/conditionals), not a promise's.
 import { z } from 'zod';
 import { PACKAGE_MANAGERS } from '../config.js';
+import { SCRIPT_BODY_LIMIT } from '../scriptContext.js';
 import { notices, schemaVersion } from './common.js';
 import { checkStatus } from './status.js';
 
@@ -33,6 +34,14 @@ const packageManager = z
   .nullable()
   .meta({ id: 'package_manager' });
 
+const scriptBody = z
+  .strictObject({
+    body: z.string().nullable().describe(`The body as written in package.json; null when longer than ${SCRIPT_BODY_LIMIT} characters, and then only the digest is kept.`),
+    digest: z.string().regex(/^[0-9a-f]{64}$/).describe('sha256 of the body.'),
+  })
+  .nullable()
+  .meta({ id: 'script_body', description: 'A script the package manager runs for the check; null when the check did not run it then.' });
+
 const contextChange = z
   .xor([
     z.strictObject({ field: z.literal('argv'), old: strings, new: strings }),
@@ -46,6 +55,9 @@ const contextChange = z
         new: z.enum(['set', 'unset', 'changed']),
       })
       .describe('An environment variable: only whether it is set, and whether its value changed; never a value.'),
+    z
+      .strictObject({ field: z.string().regex(/^script\..+$/), old: scriptBody, new: scriptBody })
+      .describe('A package.json script the command runs (the script of a script check, its pre and post scripts, and the scripts it runs in turn), by name after "script.".'),
   ])
   .meta({ id: 'context_change' });
 

@@ -1,0 +1,162 @@
+import { describe, expect, it } from 'vitest';
+import { sha256 } from '../../src/core/digest.js';
+import { changedScripts, MAX_DEPTH, SCRIPT_BODY_LIMIT, scriptBodies, scriptsRun } from '../../src/core/scriptContext.js';
+
+/*
+ * The scripts a check's command makes the package manager run: what `npm run
+ * X` really executes is part of the check's context, whatever its inputs.
+ * Over-including only makes a check STALE; leaving one out could leave it
+ * falsely CURRENT.
+ */
+
+const names = (argv: string[], scripts: Record<string, unknown>) => [...scriptsRun(argv, scripts)].filter((name) => name in scripts).sort();
+
+describe('scriptsRun: the scripts an argv runs', () => {
+  const scripts = {
+    typecheck: 'tsc --noEmit',
+    pretypecheck: 'node scripts/gen.js',
+    posttypecheck: 'echo done',
+    build: 'rolldown -c',
+    prebuild: 'rimraf dist',
+    check: 'npm run build && vitest run',
+    lint: 'oxlint src',
+    'lint:fix': 'oxlint --fix src',
+    test: 'vitest run',
+    pretest: 'npm run lint',
+    unrelated: 'prettier --check .',
+  };
+  const cases: Array<{ name: string; argv: string[]; scripts?: Record<string, unknown>; expected: string[] }> = [
+    { name: 'npm run: the script and its pre and post scripts', argv: ['npm', 'run', 'typecheck'], expected: ['posttypecheck', 'pretypecheck', 'typecheck'] },
+    // pnpm runs pre/post only with enable-pre-post-scripts, yarn 2+ never: both are included, as over-including is safe.
+    { name: 'pnpm run: pre and post count too', argv: ['pnpm', 'run', 'typecheck'], expected: ['posttypecheck', 'pretypecheck', 'typecheck'] },
+    { name: 'yarn run: pre and post count too', argv: ['yarn', 'run', 'typecheck'], expected: ['posttypecheck', 'pretypecheck', 'typecheck'] },
+    { name: 'bun run: pre and post count too', argv: ['bun', 'run', 'typecheck'], expected: ['posttypecheck', 'pretypecheck', 'typecheck'] },
+    { name: "pnpm's short form", argv: ['pnpm', 'typecheck'], expected: ['posttypecheck', 'pretypecheck', 'typecheck'] },
+    { name: "yarn's short form", argv: ['yarn', 'lint'], expected: ['lint'] },
+    { name: 'npm run-script alias', argv: ['npm', 'run-script', 'lint'], expected: ['lint'] },
+    { name: 'npm t runs test, its pretest, and what pretest runs', argv: ['npm', 't'], expected: ['lint', 'pretest', 'test'] },
+    { name: 'transitive: a body that runs another script', argv: ['npm', 'run', 'check'], expected: ['build', 'check', 'prebuild'] },
+    { name: 'a package manager given by path', argv: ['/usr/local/bin/npm', 'run', 'lint'], expected: ['lint'] },
+    { name: 'options before the script name', argv: ['pnpm', '--silent', 'run', 'lint'], expected: ['lint'] },
+    { name: 'a missing script: nothing to record', argv: ['npm', 'run', 'nope'], expected: [] },
+    { name: 'a command check that runs no script', argv: ['tsc', '--noEmit'], expected: [] },
+    { name: 'a command check that is `npm run X`', argv: ['npm', 'run', 'build'], expected: ['build', 'prebuild'] },
+    { name: 'a tool in front of the package manager', argv: ['cross-env', 'CI=1', 'npm', 'run', 'lint'], expected: ['lint'] },
+    { name: "pnpm's /regex/ form", argv: ['pnpm', 'run', '/^lint/'], expected: ['lint', 'lint:fix'] },
+    { name: 'npm exec runs no script', argv: ['npm', 'exec', 'tsc'], expected: [] },
+    {
+      name: 'npm-run-all patterns',
+      argv: ['npm', 'run', 'all'],
+      scripts: { ...scripts, all: 'run-s build "lint:*"' },
+      expected: ['all', 'build', 'lint:fix', 'prebuild'],
+    },
+    {
+      name: "concurrently's npm: shortcut and quoted command lines",
+      argv: ['npm', 'run', 'dev'],
+      scripts: { ...scripts, dev: 'concurrently "npm:lint" "npm run typecheck"' },
+      expected: ['dev', 'lint', 'posttypecheck', 'pretypecheck', 'typecheck'],
+    },
+    {
+      name: 'sh -c with a command line',
+      argv: ['npm', 'run', 'ci'],
+      scripts: { ...scripts, ci: "sh -c 'npm run lint'" },
+      expected: ['ci', 'lint'],
+    },
+    {
+      name: 'a script inside a command substitution',
+      argv: ['npm', 'run', 'ci'],
+      scripts: { ...scripts, ci: 'echo "$(npm run lint)"' },
+      expected: ['ci', 'lint'],
+    },
+    {
+      name: 'a cycle stops',
+      argv: ['npm', 'run', 'a'],
+      scripts: { a: 'npm run b', b: 'npm run a', c: 'x' },
+      expected: ['a', 'b'],
+    },
+    {
+      name: 'a script that runs itself',
+      argv: ['npm', 'run', 'a'],
+      scripts: { a: 'npm run a', c: 'x' },
+      expected: ['a'],
+    },
+    {
+      name: 'a body that does not parse: every script counts',
+      argv: ['npm', 'run', 'a'],
+      scripts: { a: 'tsc && (', c: 'x' },
+      expected: ['a', 'c'],
+    },
+    {
+      name: 'a script name the shell expands: every script counts',
+      argv: ['npm', 'run', 'a'],
+      scripts: { a: 'npm run $TARGET', c: 'x' },
+      expected: ['a', 'c'],
+    },
+    {
+      name: 'a program the shell expands ($npm_execpath): every script counts',
+      argv: ['npm', 'run', 'a'],
+      scripts: { a: '$npm_execpath run b', b: 'x', c: 'y' },
+      expected: ['a', 'b', 'c'],
+    },
+    {
+      name: 'an expanded word elsewhere does not matter',
+      argv: ['npm', 'run', 'a'],
+      scripts: { a: 'tsc -p $DIR && npm run b', b: 'x', c: 'y' },
+      expected: ['a', 'b'],
+    },
+    { name: 'no scripts at all', argv: ['npm', 'run', 'a'], scripts: {}, expected: [] },
+    { name: 'a body that is not a string is not followed', argv: ['npm', 'run', 'a'], scripts: { a: 42, c: 'x' }, expected: ['a'] },
+  ];
+  for (const { name, argv, scripts: map = scripts, expected } of cases) {
+    it(name, () => {
+      expect(names(argv, map)).toEqual(expected);
+    });
+  }
+
+  it('a chain deeper than MAX_DEPTH: every script counts', () => {
+    const chain: Record<string, string> = { other: 'x' };
+    for (let index = 0; index <= MAX_DEPTH + 1; index++) chain[`s${index}`] = `npm run s${index + 1}`;
+    expect(names(['npm', 'run', 's0'], chain)).toContain('other');
+    const short: Record<string, string> = { other: 'x', s0: 'npm run s1', s1: 'npm run s2', s2: 'true' };
+    expect(names(['npm', 'run', 's0'], short)).toEqual(['s0', 's1', 's2']);
+  });
+});
+
+describe('scriptBodies: what the context records', () => {
+  it('sorted by name, the body kept when short, always with its digest', () => {
+    expect(scriptBodies(['npm', 'run', 'b'], { b: 'npm run a', a: 'tsc', z: 'no' })).toEqual([
+      { name: 'a', body: 'tsc', digest: sha256('tsc') },
+      { name: 'b', body: 'npm run a', digest: sha256('npm run a') },
+    ]);
+  });
+
+  it('a long body is kept as its digest only', () => {
+    const long = `tsc ${'x'.repeat(SCRIPT_BODY_LIMIT)}`;
+    expect(scriptBodies(['npm', 'run', 'a'], { a: long })).toEqual([{ name: 'a', body: null, digest: sha256(long) }]);
+    const limit = 'y'.repeat(SCRIPT_BODY_LIMIT);
+    expect(scriptBodies(['npm', 'run', 'a'], { a: limit })[0]!.body).toBe(limit);
+  });
+
+  it('no package.json: nothing', () => {
+    expect(scriptBodies(['npm', 'run', 'a'], null)).toEqual([]);
+  });
+
+  it('a name inherited from Object.prototype is not a script', () => {
+    expect(scriptBodies(['npm', 'run', 'constructor'], {})).toEqual([]);
+    expect(scriptBodies(['npm', 'run', 'toString'], { a: 'x' })).toEqual([]);
+  });
+});
+
+describe('changedScripts', () => {
+  const entry = (name: string, body: string) => ({ name, body, digest: sha256(body) });
+  it('names scripts whose body changed, appeared or went, and no others', () => {
+    const old = [entry('a', 'tsc'), entry('b', 'x'), entry('c', 'same')];
+    const now = [entry('a', 'echo skipped'), entry('c', 'same'), entry('d', 'new')];
+    expect(changedScripts(old, now).map((change) => change.name)).toEqual(['a', 'b', 'd']);
+  });
+
+  it('a receipt from before scripts were recorded: each script reads as added', () => {
+    expect(changedScripts(undefined, [entry('a', 'tsc')])).toEqual([{ name: 'a', old: null, new: entry('a', 'tsc') }]);
+    expect(changedScripts(undefined, undefined)).toEqual([]);
+  });
+});
