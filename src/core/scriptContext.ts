@@ -191,9 +191,9 @@ export function changedScripts(old: readonly ScriptBody[] | undefined, now: read
   return changes;
 }
 
-/** A recorded body for people: the text in backquotes, its digest when too long to keep, or "(none)". */
+/** A recorded body for people: the text in backquotes, its digest when too long to keep, or "(not run)" when the check did not run it. */
 export function describeScriptBody(entry: Pick<ScriptBody, 'body' | 'digest'> | null): string {
-  if (entry === null) return '(none)';
+  if (entry === null) return '(not run)';
   if (entry.body === null) return `(sha256 ${entry.digest.slice(0, 12)}…, longer than ${SCRIPT_BODY_LIMIT} characters)`;
   return `\`${entry.body}\``;
 }

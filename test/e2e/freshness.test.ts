@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { chmodSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -29,15 +29,24 @@ const config = configText;
 const CHECK = { name: 'check', kind: 'custom', command: ['node', 'check.js'], env: ['MY_SETTING'] };
 // Its command line mentions vitest, so VITEST_* variables are part of its context.
 const TOOL = { name: 'tool', kind: 'test', command: ['node', 'check.js', 'vitest'] };
+// A script check whose inputs leave package.json out: only the context binds it to the scripts.
+const SCRIPTED = { name: 'scripted', kind: 'typecheck', script: 'typecheck', inputs: ['src/**'] };
+const SCRIPTS: Record<string, string> = {
+  typecheck: 'node check.js && npm run gen',
+  pretypecheck: 'node check.js',
+  gen: 'node check.js',
+  lint: 'node check.js',
+};
+const packageJson = (scripts: Record<string, string> = SCRIPTS) => JSON.stringify({ name: 'fx', version: '1.0.0', private: true, scripts }, null, 2) + '\n';
 const LOCKFILE = JSON.stringify({ name: 'fx', version: '1.0.0', lockfileVersion: 3, requires: true, packages: { '': { name: 'fx', version: '1.0.0' } } }, null, 2) + '\n';
 const A_JS = 'export const a = 1;\n';
 const B_JS = 'export const b = 2;\n';
 const DEP_JS = 'module.exports = 42;\n';
 
 const BASE_FILES: Record<string, string> = {
-  'vouch.config.json': config([CHECK, TOOL]),
+  'vouch.config.json': config([CHECK, TOOL, SCRIPTED]),
   '.gitignore': 'node_modules/\ndist/\n',
-  'package.json': JSON.stringify({ name: 'fx', version: '1.0.0', private: true }, null, 2) + '\n',
+  'package.json': packageJson(),
   'package-lock.json': LOCKFILE,
   'check.js': 'process.exit(0);\n',
   'README.md': '# fixture\n',
@@ -163,6 +172,17 @@ const onlyEnv = (name: string, old: string, now: string) => (e: Json) => {
   expect(e.context_changes).toEqual([{ field: `env.${name}`, old, new: now }]);
 };
 
+/** Only these scripts' bodies changed, each [name, old, now] (null: not run), sorted by name; nothing else. The reason names them. */
+const onlyScripts = (...scripts: [string, string | null, string | null][]) => (e: Json) => {
+  const changes = changesOf(e);
+  expect(changes.inputs).toEqual([]);
+  expect(changes.definition).toEqual([]);
+  const body = (text: string | null) => (text === null ? null : { body: text, digest: createHash('sha256').update(text).digest('hex') });
+  expect(e.context_changes).toEqual(scripts.map(([name, old, now]) => ({ field: `script.${name}`, old: body(old), new: body(now) })));
+  const names = scripts.map(([name]) => name).join(', ');
+  expect(e.check.reasons.map((r: Json) => r.message).join('\n')).toContain(`${scripts.length === 1 ? 'script' : 'scripts'} ${names} changed`);
+};
+
 const mutations: Mutation[] = [
   {
     name: 'edit a source file',
@@ -284,7 +304,7 @@ const mutations: Mutation[] = [
   },
   {
     name: "change the check's command args in vouch.config.json",
-    mutate: (p) => p.write('vouch.config.json', config([{ ...CHECK, command: ['node', 'check.js', '--flag'] }, TOOL])),
+    mutate: (p) => p.write('vouch.config.json', config([{ ...CHECK, command: ['node', 'check.js', '--flag'] }, TOOL, SCRIPTED])),
     expectExplain: (e) => {
       const changes = changesOf(e);
       expect(changes.definition).toEqual(['command']);
@@ -292,11 +312,11 @@ const mutations: Mutation[] = [
       expect(changes.context).toEqual(['argv']);
       expect(changes.inputs).toEqual([]);
     },
-    revert: (p) => p.write('vouch.config.json', config([CHECK, TOOL])),
+    revert: (p) => p.write('vouch.config.json', config([CHECK, TOOL, SCRIPTED])),
   },
   {
     name: "change the check's inputs in vouch.config.json",
-    mutate: (p) => p.write('vouch.config.json', config([{ ...CHECK, inputs: ['**', '!README.md'] }, TOOL])),
+    mutate: (p) => p.write('vouch.config.json', config([{ ...CHECK, inputs: ['**', '!README.md'] }, TOOL, SCRIPTED])),
     expectExplain: (e) => {
       const changes = changesOf(e);
       expect(changes.definition).toEqual(['inputs']);
@@ -304,7 +324,36 @@ const mutations: Mutation[] = [
       expect(changes.context).toEqual([]);
       expect(changes.inputs).toEqual([['removed', 'README.md', 'source']]);
     },
-    revert: (p) => p.write('vouch.config.json', config([CHECK, TOOL])),
+    revert: (p) => p.write('vouch.config.json', config([CHECK, TOOL, SCRIPTED])),
+  },
+  {
+    name: "change a script check's body to `echo skipped`, its inputs narrowed to src/**",
+    check: 'scripted',
+    mutate: (p) => p.write('package.json', packageJson({ ...SCRIPTS, typecheck: 'echo skipped' })),
+    // It no longer runs gen, so gen leaves the context as well.
+    expectExplain: onlyScripts(['gen', SCRIPTS.gen!, null], ['typecheck', SCRIPTS.typecheck!, 'echo skipped']),
+    revert: (p) => p.write('package.json', packageJson()),
+  },
+  {
+    name: 'change the pre script npm runs before it',
+    check: 'scripted',
+    mutate: (p) => p.write('package.json', packageJson({ ...SCRIPTS, pretypecheck: 'echo skipped' })),
+    expectExplain: onlyScripts(['pretypecheck', SCRIPTS.pretypecheck!, 'echo skipped']),
+    revert: (p) => p.write('package.json', packageJson()),
+  },
+  {
+    name: 'add a post script',
+    check: 'scripted',
+    mutate: (p) => p.write('package.json', packageJson({ ...SCRIPTS, posttypecheck: 'exit 0' })),
+    expectExplain: onlyScripts(['posttypecheck', null, 'exit 0']),
+    revert: (p) => p.write('package.json', packageJson()),
+  },
+  {
+    name: 'change a script its body runs through npm',
+    check: 'scripted',
+    mutate: (p) => p.write('package.json', packageJson({ ...SCRIPTS, gen: 'echo skipped' })),
+    expectExplain: onlyScripts(['gen', SCRIPTS.gen!, 'echo skipped']),
+    revert: (p) => p.write('package.json', packageJson()),
   },
 ];
 
@@ -473,6 +522,36 @@ describe('narrowed inputs', () => {
     expect(changesOf(explainOf(p, 'typecheck')).inputs).toEqual([['modified', 'src/index.ts', 'source']]);
     p.write('src/index.ts', 'export const n: number = 1;\n');
     expectCurrent(p, 'typecheck');
+  });
+});
+
+describe("a script's body is part of its check's context, whatever the inputs", () => {
+  it('issue #17: `echo skipped` makes it STALE naming the script, reverting brings CURRENT back, an unrelated script does not matter', () => {
+    // The command form of the same check: `npm run typecheck` in "command" binds the scripts too.
+    const COMMAND = { name: 'command', kind: 'typecheck', command: ['npm', 'run', 'typecheck'], inputs: ['src/**'] };
+    const p = project('fresh-script', { ...BASE_FILES, 'vouch.config.json': config([SCRIPTED, COMMAND]) });
+    runCheck(p, ['scripted', 'command']);
+    expectCurrent(p, 'scripted');
+    expectCurrent(p, 'command');
+
+    p.write('package.json', packageJson({ ...SCRIPTS, lint: 'echo skipped' }));
+    expectCurrent(p, 'scripted');
+    expectCurrent(p, 'command');
+
+    p.write('package.json', packageJson({ ...SCRIPTS, typecheck: 'echo skipped' }));
+    for (const check of ['scripted', 'command']) {
+      const stale = expectOutOfCurrent(p, check, undefined, 'STALE');
+      expect(stale.reasons.map((r: Json) => r.code)).toEqual(['context-changed']);
+      expect(stale.reasons[0].message).toContain('scripts gen, typecheck changed');
+    }
+    const human = p.vouch(['explain', 'scripted']);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toContain(`script typecheck: \`${SCRIPTS.typecheck}\` -> \`echo skipped\``);
+    expect(human.stdout).toContain(`script gen: \`${SCRIPTS.gen}\` -> (not run)`);
+
+    p.write('package.json', packageJson());
+    expectCurrent(p, 'scripted');
+    expectCurrent(p, 'command');
   });
 });
 

@@ -248,6 +248,17 @@ describe('JSON output of the built CLI against schemas/', () => {
     const envValue = structuredClone(captured.explain);
     envValue.context_changes = [{ field: 'env.MY_VAR', old: 'unset', new: 'secret-value' }];
     expect(check('explain', envValue)).not.toBeNull();
+    // A script's change: its body and digest, or null when not run; a bare string or a short digest is not one.
+    const script = structuredClone(captured.explain);
+    const digest = 'a'.repeat(64);
+    script.context_changes = [{ field: 'script.typecheck', old: { body: 'tsc --noEmit', digest }, new: null }];
+    expect(check('explain', script)).toBeNull();
+    script.context_changes = [{ field: 'script.typecheck', old: { body: null, digest }, new: { body: 'x', digest } }];
+    expect(check('explain', script)).toBeNull();
+    for (const bad of [{ body: 'tsc', digest: 'abc' }, 'tsc --noEmit', { body: 'tsc', digest, extra: 1 }]) {
+      script.context_changes = [{ field: 'script.typecheck', old: bad, new: null }];
+      expect(check('explain', script), JSON.stringify(bad)).not.toBeNull();
+    }
   });
 });
 

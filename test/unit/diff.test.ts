@@ -193,8 +193,8 @@ describe('diffContext(old, now)', () => {
       { field: 'script.typecheck', old: value('tsc --noEmit'), new: value('echo skipped') },
     ]);
     expect(changes.map(describeContextChange)).toEqual([
-      'script gone: `x` -> (none)',
-      'script new: (none) -> `y`',
+      'script gone: `x` -> (not run)',
+      'script new: (not run) -> `y`',
       'script typecheck: `tsc --noEmit` -> `echo skipped`',
     ]);
   });
@@ -203,7 +203,7 @@ describe('diffContext(old, now)', () => {
     const long = 'z'.repeat(SCRIPT_BODY_LIMIT + 1);
     const changes = diffContext(context(), context({ scripts: [scriptBody('big', long)] }));
     expect(changes).toEqual([{ field: 'script.big', old: null, new: { body: null, digest: sha256(long) } }]);
-    expect(describeContextChange(changes[0]!)).toBe(`script big: (none) -> (sha256 ${sha256(long).slice(0, 12)}…, longer than ${SCRIPT_BODY_LIMIT} characters)`);
+    expect(describeContextChange(changes[0]!)).toBe(`script big: (not run) -> (sha256 ${sha256(long).slice(0, 12)}…, longer than ${SCRIPT_BODY_LIMIT} characters)`);
     expect(describeContextChange({ field: 'arch', old: 'x64', new: 'arm64' })).toBe('arch: "x64" -> "arm64"');
   });
 
