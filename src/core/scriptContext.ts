@@ -119,8 +119,9 @@ export function scriptsRun(argv: readonly string[], scripts: Readonly<Record<str
       return;
     }
     const at = words.findIndex((word) => word !== null && isPackageManager(baseName(word)));
-    const patterns = PATTERN_RUNNERS.has(baseName(program));
-    if ((at >= 0 || patterns) && words.includes(null)) {
+    // `run-s` may stand behind a runner too: `npx run-s lint:*`.
+    const patterns = words.findIndex((word) => word !== null && PATTERN_RUNNERS.has(baseName(word)));
+    if ((at >= 0 || patterns >= 0) && words.includes(null)) {
       everything = true;
       return;
     }
@@ -135,8 +136,8 @@ export function scriptsRun(argv: readonly string[], scripts: Readonly<Record<str
         else if (regex !== null) reachMatching(regex, depth);
       }
     }
-    if (patterns) {
-      for (const word of known.slice(1)) if (!word.startsWith('-')) reachMatching(globPattern(word), depth);
+    if (patterns >= 0) {
+      for (const word of known.slice(patterns + 1)) if (!word.startsWith('-')) reachMatching(globPattern(word), depth);
     }
     for (const word of known) {
       const shortcut = SHORTCUT.exec(word);

@@ -51,6 +51,12 @@ describe('scriptsRun: the scripts an argv runs', () => {
       expected: ['all', 'build', 'lint:fix', 'prebuild'],
     },
     {
+      name: 'npm-run-all behind a runner, by path',
+      argv: ['npm', 'run', 'all'],
+      scripts: { ...scripts, all: 'npx node_modules/.bin/run-p -l "lint*" test' },
+      expected: ['all', 'lint', 'lint:fix', 'pretest', 'test'],
+    },
+    {
       name: "concurrently's npm: shortcut and quoted command lines",
       argv: ['npm', 'run', 'dev'],
       scripts: { ...scripts, dev: 'concurrently "npm:lint" "npm run typecheck"' },
