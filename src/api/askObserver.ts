@@ -64,7 +64,7 @@ export async function askObserver(
       source: 'observer',
       sourceIdentities: new Map(),
     };
-    const observed = planCheck({ root: project.root, definition, scripts: project.scripts, env, envKey: result.envKey }).observed;
+    const observed = planCheck({ root: project.root, definition, scripts: project.scripts, splitScript: project.splitScript, env, envKey: result.envKey }).observed;
     return { definition, observed, inputs, receipt: answer.receipt };
   });
   return { checks, observedAt: result.observedAt, durationMs: Date.now() - started, envKey: result.envKey };

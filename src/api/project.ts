@@ -2,11 +2,12 @@ import { closeSync, existsSync, fstatSync, lstatSync, openSync, readFileSync, re
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { CONFIG_FILE, type Config, type PackageManagerName } from '../core/config.js';
 import { CONFIG_LIMITS, CONFIG_RULES_REVISION } from '../core/configLimits.js';
-import { definitionOf, type CheckDefinition } from '../core/definition.js';
+import { checkArgv, definitionOf, type CheckDefinition } from '../core/definition.js';
 import { sha256 } from '../core/digest.js';
 import { VouchError } from '../core/errors.js';
 import { VERSION } from '../core/version.js';
 import { isInside } from '../core/pathInside.js';
+import { needsShellParser, plainCommandWords, type CommandSplitter } from '../core/scriptContext.js';
 import { checkStateDir, readStateFile, writeStateFile } from '../store/stateDir.js';
 
 /** A config, resolved against the file system: everything a command needs to know where to look. */
@@ -18,6 +19,8 @@ export interface Project {
   /** Root-relative paths that are never inputs: the state dir (with a trailing "/") and vouch's own config. */
   excluded: string[];
   scripts: Record<string, string> | null;
+  /** Splits the script bodies the checks run: the shell parser only where a body needs it (core/scriptContext.ts). */
+  splitScript: CommandSplitter;
   definitions: CheckDefinition[];
   /** The root came from --root, not from the config: a process started for this project must be given it too. */
   rootFromCommandLine: boolean;
@@ -173,7 +176,10 @@ export async function loadProject(options: ProjectOptions): Promise<Project> {
     packageManager = detectPackageManager(root).name;
   }
   const definitions = config.checks.map((check) => definitionOf(check, packageManager));
-  return { root, configPath, config, stateDir, excluded, scripts, definitions, rootFromCommandLine };
+  const splitScript = definitions.some((definition) => needsShellParser(checkArgv(definition), scripts))
+    ? (await import('../core/shellWords.js')).commandWords
+    : plainCommandWords;
+  return { root, configPath, config, stateDir, excluded, scripts, splitScript, definitions, rootFromCommandLine };
 }
 
 /** `path` relative to the root, "/"-separated, when it lies below it. */

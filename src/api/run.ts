@@ -56,6 +56,7 @@ export async function run(project: Project, options: RunOptions): Promise<RunRep
         excluded: project.excluded,
         definition,
         scripts: project.scripts,
+        splitScript: project.splitScript,
         env: options.env,
         session,
         ifDue: options.ifDue,

@@ -28,7 +28,7 @@ export function observeChecks(
   const scanner = new InputScanner(project.root, project.excluded, session.statCache, scans.installed, scans.sources);
   const observations = definitions.map((definition) => ({
     definition,
-    observed: planCheck({ root: project.root, definition, scripts: project.scripts, env, envKey: session.envKey }).observed,
+    observed: planCheck({ root: project.root, definition, scripts: project.scripts, splitScript: project.splitScript, env, envKey: session.envKey }).observed,
     inputs: scanner.observe(definition),
   }));
   if (!saveStatCache(session.db, session.statCache)) noteOnce(session.notices, diskFullNotice(session.stateDir));

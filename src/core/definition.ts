@@ -1,6 +1,7 @@
 import { canonicalJson } from './canonicalJson.js';
 import { DEFAULT_INPUTS, DEFAULT_INSTALLED, type CheckConfig, type PackageManagerName } from './config.js';
 import { sha256 } from './digest.js';
+import { scriptArgv } from './packageManagerGrammar.js';
 
 /** A check's configuration with every default filled in: what a receipt is bound to. */
 export interface CheckDefinition {
@@ -30,4 +31,9 @@ export function definitionOf(check: CheckConfig, packageManager: PackageManagerN
 
 export function definitionDigest(definition: CheckDefinition): string {
   return sha256(canonicalJson(definition));
+}
+
+/** The argv a check spawns: its package manager running its script, or its command. */
+export function checkArgv(definition: CheckDefinition): string[] {
+  return definition.script !== null ? scriptArgv(definition.packageManager ?? 'npm', definition.script) : (definition.command ?? []);
 }

@@ -1,6 +1,5 @@
 import { sha256 } from './digest.js';
 import { isPackageManager, scriptRun } from './packageManagerGrammar.js';
-import { commandWords } from './shellWords.js';
 
 /*
  * The package.json scripts a check's command makes its package manager run:
@@ -51,6 +50,73 @@ export const SCRIPT_BODY_LIMIT = 1000;
 /** How deep scripts may run scripts before every script counts: a bound on the walk, far above real chains. */
 export const MAX_DEPTH = 16;
 
+/**
+ * Splits a command line into the words of its simple commands (null for a
+ * word the shell expands), or null when it does not parse: shellWords.ts's
+ * commandWords, or plainCommandWords where that is enough.
+ */
+export type CommandSplitter = (text: string) => (string | null)[][] | null;
+
+/** Thrown by plainCommandWords for a line only the shell parser can split. */
+export class ShellParserNeeded extends Error {
+  constructor(readonly text: string) {
+    super(`a command line that needs the shell parser: ${text}`);
+  }
+}
+
+const PLAIN_WORD = /^[A-Za-z0-9_./:=@+,%-]+$/;
+const PLAIN_OPERATORS = new Set(['&&', '||', ';', '|']);
+/** Words the shell reads as syntax at the start of a command (https://pubs.opengroup.org/onlinepubs/9799919799/utilities/V3_chap02.html#tag_19_04). */
+const RESERVED = new Set(['!', '{', '}', 'case', 'do', 'done', 'elif', 'else', 'esac', 'fi', 'for', 'if', 'in', 'then', 'until', 'while', 'function', 'select', 'time', '[[', ']]', 'coproc']);
+
+/**
+ * The shell parser (unbash, 200 kB) costs every process that loads it several
+ * milliseconds, and nearly every command plans a context. Most script bodies
+ * are plain (`tsc --noEmit`, `vitest run && tsc`): words of safe characters
+ * joined by `&&`, `||`, `;` or `|`, naming no package manager, no npm-run-all
+ * runner and no `npm:` shortcut. Such a line runs no script, and the parser
+ * would find none in it either, so it needs no parser. Any other line throws
+ * ShellParserNeeded, and the caller loads the parser
+ * (test/unit/scriptContext.test.ts checks both give the same scripts).
+ */
+export const plainCommandWords: CommandSplitter = (text) => {
+  const tokens = text.trim().split(/[ \t]+/).filter((token) => token !== '');
+  const commands: string[][] = [[]];
+  for (const token of tokens) {
+    if (PLAIN_OPERATORS.has(token)) {
+      if (commands.at(-1)!.length === 0) throw new ShellParserNeeded(text);
+      commands.push([]);
+      continue;
+    }
+    const plain = PLAIN_WORD.test(token) && !RESERVED.has(token) && !mayRunScript(token);
+    if (!plain) throw new ShellParserNeeded(text);
+    commands.at(-1)!.push(token);
+  }
+  if (commands.at(-1)!.length === 0) {
+    if (commands.length > 1) throw new ShellParserNeeded(text);
+    commands.pop();
+  }
+  return commands;
+};
+
+/** A word that could make the package manager run a script, wherever it stands. */
+function mayRunScript(word: string): boolean {
+  const base = baseName(word);
+  return isPackageManager(base) || PATTERN_RUNNERS.has(base) || SHORTCUT.test(word);
+}
+
+/** Whether the scripts argv runs can be told without the shell parser. */
+export function needsShellParser(argv: readonly string[], scripts: Readonly<Record<string, unknown>> | null): boolean {
+  if (scripts === null) return false;
+  try {
+    scriptsRun(argv, scripts, plainCommandWords);
+    return false;
+  } catch (error) {
+    if (error instanceof ShellParserNeeded) return true;
+    throw error;
+  }
+}
+
 /** The programs of npm-run-all that take script-name patterns. */
 const PATTERN_RUNNERS = new Set(['run-s', 'run-p', 'npm-run-all', 'npm-run-all2']);
 
@@ -62,9 +128,9 @@ const SHORTCUT = /^(?:npm|pnpm|yarn|bun):(.+)$/;
  * name, with their bodies. Empty when there is no package.json or argv runs
  * no script.
  */
-export function scriptBodies(argv: readonly string[], scripts: Readonly<Record<string, unknown>> | null): ScriptBody[] {
+export function scriptBodies(argv: readonly string[], scripts: Readonly<Record<string, unknown>> | null, split: CommandSplitter): ScriptBody[] {
   if (scripts === null) return [];
-  const names = scriptsRun(argv, scripts);
+  const names = scriptsRun(argv, scripts, split);
   return [...names]
     .filter((name) => Object.hasOwn(scripts, name) && typeof scripts[name] === 'string')
     .sort()
@@ -76,7 +142,7 @@ export function scriptBody(name: string, body: string): ScriptBody {
 }
 
 /** The names of the scripts argv runs, existing or not; every script's name when that cannot be told. */
-export function scriptsRun(argv: readonly string[], scripts: Readonly<Record<string, unknown>>): Set<string> {
+export function scriptsRun(argv: readonly string[], scripts: Readonly<Record<string, unknown>>, split: CommandSplitter): Set<string> {
   const all = Object.keys(scripts);
   const found = new Set<string>();
   let everything = false;
@@ -94,7 +160,7 @@ export function scriptsRun(argv: readonly string[], scripts: Readonly<Record<str
       everything = true;
       return;
     }
-    const commands = commandWords(text);
+    const commands = split(text);
     if (commands === null) {
       everything = true;
       return;
@@ -143,7 +209,7 @@ export function scriptsRun(argv: readonly string[], scripts: Readonly<Record<str
       const shortcut = SHORTCUT.exec(word);
       if (shortcut) reachMatching(globPattern(shortcut[1]!.split(' ')[0]!), depth);
       // A quoted command line; one that does not parse is taken for text, not a command.
-      if (/\s/.test(word) && commandWords(word) !== null) readLine(word, depth + 1);
+      if (/\s/.test(word) && split(word) !== null) readLine(word, depth + 1);
     }
   };
 

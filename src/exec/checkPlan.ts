@@ -1,11 +1,10 @@
 import { arch, platform } from 'node:process';
 import { envNames, envPatterns, type CheckContext, type ExecutableIdentity } from '../core/context.js';
-import type { CheckDefinition } from '../core/definition.js';
+import { checkArgv, type CheckDefinition } from '../core/definition.js';
 import { keyedDigest } from '../core/digest.js';
 import type { ObservedContext } from '../core/observation.js';
 import { reason, type Reason } from '../core/reason.js';
-import { scriptArgv } from '../core/packageManagerGrammar.js';
-import { scriptBodies } from '../core/scriptContext.js';
+import { scriptBodies, type CommandSplitter } from '../core/scriptContext.js';
 import { packageManagerVersion, QUIET_PACKAGE_MANAGER_ENV } from './packageManagerCommand.js';
 import { checkPath, executableIdentity, resolveExecutable } from './resolveExecutable.js';
 
@@ -21,28 +20,27 @@ export interface PlanInput {
   root: string;
   definition: CheckDefinition;
   scripts: Record<string, string> | null;
+  /** How to split the script bodies the check runs (Project.splitScript). */
+  splitScript: CommandSplitter;
   env: NodeJS.ProcessEnv;
   envKey: string;
 }
 
-export function planCheck({ root, definition, scripts, env, envKey }: PlanInput): CheckPlan {
+export function planCheck({ root, definition, scripts, splitScript, env, envKey }: PlanInput): CheckPlan {
   const problems: Reason[] = [];
   const childEnv: NodeJS.ProcessEnv = { ...env, ...QUIET_PACKAGE_MANAGER_ENV };
   childEnv.PATH = checkPath(root, env);
   const path = childEnv.PATH;
 
-  let argv: string[];
+  const argv = checkArgv(definition);
   let commandLine: string;
   if (definition.script !== null) {
-    const packageManager = definition.packageManager ?? 'npm';
-    argv = scriptArgv(packageManager, definition.script);
     const body = scripts?.[definition.script];
     if (body === undefined) {
       problems.push(reason('script-not-found', `package.json has no script "${definition.script}"; add it, or change the check's "script"`));
     }
     commandLine = body ?? '';
   } else {
-    argv = definition.command ?? [];
     commandLine = argv.join(' ');
   }
 
@@ -75,7 +73,7 @@ export function planCheck({ root, definition, scripts, env, envKey }: PlanInput)
     env: recorded,
   };
   // What `npm run X` (or a command that is one) really executes: the bodies, whatever the inputs.
-  const bodies = scriptBodies(argv, scripts);
+  const bodies = scriptBodies(argv, scripts, splitScript);
   if (bodies.length > 0) context.scripts = bodies;
   return { argv, executable: found, env: childEnv, observed: { context, problems } };
 }

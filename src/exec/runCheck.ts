@@ -14,6 +14,7 @@ import { acquireRunLock, runLockHeld, type LockHolder } from './runLock.js';
 import { newRunId } from './runId.js';
 import { emptyRunLog, LOG_KEPT_BYTES, openRunLog, type RunLog } from './runLog.js';
 import type { Output } from '../core/output.js';
+import type { CommandSplitter } from '../core/scriptContext.js';
 
 export interface RunRequest {
   root: string;
@@ -21,6 +22,7 @@ export interface RunRequest {
   excluded: string[];
   definition: CheckDefinition;
   scripts: Record<string, string> | null;
+  splitScript: CommandSplitter;
   env: NodeJS.ProcessEnv;
   /** The store, opened on first need: a check the observer finds current is skipped without it. */
   /** `writable` is false when a full disk let the store open only to read (src/store/openStore.ts). */
@@ -54,7 +56,7 @@ export type RunOutcome =
  */
 export async function runCheck(request: RunRequest): Promise<RunOutcome> {
   const { definition } = request;
-  const plan = (envKey: string) => planCheck({ root: request.root, definition, scripts: request.scripts, env: request.env, envKey });
+  const plan = (envKey: string) => planCheck({ root: request.root, definition, scripts: request.scripts, splitScript: request.splitScript, env: request.env, envKey });
   const askToSkip = async (): Promise<RunOutcome | null> => {
     const asked = await request.askObserver?.();
     if (!asked) return null;

@@ -95,6 +95,8 @@ const HOOK_DYNAMIC_IMPORTS: Record<string, 'decision' | `aside: ${string}`> = {
   'agents/evaluate.ts -> ../api/log.js': "aside: the observer's first deadline ran out; the last durations are read from the store",
   // Script checks and no "packageManager" in the config: a common project, so it counts.
   'api/project.ts -> ../exec/detectPackageManager.js': 'decision',
+  // A script the checks run that runs other scripts: the shell parser splits it (core/scriptContext.ts). The hook has it loaded already.
+  'api/project.ts -> ../core/shellWords.js': 'decision',
   'api/project.ts -> ../core/configSchema.js': 'aside: a config this vouch has not validated before',
   'api/project.ts -> fastest-levenshtein': 'aside: an unknown check name, an error',
   'observer/client.ts -> node:net': 'aside: the native addon is not built',

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { sha256 } from '../../src/core/digest.js';
-import { changedScripts, MAX_DEPTH, SCRIPT_BODY_LIMIT, scriptBodies, scriptsRun } from '../../src/core/scriptContext.js';
+import { changedScripts, MAX_DEPTH, needsShellParser, plainCommandWords, SCRIPT_BODY_LIMIT, scriptBodies, scriptsRun, ShellParserNeeded } from '../../src/core/scriptContext.js';
+import { commandWords } from '../../src/core/shellWords.js';
+import { mulberry32, testSeed } from '../helpers/seed.js';
 
 /*
  * The scripts a check's command makes the package manager run: what `npm run
@@ -9,7 +11,7 @@ import { changedScripts, MAX_DEPTH, SCRIPT_BODY_LIMIT, scriptBodies, scriptsRun 
  * falsely CURRENT.
  */
 
-const names = (argv: string[], scripts: Record<string, unknown>) => [...scriptsRun(argv, scripts)].filter((name) => name in scripts).sort();
+const names = (argv: string[], scripts: Record<string, unknown>) => [...scriptsRun(argv, scripts, commandWords)].filter((name) => name in scripts).sort();
 
 describe('scriptsRun: the scripts an argv runs', () => {
   const scripts = {
@@ -130,7 +132,7 @@ describe('scriptsRun: the scripts an argv runs', () => {
 
 describe('scriptBodies: what the context records', () => {
   it('sorted by name, the body kept when short, always with its digest', () => {
-    expect(scriptBodies(['npm', 'run', 'b'], { b: 'npm run a', a: 'tsc', z: 'no' })).toEqual([
+    expect(scriptBodies(['npm', 'run', 'b'], { b: 'npm run a', a: 'tsc', z: 'no' }, commandWords)).toEqual([
       { name: 'a', body: 'tsc', digest: sha256('tsc') },
       { name: 'b', body: 'npm run a', digest: sha256('npm run a') },
     ]);
@@ -138,18 +140,18 @@ describe('scriptBodies: what the context records', () => {
 
   it('a long body is kept as its digest only', () => {
     const long = `tsc ${'x'.repeat(SCRIPT_BODY_LIMIT)}`;
-    expect(scriptBodies(['npm', 'run', 'a'], { a: long })).toEqual([{ name: 'a', body: null, digest: sha256(long) }]);
+    expect(scriptBodies(['npm', 'run', 'a'], { a: long }, commandWords)).toEqual([{ name: 'a', body: null, digest: sha256(long) }]);
     const limit = 'y'.repeat(SCRIPT_BODY_LIMIT);
-    expect(scriptBodies(['npm', 'run', 'a'], { a: limit })[0]!.body).toBe(limit);
+    expect(scriptBodies(['npm', 'run', 'a'], { a: limit }, commandWords)[0]!.body).toBe(limit);
   });
 
   it('no package.json: nothing', () => {
-    expect(scriptBodies(['npm', 'run', 'a'], null)).toEqual([]);
+    expect(scriptBodies(['npm', 'run', 'a'], null, commandWords)).toEqual([]);
   });
 
   it('a name inherited from Object.prototype is not a script', () => {
-    expect(scriptBodies(['npm', 'run', 'constructor'], {})).toEqual([]);
-    expect(scriptBodies(['npm', 'run', 'toString'], { a: 'x' })).toEqual([]);
+    expect(scriptBodies(['npm', 'run', 'constructor'], {}, commandWords)).toEqual([]);
+    expect(scriptBodies(['npm', 'run', 'toString'], { a: 'x' }, commandWords)).toEqual([]);
   });
 });
 
@@ -164,5 +166,74 @@ describe('changedScripts', () => {
   it('a receipt from before scripts were recorded: each script reads as added', () => {
     expect(changedScripts(undefined, [entry('a', 'tsc')])).toEqual([{ name: 'a', old: null, new: entry('a', 'tsc') }]);
     expect(changedScripts(undefined, undefined)).toEqual([]);
+  });
+});
+
+describe('plainCommandWords: the scripts found without the shell parser are the ones it finds', () => {
+  const scripts = { a: 'tsc', b: 'vitest run', pre: 'x', prea: 'y', posta: 'z', npm: 'n', c: 'c' };
+  it.each([
+    ['tsc --noEmit', [['tsc', '--noEmit']]],
+    ['  vitest run && tsc -p tsconfig.build.json ', [['vitest', 'run'], ['tsc', '-p', 'tsconfig.build.json']]],
+    ['eslint . | tee out.txt ; oxlint --deny-warnings || true', [['eslint', '.'], ['tee', 'out.txt'], ['oxlint', '--deny-warnings'], ['true']]],
+    ['vitest\trun', [['vitest', 'run']]],
+    ['NODE_ENV=test vitest', [['NODE_ENV=test', 'vitest']]],
+    ['', []],
+  ])('splits the plain line %j', (text, words) => {
+    expect(plainCommandWords(text)).toEqual(words);
+  });
+
+  it.each([
+    'npm run a',
+    'tsc && pnpm b',
+    './node_modules/.bin/run-s a',
+    'concurrently npm:a',
+    'echo "$X"',
+    'tsc 2>&1',
+    'a &&',
+    '&& a',
+    'a && && b',
+    'if true',
+    'for x',
+    'echo `npm run a`',
+    "echo 'quoted'",
+    'ls *.ts',
+    'a\nb',
+    'a; b',
+  ])('leaves %j to the parser', (text) => {
+    expect(() => plainCommandWords(text)).toThrow(ShellParserNeeded);
+  });
+
+  it('needsShellParser: only where a body the check runs is not plain', () => {
+    expect(needsShellParser(['npm', 'run', 'a'], { a: 'tsc && vitest', b: 'npm run a' })).toBe(false);
+    expect(needsShellParser(['npm', 'run', 'b'], { a: 'tsc', b: 'npm run a' })).toBe(true);
+    expect(needsShellParser(['npm', 'run', 'a'], { a: 'tsc', prea: 'echo "x"' })).toBe(true);
+    expect(needsShellParser(['tsc', '--noEmit'], { a: 'npm run b' })).toBe(false);
+    expect(needsShellParser(['npm', 'run', 'a'], null)).toBe(false);
+  });
+
+  it('on random lines, the plain split, where it answers, finds exactly the scripts the parser finds', () => {
+    const seed = testSeed(import.meta.url, 17);
+    const next = mulberry32(seed.value);
+    const pieces = ['tsc', 'a', 'b', 'npm', 'run', 'pnpm', 'run-s', 'npm:a', '&&', '||', ';', '|', '&', '$X', '"a b"', "'npm run a'", 'if', 'then', 'fi', '2>&1', '--flag', 'x=1', '*', '(', ')', '#', 'pre', 'time', '\t', '\n'];
+    let plain = 0;
+    for (let round = 0; round < 5000; round += 1) {
+      const length = 1 + Math.floor(next() * 6);
+      const line = Array.from({ length }, () => pieces[Math.floor(next() * pieces.length)]!).join(next() < 0.8 ? ' ' : '');
+      const argvs = [['sh', '-c', line], ['npm', 'run', 'c']];
+      const local = { ...scripts, c: line };
+      for (const argv of argvs) {
+        let fast: string[] | null = null;
+        try {
+          fast = [...scriptsRun(argv, local, plainCommandWords)].sort();
+          plain += 1;
+        } catch (error) {
+          expect(error, seed.replay()).toBeInstanceOf(ShellParserNeeded);
+        }
+        if (fast !== null) expect(fast, `${seed.replay()}: ${JSON.stringify(line)}`).toEqual([...scriptsRun(argv, local, commandWords)].sort());
+      }
+    }
+    // Both sides of the split were exercised.
+    expect(plain, seed.replay()).toBeGreaterThan(500);
+    expect(plain, seed.replay()).toBeLessThan(10_000);
   });
 });
