@@ -108,6 +108,11 @@ execFileSync('sh', ['-c', 'cat child.txt > /dev/null']);
     for (const fact of facts.values()) expect(fact.written, fact.path).toBeUndefined();
   });
 
+  it('a command strace could not start is trace-failed, not a run that read nothing', async () => {
+    const run = await runTraced({ argv: [join(dir, 'no-such-program')], cwd: dir, logDir: logs });
+    expect(run).toMatchObject({ traced: false, refusal: { code: 'trace-failed' } });
+  });
+
   it('under another tracer, ptrace is refused and said so: never an empty set of facts', () => {
     const script = `const m = await import(${JSON.stringify(join(REPO, 'dist', 'exec', 'trace', 'tracer.js'))});
 const run = await m.runTraced({ argv: ['true'], cwd: ${JSON.stringify(dir)}, logDir: ${JSON.stringify(logs)} });
