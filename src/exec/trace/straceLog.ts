@@ -442,6 +442,8 @@ const SIMPLE_ESCAPES: Record<string, number> = { n: 10, t: 9, r: 13, v: 11, f: 1
  * name that is not valid UTF-8 cannot be kept as a string without changing it: null.
  */
 export function decodeEscapes(text: string): string | null {
+  // strace escapes every byte outside printable ASCII, so a string without a backslash is already exact.
+  if (!text.includes('\\')) return text;
   const bytes: number[] = [];
   for (let i = 0; i < text.length; i++) {
     const c = text[i]!;
