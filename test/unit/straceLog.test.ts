@@ -160,6 +160,30 @@ describe('strace log: processes and working directories', () => {
     expect(map.get('/etc/os-release')!.read).toBe('before-write');
   });
 
+  it('getcwd tells the working directory; an exited pid reused by a new child inherits afresh', () => {
+    const map = facts(
+      START +
+        '100 getcwd("/g", 4096) = 3\n' +
+        '100 open("a", O_RDONLY) = 3</g/a>\n' +
+        '100 clone(child_stack=NULL, flags=SIGCHLD) = 104\n' +
+        '104 chdir("/elsewhere") = 0\n' +
+        '104 exit_group(0) = ?\n' +
+        '100 vfork( <unfinished ...>\n' +
+        '104 open("b", O_RDONLY) = 3</g/b>\n' +
+        '100 <... vfork resumed>) = 104\n',
+    );
+    expect(map.get('/g/a')!.read).toBe('before-write');
+    expect(map.get('/g/b')!.read).toBe('before-write');
+    expect(map.has('/elsewhere/b')).toBe(false);
+  });
+
+  it('O_TMPFILE and its linkat create the linked name and read nothing', () => {
+    const map = facts(START + '100 openat(AT_FDCWD</w>, "/w/out", O_RDWR|O_EXCL|O_TMPFILE, 0600) = 3</w/out/#1 (deleted)>\n' + '100 linkat(3</w/out/#1 (deleted)>, "", AT_FDCWD</w>, "out/final", AT_EMPTY_PATH) = 0\n');
+    expect(map.get('/w/out')).toEqual({ path: '/w/out', lookup: { answer: { kind: 'directory' }, order: 'before-write' }, written: true });
+    expect(map.get('/w/out/final')).toEqual({ path: '/w/out/final', written: true });
+    expect(map.size).toBe(3);
+  });
+
   it('a failed execve (a PATH search) is an absent lookup', () => {
     const map = facts(START + '100 execve("/a/bin/tsc", ["tsc"], 0x1 /* 3 vars */) = -1 ENOENT (No such file or directory)\n');
     expect(map.get('/a/bin/tsc')!.lookup!.answer).toEqual({ kind: 'absent' });

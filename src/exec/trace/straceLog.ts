@@ -41,8 +41,8 @@ interface Call {
 
 /** File and process calls that name no path, or only one this model does not need. */
 const IGNORED = new Set([
-  'exit', 'exit_group', 'wait4', 'waitid', 'waitpid', 'kill', 'tkill', 'tgkill', 'rt_sigqueueinfo', 'rt_tgsigqueueinfo',
-  'pidfd_open', 'pidfd_send_signal', 'pidfd_getfd', 'getcwd', 'statfs', 'statfs64', 'fstatfs', 'fstatfs64', 'umask',
+  'wait4', 'waitid', 'waitpid', 'kill', 'tkill', 'tgkill', 'rt_sigqueueinfo', 'rt_tgsigqueueinfo',
+  'pidfd_open', 'pidfd_send_signal', 'pidfd_getfd', 'statfs', 'statfs64', 'fstatfs', 'fstatfs64', 'umask',
   'unshare', 'setns', 'arch_prctl', 'inotify_add_watch', 'fanotify_mark', 'name_to_handle_at', 'open_by_handle_at',
   'fstat', 'fstat64', 'fchmod', 'fchown', 'flistxattr', 'fgetxattr', 'fsetxattr', 'fremovexattr', 'ftruncate', 'futimesat',
 ]);
@@ -183,7 +183,7 @@ export class StraceLogParser {
     const { name, args } = call;
     const ok = call.errno === null && call.value !== '?';
     // `= ? ERESTARTSYS`: interrupted, and restarted as a call of its own; `= ?` with no error: the process ended inside it.
-    if (call.value === '?' && call.errno === null && !IGNORED.has(name)) return;
+    if (call.value === '?' && call.errno === null && !IGNORED.has(name) && name !== 'exit' && name !== 'exit_group') return;
     if (call.errno !== null && call.errno.startsWith('ERESTART')) return;
     switch (name) {
       case 'open':
@@ -263,6 +263,17 @@ export class StraceLogParser {
         this.cwdOf(pid).path = path;
         return;
       }
+      case 'getcwd': {
+        // The kernel's answer: the truest working directory there is.
+        const path = ok ? pathString(args[0]) : null;
+        if (path?.startsWith('/')) this.cwdOf(pid).path = path;
+        return;
+      }
+      case 'exit':
+      case 'exit_group':
+        // Its pid may be reused by a later process, which must not inherit this one's directory.
+        this.cwds.delete(pid);
+        return;
       case 'fchdir': {
         const dir = fdPath(args[0] ?? '');
         if (dir === null) return this.facts.fail('unknown-path', `fchdir to an fd without its path: ${text.slice(0, 200)}`);
@@ -316,7 +327,8 @@ export class StraceLogParser {
           return;
         }
         if (name.startsWith('rename')) this.record({ op: 'remove', path: from });
-        else this.record({ op: 'lookup', path: from, answer: { kind: 'present' } });
+        // linkat(fd, "", ..., AT_EMPTY_PATH) names an open (often O_TMPFILE) file: nothing is looked up.
+        else if (pathString(at ? args[1] : args[0]) !== '') this.record({ op: 'lookup', path: from, answer: { kind: 'present' } });
         return this.record({ op: 'create', path: to });
       }
       case 'symlink':
@@ -346,6 +358,8 @@ export class StraceLogParser {
   }
 
   private opened(path: string, flags: Set<string>): void {
+    // O_TMPFILE makes an unnamed file in the directory: nothing is read, and no name appears until a linkat, recorded as a create.
+    if (flags.has('O_TMPFILE')) return this.record({ op: 'lookup', path, answer: { kind: 'directory' } });
     // O_PATH opens nothing: it resolves the path (open(2)).
     if (flags.has('O_PATH')) return this.record({ op: 'lookup', path, answer: { kind: flags.has('O_DIRECTORY') ? 'directory' : 'present' } });
     const writes = flags.has('O_WRONLY') || flags.has('O_RDWR') || flags.has('O_CREAT') || flags.has('O_TRUNC');
