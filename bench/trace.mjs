@@ -6,6 +6,9 @@
 //   stops    strace -f --seccomp-bpf -c over the same calls: every ptrace stop the trace costs,
 //            but no decoding of fds and no log (the floor a native tracer built on ptrace +
 //            seccomp RET_TRACE would still pay);
+//   native   bench/traceFloor.c, the floor of a native tracer (ptrace + seccomp RET_TRACE +
+//            process_vm_readv, as the C addon could do it): the same calls stopped on, each path
+//            read, nothing kept; compiled with `cc` when there is one (x86-64 only), else skipped;
 //   traced   the tracer as vouch runs it (tracedArgv: -y, a log of every call), plus reading
 //            the log into run facts (reported apart as "parse").
 // The overhead is (traced + parse - plain) / plain, against the issue's goal of <= 10 %.
@@ -102,6 +105,13 @@ async function traced(argv) {
   return { ...run, parseMs, logBytes, lines, facts };
 }
 
+// The native floor, built once per run into the logs directory.
+const floorBinary = join(logs, "traceFloor");
+const floorBuild = process.arch === "x64" ? spawnSync("cc", ["-O2", "-o", floorBinary, join(REPO, "bench", "traceFloor.c")], { encoding: "utf8" }) : null;
+const native = floorBuild?.status === 0;
+if (!native) console.error(`native floor skipped: ${floorBuild ? floorBuild.error?.message ?? floorBuild.stderr : "not x86-64"}`);
+const nativeArgv = (argv) => [floorBinary, ...argv];
+
 const stopsArgv = (argv) => ["strace", "-f", "-qq", "--seccomp-bpf", "-c", "-e", TRACE_FILTER, "-o", "/dev/null", "--", ...argv];
 
 const rounds = Number(values.rounds);
@@ -110,19 +120,26 @@ const results = {};
 for (const tool of tools) {
   const argv = TOOLS[tool];
   const plain0 = timed(argv);
-  const samples = { plain: [], stops: [], traced: [], parse: [], total: [] };
+  const samples = { plain: [], stops: [], native: [], traced: [], parse: [], total: [] };
   let last = null;
   // One warm-up of each, untimed: the first run pays for cold caches.
   timed(stopsArgv(argv));
+  if (native) timed(nativeArgv(argv));
   await traced(argv);
   for (let round = 0; round < rounds; round++) {
-    const order = round % 2 === 0 ? ["plain", "stops", "traced"] : ["traced", "stops", "plain"];
+    const ways = native ? ["plain", "stops", "native", "traced"] : ["plain", "stops", "traced"];
+    const order = round % 2 === 0 ? ways : [...ways].reverse();
     for (const way of order) {
       if (way === "plain") {
         const run = timed(argv);
         if (run.status !== plain0.status) throw new Error(`${tool} exited ${run.status}, first ${plain0.status}`);
         samples.plain.push(run.ms);
       } else if (way === "stops") samples.stops.push(timed(stopsArgv(argv)).ms);
+      else if (way === "native") {
+        const run = timed(nativeArgv(argv));
+        if (run.status !== plain0.status) throw new Error(`${tool} under traceFloor exited ${run.status}, untraced ${plain0.status}:\n${run.output}`);
+        samples.native.push(run.ms);
+      }
       else {
         last = await traced(argv);
         if (last.status !== plain0.status) throw new Error(`${tool} traced exited ${last.status}, untraced ${plain0.status}:\n${last.output}`);
@@ -139,9 +156,11 @@ for (const tool of tools) {
     exit: plain0.status,
     plain_ms: summarize(samples.plain),
     stops_ms: summarize(samples.stops),
+    native_ms: summarize(samples.native),
     traced_ms: summarize(samples.traced),
     parse_ms: summarize(samples.parse),
     overhead_stops: percent(p50(samples.stops)),
+    overhead_native: native ? percent(p50(samples.native)) : null,
     overhead_traced: percent(p50(samples.traced)),
     overhead_total: percent(p50(samples.total)),
     ratio_total: Math.round((p50(samples.total) / plain) * 100) / 100,
