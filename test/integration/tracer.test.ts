@@ -108,6 +108,13 @@ execFileSync('sh', ['-c', 'cat child.txt > /dev/null']);
     for (const fact of facts.values()) expect(fact.written, fact.path).toBeUndefined();
   });
 
+  it("a failing command is still traced: its exit status is the command's, and its facts are whole", async () => {
+    const run = await runTraced({ argv: ['sh', '-c', `cat ${join(dir, 'absent')} 2>/dev/null; exit 3`], cwd: dir, logDir: logs });
+    if (!run.traced) throw new Error(run.refusal.message);
+    expect(run.exitCode).toBe(3);
+    expect(run.facts.kind === 'facts' && run.facts.paths.find((fact) => fact.path === join(dir, 'absent'))?.lookup?.answer).toEqual({ kind: 'absent' });
+  });
+
   it('a command strace could not start is trace-failed, not a run that read nothing', async () => {
     const run = await runTraced({ argv: [join(dir, 'no-such-program')], cwd: dir, logDir: logs });
     expect(run).toMatchObject({ traced: false, refusal: { code: 'trace-failed' } });

@@ -21,6 +21,10 @@ import { type Access, type LookupAnswer, type RunFacts, RunFactsBuilder } from '
  * for, or a line it cannot read) makes the facts unusable ('unparsed') rather than silently
  * dropping an access: a check whose reads are not all known must not answer CURRENT.
  *
+ * Paths are those the run named, joined to the directory strace printed for the dirfd or the
+ * working directory: the kernel's view of it, with links resolved. Two names of one file (a
+ * link and its target) are two facts; the fingerprint looks at each as the run did.
+ *
  * Not seen by any tracer of system calls: the interpreter of a `#!` script is opened by the
  * kernel inside execve, so it appears only as the execve of the script.
  */

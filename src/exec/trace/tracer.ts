@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, createReadStream, openSync, readFileSync } from 'node:fs';
+import { closeSync, createReadStream, openSync, readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunFacts } from '../../core/runFacts.js';
 import { StraceLogParser } from './straceLog.js';
@@ -149,7 +149,8 @@ export async function runTraced(options: TracedRunOptions): Promise<TracedRun> {
     child.on('error', reject);
     child.on('close', (code, sig) => resolve({ exitCode: code, signal: sig }));
   });
-  const read = await readTraceLog(logPath, options.cwd, options.cap);
+  // The kernel's view of the directory (links resolved), as strace prints AT_FDCWD's.
+  const read = await readTraceLog(logPath, realpathSync(options.cwd), options.cap);
   if (!read.started) {
     const said = stderr.split('\n').filter((line) => line.startsWith('strace: ')).slice(0, 3).join('; ');
     return { traced: false, refusal: { code: 'trace-failed', message: `strace did not start the command (${said || `exit ${exitCode ?? signal}`})` }, exitCode, signal, stdout, stderr };
