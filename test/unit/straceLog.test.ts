@@ -1,0 +1,241 @@
+import { describe, expect, it } from 'vitest';
+import type { PathFacts, RunFacts } from '../../src/core/runFacts.js';
+import { decodeEscapes, parseCall, parseStraceLog } from '../../src/exec/trace/straceLog.js';
+
+/*
+ * The strace log parser over minimal synthetic lines in the shape strace 6 writes with
+ * `-f -qq -y -s 4096 -e signal=none` (recorded on Linux, paths replaced).
+ */
+
+const CWD = '/w';
+
+function facts(log: string): Map<string, PathFacts> {
+  const result = parseStraceLog(log, { cwd: CWD });
+  if (result.kind !== 'facts') throw new Error(`${result.reason}: ${result.detail}`);
+  return new Map(result.paths.map((fact) => [fact.path, fact]));
+}
+
+function overflow(log: string): RunFacts {
+  return parseStraceLog(log, { cwd: CWD });
+}
+
+const START = '100 execve("/usr/bin/node", ["node", "t.js"], 0x7ffc6b5cae50 /* 35 vars */) = 0\n';
+
+describe('strace log: opens', () => {
+  it('O_RDONLY is a read, O_WRONLY|O_CREAT|O_TRUNC a write, O_RDWR a read then a write, and a failed open a lookup', () => {
+    const map = facts(
+      START +
+        '100 openat(AT_FDCWD</w>, "in.json", O_RDONLY|O_CLOEXEC) = 18</w/in.json>\n' +
+        '100 openat(AT_FDCWD</w>, "/w/out.txt", O_WRONLY|O_CREAT|O_TRUNC|O_CLOEXEC, 0666) = 19</w/out.txt>\n' +
+        '100 openat(AT_FDCWD</w>, "db", O_RDWR|O_CREAT|O_CLOEXEC, 0644) = 20</w/db>\n' +
+        '100 openat(AT_FDCWD</w>, "/w/package.json", O_RDONLY|O_CLOEXEC) = -1 ENOENT (No such file or directory)\n' +
+        '100 openat(AT_FDCWD</w>, "/w/secret", O_RDONLY) = -1 EACCES (Permission denied)\n' +
+        '100 open("/w/old", O_RDONLY) = 3</w/old>\n' +
+        '100 openat2(AT_FDCWD</w>, "two", {flags=O_WRONLY|O_CREAT|O_EXCL, mode=0600, resolve=0}, 24) = 4</w/two>\n',
+    );
+    expect(map.get('/w/in.json')).toEqual({ path: '/w/in.json', read: 'before-write' });
+    expect(map.get('/w/out.txt')).toEqual({ path: '/w/out.txt', written: true });
+    expect(map.get('/w/db')).toEqual({ path: '/w/db', read: 'before-write', written: true });
+    expect(map.get('/w/package.json')!.lookup!.answer).toEqual({ kind: 'absent' });
+    expect(map.get('/w/secret')!.lookup!.answer).toEqual({ kind: 'error', errno: 'EACCES' });
+    expect(map.get('/w/old')!.read).toBe('before-write');
+    // O_CREAT|O_EXCL proves the file is new: its directory's listing changed.
+    expect(map.get('/w/two')).toEqual({ path: '/w/two', written: true });
+    expect(map.get('/w')!.written).toBe(true);
+    // A plain O_CREAT may have opened an existing file: its directory is not counted as written.
+    expect(facts(START + '100 openat(AT_FDCWD</w>, "/w/d/x", O_WRONLY|O_CREAT, 0666) = 3</w/d/x>\n').get('/w/d')).toBeUndefined();
+  });
+
+  it('a write then a read is the run cache; a read then a write is an input', () => {
+    const map = facts(
+      START +
+        '100 openat(AT_FDCWD</w>, "cache", O_WRONLY|O_CREAT|O_TRUNC, 0666) = 3</w/cache>\n' +
+        '100 openat(AT_FDCWD</w>, "cache", O_RDONLY) = 3</w/cache>\n' +
+        '100 openat(AT_FDCWD</w>, "state", O_RDONLY) = 3</w/state>\n' +
+        '100 openat(AT_FDCWD</w>, "state", O_WRONLY|O_TRUNC) = 3</w/state>\n',
+    );
+    expect(map.get('/w/cache')!.read).toBe('after-own-write');
+    expect(map.get('/w/state')!.read).toBe('before-write');
+  });
+
+  it('O_DIRECTORY alone and O_PATH are lookups, not reads', () => {
+    const map = facts(START + '100 openat(AT_FDCWD</w>, "src", O_RDONLY|O_NONBLOCK|O_CLOEXEC|O_DIRECTORY) = 3</w/src>\n' + '100 openat(AT_FDCWD</w>, "f", O_RDONLY|O_PATH) = 3</w/f>\n');
+    expect(map.get('/w/src')).toEqual({ path: '/w/src', lookup: { answer: { kind: 'directory' }, order: 'before-write' } });
+    expect(map.get('/w/f')).toEqual({ path: '/w/f', lookup: { answer: { kind: 'present' }, order: 'before-write' } });
+  });
+});
+
+describe('strace log: lookups, links, listings', () => {
+  it('stat answers by type, access by presence, and an empty path (fstat of an fd) is skipped', () => {
+    const map = facts(
+      START +
+        '100 statx(AT_FDCWD</w>, "/w/t.js", AT_STATX_SYNC_AS_STAT, STATX_ALL, {stx_mask=STATX_ALL|STATX_MNT_ID, stx_attributes=0, stx_mode=S_IFREG|0644, stx_size=371, ...}) = 0\n' +
+        '100 statx(AT_FDCWD</w>, "/w", AT_STATX_SYNC_AS_STAT|AT_SYMLINK_NOFOLLOW, STATX_ALL, {stx_mask=STATX_ALL|STATX_MNT_ID, stx_attributes=0, stx_mode=S_IFDIR|0755, stx_size=4096, ...}) = 0\n' +
+        '100 newfstatat(AT_FDCWD</w>, "lnk", {st_mode=S_IFLNK|0777, st_size=13, ...}, AT_SYMLINK_NOFOLLOW) = 0\n' +
+        '100 newfstatat(3</w/src>, "", {st_mode=S_IFDIR|0755, st_size=4096, ...}, AT_EMPTY_PATH) = 0\n' +
+        '100 access("/etc/ld.so.preload", R_OK) = -1 ENOENT (No such file or directory)\n' +
+        '100 faccessat2(AT_FDCWD</w>, "bin/tool", X_OK, AT_EACCESS) = 0\n' +
+        '100 stat("/w/missing/x", 0x7ffd) = -1 ENOTDIR (Not a directory)\n',
+    );
+    expect(map.get('/w/t.js')!.lookup!.answer).toEqual({ kind: 'file' });
+    expect(map.get('/w')!.lookup!.answer).toEqual({ kind: 'directory' });
+    expect(map.get('/w/lnk')!.lookup!.answer).toEqual({ kind: 'link' });
+    expect(map.get('/w/src')).toBeUndefined();
+    expect(map.get('/etc/ld.so.preload')!.lookup!.answer).toEqual({ kind: 'absent' });
+    expect(map.get('/w/bin/tool')!.lookup!.answer).toEqual({ kind: 'present' });
+    expect(map.get('/w/missing/x')!.lookup!.answer).toEqual({ kind: 'absent' });
+  });
+
+  it('readlink records the target; EINVAL means "there, and not a link"', () => {
+    const map = facts(START + '100 readlink("/w/lnk", "/etc/hostname", 4096) = 13\n' + '100 readlinkat(AT_FDCWD</w>, "plain", 0x7ffd, 4096) = -1 EINVAL (Invalid argument)\n');
+    expect(map.get('/w/lnk')).toEqual({ path: '/w/lnk', linkTarget: { target: '/etc/hostname', order: 'before-write' }, lookup: { answer: { kind: 'link', target: '/etc/hostname' }, order: 'before-write' } });
+    expect(map.get('/w/plain')!.lookup!.answer).toEqual({ kind: 'present' });
+  });
+
+  it('getdents64 lists the directory its fd names', () => {
+    const map = facts(START + '100 getdents64(18</w/src>, 0x36789c80 /* 5 entries */, 32768) = 120\n' + '100 getdents64(18</w/src>, 0x36789c80 /* 0 entries */, 32768) = 0\n');
+    expect(map.get('/w/src')).toEqual({ path: '/w/src', listed: 'before-write' });
+  });
+
+  it('unlink, rename, mkdir and symlink write paths and their directories', () => {
+    const map = facts(
+      START +
+        '100 mkdir("/w/out", 0777) = 0\n' +
+        '100 mkdir("/w/src", 0777) = -1 EEXIST (File exists)\n' +
+        '100 renameat2(AT_FDCWD</w>, "out/tmp", AT_FDCWD</w>, "out/final", RENAME_NOREPLACE) = 0\n' +
+        '100 unlinkat(3</w/out>, "gone", 0) = 0\n' +
+        '100 symlinkat("../x", AT_FDCWD</w>, "out/l") = 0\n',
+    );
+    expect(map.get('/w/out/tmp')!.written).toBe(true);
+    expect(map.get('/w/out/final')!.written).toBe(true);
+    expect(map.get('/w/out/gone')!.written).toBe(true);
+    expect(map.get('/w/out/l')!.written).toBe(true);
+    expect(map.get('/w/out')!.written).toBe(true);
+    expect(map.get('/w/src')!.lookup!.answer).toEqual({ kind: 'present' });
+  });
+});
+
+describe('strace log: processes and working directories', () => {
+  it('relative paths follow chdir, fchdir, and the directory each child inherits', () => {
+    const map = facts(
+      START +
+        '100 chdir("sub") = 0\n' +
+        '100 open("a", O_RDONLY) = 3</w/sub/a>\n' +
+        '100 clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD, child_tidptr=0x7f) = 101\n' +
+        '100 fchdir(5</other>) = 0\n' +
+        '101 stat("b", {st_mode=S_IFREG|0644, st_size=1, ...}) = 0\n' +
+        '100 open("c", O_RDONLY) = 3</other/c>\n',
+    );
+    expect(map.get('/w/sub')!.lookup!.answer).toEqual({ kind: 'directory' });
+    expect(map.get('/w/sub/a')!.read).toBe('before-write');
+    // The child forked before the parent's fchdir: it keeps /w/sub.
+    expect(map.get('/w/sub/b')!.lookup!.answer).toEqual({ kind: 'file' });
+    expect(map.get('/other/c')!.read).toBe('before-write');
+  });
+
+  it('a thread (CLONE_FS) shares its working directory with its process', () => {
+    const map = facts(
+      START +
+        '100 clone3({flags=CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD, child_tid=0x7f, exit_signal=0} => {parent_tid=[102]}, 88) = 102\n' +
+        '100 chdir("/etc") = 0\n' +
+        '102 open("passwd", O_RDONLY) = 3</etc/passwd>\n',
+    );
+    expect(map.get('/etc/passwd')!.read).toBe('before-write');
+  });
+
+  it('joins <unfinished ...> and <... resumed> lines, and a child seen before its vfork returns inherits from it', () => {
+    const map = facts(
+      START +
+        '100 chdir("/d") = 0\n' +
+        '100 vfork( <unfinished ...>\n' +
+        '103 execve("tool", ["tool"], 0x5650 /* 35 vars */ <unfinished ...>\n' +
+        '100 <... vfork resumed>) = 103\n' +
+        '100 wait4(-1,  <unfinished ...>\n' +
+        '103 <... execve resumed>) = 0\n' +
+        '103 openat(AT_FDCWD</d>, "/etc/os-release", O_RDONLY) = 3</usr/lib/os-release>\n' +
+        '103 exit_group(0) = ?\n' +
+        '100 <... wait4 resumed>[{WIFEXITED(s) && WEXITSTATUS(s) == 0}], 0, NULL) = 103\n',
+    );
+    expect(map.get('/d/tool')).toEqual({ path: '/d/tool', read: 'before-write', executed: true });
+    expect(map.get('/etc/os-release')!.read).toBe('before-write');
+  });
+
+  it('getcwd tells the working directory; an exited pid reused by a new child inherits afresh', () => {
+    const map = facts(
+      START +
+        '100 getcwd("/g", 4096) = 3\n' +
+        '100 open("a", O_RDONLY) = 3</g/a>\n' +
+        '100 clone(child_stack=NULL, flags=SIGCHLD) = 104\n' +
+        '104 chdir("/elsewhere") = 0\n' +
+        '104 exit_group(0) = ?\n' +
+        '100 vfork( <unfinished ...>\n' +
+        '104 open("b", O_RDONLY) = 3</g/b>\n' +
+        '100 <... vfork resumed>) = 104\n',
+    );
+    expect(map.get('/g/a')!.read).toBe('before-write');
+    expect(map.get('/g/b')!.read).toBe('before-write');
+    expect(map.has('/elsewhere/b')).toBe(false);
+  });
+
+  it('O_TMPFILE and its linkat create the linked name and read nothing', () => {
+    const map = facts(START + '100 openat(AT_FDCWD</w>, "/w/out", O_RDWR|O_EXCL|O_TMPFILE, 0600) = 3</w/out/#1 (deleted)>\n' + '100 linkat(3</w/out/#1 (deleted)>, "", AT_FDCWD</w>, "out/final", AT_EMPTY_PATH) = 0\n');
+    expect(map.get('/w/out')).toEqual({ path: '/w/out', lookup: { answer: { kind: 'directory' }, order: 'before-write' }, written: true });
+    expect(map.get('/w/out/final')).toEqual({ path: '/w/out/final', written: true });
+    expect(map.size).toBe(3);
+  });
+
+  it('a failed execve (a PATH search) is an absent lookup', () => {
+    const map = facts(START + '100 execve("/a/bin/tsc", ["tsc"], 0x1 /* 3 vars */) = -1 ENOENT (No such file or directory)\n');
+    expect(map.get('/a/bin/tsc')!.lookup!.answer).toEqual({ kind: 'absent' });
+  });
+
+  it('AT_FDCWD carries the working directory strace saw, which wins over what the parser tracked', () => {
+    const map = facts(START + '100 openat(AT_FDCWD</real>, "x", O_RDONLY) = 3</real/x>\n' + '100 stat("y", 0x1) = -1 ENOENT (No such file or directory)\n');
+    expect(map.has('/real/x')).toBe(true);
+    expect(map.has('/real/y')).toBe(true);
+  });
+});
+
+describe('strace log: what it cannot read makes the facts unusable', () => {
+  it('a path strace cut (`"..."...`) or could not read (an address) is an unknown path, never a shorter one', () => {
+    expect(overflow(START + `100 openat(AT_FDCWD</w>, "${'a'.repeat(20)}"..., O_RDONLY) = 3</w/x>\n`)).toMatchObject({ kind: 'overflow', reason: 'unknown-path' });
+    expect(overflow(START + '100 openat(AT_FDCWD</w>, 0x7ffd1234, O_RDONLY) = -1 EFAULT (Bad address)\n')).toMatchObject({ kind: 'overflow', reason: 'unknown-path' });
+    expect(overflow(START + '100 readlink("/w/l", "/very/long"..., 10) = 10\n')).toMatchObject({ kind: 'overflow', reason: 'unknown-path' });
+  });
+
+  it('a relative path in a process whose directory is unknown is an unknown path', () => {
+    expect(overflow(START + '100 clone(child_stack=NULL, flags=SIGCHLD) = 200\n100 chdir("/x") = 0\n300 open("a", O_RDONLY) = 3</x/a>\n')).toMatchObject({ kind: 'overflow', reason: 'unknown-path' });
+  });
+
+  it('a line it cannot read, a resumed call it never saw start, or a call it has no rule for, is unparsed', () => {
+    expect(overflow(START + 'garbage\n')).toMatchObject({ kind: 'overflow', reason: 'unparsed' });
+    expect(overflow(START + '100 <... openat resumed>) = 3\n')).toMatchObject({ kind: 'overflow', reason: 'unparsed' });
+    expect(overflow(START + '100 open_tree(AT_FDCWD</w>, "/w", 0) = 3\n')).toMatchObject({ kind: 'overflow', reason: 'unparsed', detail: expect.stringContaining('open_tree') });
+  });
+
+  it('signal and exit lines, interrupted calls and the end of a process are not accesses', () => {
+    const map = facts(START + '100 --- SIGCHLD {si_signo=SIGCHLD, si_code=CLD_EXITED} ---\n100 +++ exited with 0 +++\n100 openat(AT_FDCWD</w>, "slow", O_RDONLY) = ? ERESTARTSYS (To be restarted if SA_RESTART is set)\n100 exit_group(0) = ?\n');
+    expect([...map.keys()]).toEqual(['/usr/bin/node']);
+  });
+});
+
+describe('strace strings', () => {
+  it('decodes octal, hex and C escapes to the exact bytes, as UTF-8', () => {
+    expect(decodeEscapes('c\\1\\303\\251.txt')).toBe('c\u0001é.txt');
+    expect(decodeEscapes('\\xc3\\xa9')).toBe('é');
+    expect(decodeEscapes('a\\76b,c\\"d\\ne\\\\')).toBe('a>b,c"d\ne\\');
+    // Not UTF-8: it cannot be a string without changing the name.
+    expect(decodeEscapes('\\377')).toBeNull();
+  });
+
+  it('parses a name with quotes, commas, angle brackets and newlines in it', () => {
+    const map = facts(START + '100 openat(AT_FDCWD</w>, "a>b,c\\"d\\ne", O_RDONLY) = 3</w/a\\76b,c\\"d\\ne>\n');
+    expect([...map.keys()]).toContain('/w/a>b,c"d\ne');
+  });
+
+  it('splits arguments at top-level commas only', () => {
+    expect(parseCall('wait4(-1, [{WIFEXITED(s) && WEXITSTATUS(s) == 0}], 0, NULL) = 26925')).toEqual({ name: 'wait4', args: ['-1', '[{WIFEXITED(s) && WEXITSTATUS(s) == 0}]', '0', 'NULL'], value: '26925', errno: null });
+    expect(parseCall('vfork() = 7')).toEqual({ name: 'vfork', args: [], value: '7', errno: null });
+    expect(parseCall('openat(AT_FDCWD</a,b>, "x", O_RDONLY) = -1 ENOENT (No such file or directory)')).toEqual({ name: 'openat', args: ['AT_FDCWD</a,b>', '"x"', 'O_RDONLY'], value: '-1', errno: 'ENOENT' });
+  });
+});
