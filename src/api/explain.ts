@@ -15,8 +15,8 @@ export interface Explanation {
   definitionChanges: ValueChange[];
   contextChanges: ValueChange[];
   inputChanges: InputChange[];
-  /** Installed files per package in the receipt and now, for summarising installed changes; empty without a receipt. */
-  installedCounts: InstalledCounts;
+  /** Installed files per package in the receipt and now, for summarising installed changes; counted on the first call; empty without a receipt. */
+  installedCounts: () => InstalledCounts;
   notices: string[];
 }
 
@@ -45,14 +45,16 @@ export async function explain(project: Project, name: string, env: NodeJS.Proces
     });
     const status = decide(definition, now.observed, now.inputs, latest);
     if (latest === null) {
-      return { status, definitionChanges: [], contextChanges: [], inputChanges: [], installedCounts: { before: new Map(), after: new Map() }, notices: session.notices };
+      return { status, definitionChanges: [], contextChanges: [], inputChanges: [], installedCounts: () => ({ before: new Map(), after: new Map() }), notices: session.notices };
     }
+    const current = now.inputs.manifest.entries;
+    let counts: InstalledCounts | undefined;
     return {
       status,
       definitionChanges: diffDefinition(latest.definition, definition),
       contextChanges: diffContext(latest.context, now.observed.context),
-      inputChanges: diffManifest(recorded, now.inputs.manifest.entries),
-      installedCounts: { before: installedCounts(recorded), after: installedCounts(now.inputs.manifest.entries) },
+      inputChanges: diffManifest(recorded, current),
+      installedCounts: () => (counts ??= { before: installedCounts(recorded), after: installedCounts(current) }),
       notices: session.notices,
     };
   }, env);

@@ -33,7 +33,7 @@ export function describeChange(change: InputChange): string {
  * when there are few; else source changes are listed up to a limit and
  * installed changes are counted per package.
  */
-export function inputChangeLines(changes: readonly InputChange[], counts: InstalledCounts, all: boolean): string[] {
+export function inputChangeLines(changes: readonly InputChange[], counts: () => InstalledCounts, all: boolean): string[] {
   const summary = summariseChanges(changes, counts);
   if (all || (summary.moreSource === 0 && summary.installed.kind === 'listed')) return changes.map(describeChange);
   return summaryLines(summary);

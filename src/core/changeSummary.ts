@@ -58,14 +58,16 @@ export function packageChangeCount(entry: PackageChanges): number {
   return entry.added + entry.removed + entry.modified + entry.identity + entry.type;
 }
 
-export function summariseChanges(changes: readonly InputChange[], counts: InstalledCounts, limit = LISTED_CHANGES): ChangeSummary {
+/** `counts` is asked for only when installed changes are many: counting every installed file is not free. */
+export function summariseChanges(changes: readonly InputChange[], counts: () => InstalledCounts, limit = LISTED_CHANGES): ChangeSummary {
   const source = changes.filter((change) => change.origin === 'source');
   const installed = changes.filter((change) => change.origin === 'installed');
   return { source: source.slice(0, limit), moreSource: Math.max(0, source.length - limit), installed: summariseInstalled(installed, counts, limit) };
 }
 
-function summariseInstalled(changes: InputChange[], counts: InstalledCounts, limit: number): InstalledSummary {
+function summariseInstalled(changes: InputChange[], countsOf: () => InstalledCounts, limit: number): InstalledSummary {
   if (changes.length <= limit) return { kind: 'listed', changes };
+  const counts = countsOf();
   const total = (map: ReadonlyMap<string, number>) => [...map.values()].reduce((sum, count) => sum + count, 0);
   const before = total(counts.before);
   const packages = new Map<string, PackageChanges>();
