@@ -1,13 +1,11 @@
 import type { InputsReport } from '../api/explainInputs.js';
 import { describeScriptBody } from '../core/scriptContext.js';
 import { groupInputs, type InputGroup } from '../core/inputGroups.js';
-import { formatCount } from './explainChanges.js';
+import { formatCount, plural } from '../core/changeText.js';
 import { formatAge } from './format.js';
 
 /** How many directories or packages a group names before counting the rest. */
 const LISTED_BUCKETS = 10;
-
-const plural = (value: number, one: string, many = `${one}s`) => `${formatCount(value)} ${value === 1 ? one : many}`;
 
 /** `vouch explain CHECK --inputs`, for people: counts and the largest buckets; `all` adds every path. */
 export function inputsText(report: InputsReport, all: boolean): string[] {

@@ -5,6 +5,9 @@ import { countBy, groupInputs, installedBucketOf } from '../../src/core/inputGro
 import { installedPackageOf } from '../../src/core/installedPackage.js';
 import { comparePaths, type InputEntry } from '../../src/core/manifest.js';
 import { inputChangeLines } from '../../src/cli/explainChanges.js';
+import type { Explanation } from '../../src/api/explain.js';
+import type { CheckStatus } from '../../src/core/decide.js';
+import { explainSummary } from '../../src/mcp/summaries.js';
 import { installed, source } from '../helpers/model.js';
 
 const OLD = '10:20:30:644:1:40:50';
@@ -179,5 +182,22 @@ describe('summarised input changes', () => {
     expect(lines[1]).toBe('  node_modules/p22: all 23 files changed identity (ino, mtime_ns, ctime_ns)');
     expect(lines).toHaveLength(1 + 20 + 1);
     expect(lines.at(-1)).toBe('  … and 4 more packages');
+  });
+});
+
+describe("the MCP explain tool's text block", () => {
+  const status = { name: 'unit', kind: 'test', freshness: 'STALE', result: 'PASS', reuseEligible: false, reasons: [], receipt: null } as unknown as CheckStatus;
+  const explanation = (before: InputEntry[], after: InputEntry[]): Explanation => {
+    const { changes, counts } = explainOf(before, after);
+    return { status, definitionChanges: [], contextChanges: [], inputChanges: changes, installedCounts: () => counts, notices: [] };
+  };
+
+  it('few changes: one line each, as before', () => {
+    expect(explainSummary(explanation([source('a.ts', 'd1')], [source('a.ts', 'd2')])).split('\n').slice(1)).toEqual(['modified a.ts']);
+  });
+
+  it('every installed file changing identity: one line, without the CLI\'s --all', () => {
+    const text = explainSummary(explanation(files('node_modules/a', 50), files('node_modules/a', 50, NEW)));
+    expect(text.split('\n').slice(1)).toEqual(['installed: all 50 installed files (1 package) changed identity (ino, mtime_ns, ctime_ns), as a reinstall does']);
   });
 });
