@@ -1,5 +1,8 @@
+import type { InstalledCounts } from '../core/changeSummary.js';
 import { decide, type CheckStatus } from '../core/decide.js';
 import { diffContext, diffDefinition, diffManifest, type InputChange, type ValueChange } from '../core/diff.js';
+import { countBy, installedBucketOf } from '../core/inputGroups.js';
+import type { InputEntry } from '../core/manifest.js';
 import { readConsistently } from '../store/openStore.js';
 import { loadManifest, latestReceipt } from '../store/receipts.js';
 import { askObserver, type ObserverUse } from './askObserver.js';
@@ -12,7 +15,16 @@ export interface Explanation {
   definitionChanges: ValueChange[];
   contextChanges: ValueChange[];
   inputChanges: InputChange[];
+  /** Installed files per package in the receipt and now, for summarising installed changes; counted on the first call; empty without a receipt. */
+  installedCounts: () => InstalledCounts;
   notices: string[];
+}
+
+function installedCounts(entries: readonly InputEntry[]): Map<string, number> {
+  return countBy(
+    entries.flatMap((entry) => (entry.origin === 'installed' ? [entry.path] : [])),
+    installedBucketOf,
+  );
 }
 
 /** What changed since the latest receipt: inputs, context and definition, each in detail. */
@@ -33,13 +45,16 @@ export async function explain(project: Project, name: string, env: NodeJS.Proces
     });
     const status = decide(definition, now.observed, now.inputs, latest);
     if (latest === null) {
-      return { status, definitionChanges: [], contextChanges: [], inputChanges: [], notices: session.notices };
+      return { status, definitionChanges: [], contextChanges: [], inputChanges: [], installedCounts: () => ({ before: new Map(), after: new Map() }), notices: session.notices };
     }
+    const current = now.inputs.manifest.entries;
+    let counts: InstalledCounts | undefined;
     return {
       status,
       definitionChanges: diffDefinition(latest.definition, definition),
       contextChanges: diffContext(latest.context, now.observed.context),
-      inputChanges: diffManifest(recorded, now.inputs.manifest.entries),
+      inputChanges: diffManifest(recorded, current),
+      installedCounts: () => (counts ??= { before: installedCounts(recorded), after: installedCounts(current) }),
       notices: session.notices,
     };
   }, env);

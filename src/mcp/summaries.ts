@@ -1,12 +1,14 @@
 import type { Explanation } from '../api/explain.js';
 import type { RunReport } from '../api/run.js';
 import type { StatusReport } from '../api/status.js';
+import { summariseChanges } from '../core/changeSummary.js';
+import { installedSummaryLines, plural } from '../core/changeText.js';
 import { describeContextChange, type InputChange } from '../core/diff.js';
 import type { CheckStatus } from '../core/decide.js';
 import type { Receipt } from '../core/receipt.js';
 import { formatDuration } from '../core/humanTime.js';
 
-/** How many input changes explain's text lists before it counts the rest; structuredContent has them all. */
+/** How many input changes explain's text lists before it summarises them; structuredContent has them all. */
 const LISTED_CHANGES = 20;
 
 // The text block beside each tool's structuredContent: a few lines a person or a model can read at a glance.
@@ -27,11 +29,21 @@ export function explainSummary(result: Explanation): string {
   const lines = [statusLine(result.status)];
   for (const c of result.definitionChanges) lines.push(`definition ${c.field} changed`);
   for (const c of result.contextChanges) lines.push(`context ${describeContextChange(c)}`);
-  for (const c of result.inputChanges.slice(0, LISTED_CHANGES)) lines.push(`${inputVerb(c)} ${c.path}`);
-  const more = result.inputChanges.length - LISTED_CHANGES;
-  if (more > 0) lines.push(`and ${more} more input changes`);
+  lines.push(...inputLines(result));
   if (result.status.freshness === 'CURRENT' && result.inputChanges.length === 0) lines.push('nothing changed since the receipt');
   return [...lines, ...notes(result.notices)].join('\n');
+}
+
+/** Few changes one per line; many as the CLI summarises them: source changes up to the limit, installed ones per package. */
+function inputLines(result: Explanation): string[] {
+  const changes = result.inputChanges;
+  if (changes.length <= LISTED_CHANGES) return changes.map((c) => `${inputVerb(c)} ${c.path}`);
+  const summary = summariseChanges(changes, result.installedCounts, LISTED_CHANGES);
+  const lines = summary.source.map((c) => `${inputVerb(c)} ${c.path}`);
+  if (summary.moreSource > 0) lines.push(`and ${plural(summary.moreSource, 'more source change')}`);
+  if (summary.installed.kind === 'listed') lines.push(...summary.installed.changes.map((c) => `${inputVerb(c)} ${c.path}`));
+  else lines.push(...installedSummaryLines(summary.installed, ''));
+  return lines;
 }
 
 function inputVerb(change: InputChange): string {

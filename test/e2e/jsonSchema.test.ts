@@ -9,7 +9,7 @@ import { answersOf, isRunning, liveFiles, ObserverTracker, PATIENT, rpcExchange,
 import { cleanEnv, REPO, tempProject, type TempProject } from '../helpers/project.js';
 
 const SCHEMAS = join(REPO, 'schemas');
-const OUTPUTS = ['status', 'run', 'explain', 'log', 'init', 'start', 'stop', 'observer', 'prove', 'error'] as const;
+const OUTPUTS = ['status', 'run', 'explain', 'explain-inputs', 'log', 'init', 'start', 'stop', 'observer', 'prove', 'error'] as const;
 type SchemaName = (typeof OUTPUTS)[number] | 'config';
 
 function readSchema(name: SchemaName): any {
@@ -102,6 +102,12 @@ describe('JSON output of the built CLI against schemas/', () => {
     expect(unit.reasons.map((r: any) => r.code)).toEqual(['never-run']);
   });
 
+  it('explain --inputs: no receipt yet, so nothing is known', () => {
+    const out = project.json(['explain', 'unit', '--inputs']);
+    expectValid('explain-inputs', out);
+    expect(out).toMatchObject({ mode: 'declared', receipt: null, declared: null, context: null, groups: null });
+  });
+
   it('run: a passing run reports its receipt', () => {
     const result = project.vouch(['run', 'unit', '--json']);
     expect(result.code).toBe(0);
@@ -116,6 +122,18 @@ describe('JSON output of the built CLI against schemas/', () => {
     expectValid('status', out);
     expect(out.checks[0]).toMatchObject({ freshness: 'CURRENT', result: 'PASS', reuse_eligible: true, reasons: [] });
     captured.current = out;
+  });
+
+  it("explain --inputs: the receipt's inputs, grouped, with its context and declared globs", () => {
+    const out = project.json(['explain', 'unit', '--inputs']);
+    expectValid('explain-inputs', out);
+    expect(out.receipt).toMatchObject({ check: 'unit', result: 'PASS' });
+    expect(out.groups.map((g: any) => [g.kind, g.count])).toEqual([
+      ['source', out.receipt.input_count - 1],
+      ['installed', 1],
+    ]);
+    expect(out.groups[1].buckets).toEqual([{ name: 'node_modules/dep', count: 1 }]);
+    captured.inputs = out;
   });
 
   it('run --if-due: skipped, with the status that allowed it', () => {
@@ -258,6 +276,20 @@ describe('JSON output of the built CLI against schemas/', () => {
     for (const bad of [{ body: 'tsc', digest: 'abc' }, 'tsc --noEmit', { body: 'tsc', digest, extra: 1 }]) {
       script.context_changes = [{ field: 'script.typecheck', old: bad, new: null }];
       expect(check('explain', script), JSON.stringify(bad)).not.toBeNull();
+    }
+
+    expect(check('explain-inputs', captured.inputs)).toBeNull();
+    const inputsBroken: [string, (value: any) => void][] = [
+      ['mode traced, not yet defined', (v) => (v.mode = 'traced')],
+      ['an environment value', (v) => (v.context.env = [{ name: 'MY_VAR', value: 'secret-value' }])],
+      ['an unknown group kind', (v) => (v.groups[0].kind = 'listed')],
+      ['a negative count', (v) => (v.groups[0].count = -1)],
+      ['a bucket without a count', (v) => delete v.groups[1].buckets[0].count],
+    ];
+    for (const [what, mutate] of inputsBroken) {
+      const sample = structuredClone(captured.inputs);
+      mutate(sample);
+      expect(check('explain-inputs', sample), what).not.toBeNull();
     }
   });
 });
@@ -469,7 +501,7 @@ describe('schemas stay in step with the code', () => {
 
   it('every example in docs/json.md matches its schema', () => {
     const docs = readFileSync(join(REPO, 'docs', 'json.md'), 'utf8');
-    const examples = [...docs.matchAll(/<!-- example: (\w+) -->\n```json\n([\s\S]*?)\n```/g)];
+    const examples = [...docs.matchAll(/<!-- example: ([\w-]+) -->\n```json\n([\s\S]*?)\n```/g)];
     expect(sorted(examples.map((m) => m[1]))).toEqual(sorted(OUTPUTS));
     for (const [, name, text] of examples) expectValid(name as SchemaName, JSON.parse(text as string));
   });

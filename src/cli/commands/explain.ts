@@ -1,13 +1,15 @@
 import { explain } from '../../api/explain.js';
-import { loadProject } from '../../api/project.js';
-import { describeContextChange, type InputChange } from '../../core/diff.js';
+import { loadProject, type Project } from '../../api/project.js';
+import { describeContextChange } from '../../core/diff.js';
 import { VouchError } from '../../core/errors.js';
+import { inputChangeLines } from '../explainChanges.js';
 import { formatAge, writeNotices } from '../format.js';
 import { explanationJson } from '../../api/reportJson.js';
 import { writeJson, type CliIo } from '../io.js';
 import { parseCommand } from '../options.js';
 
-export const help = `Usage: vouch explain CHECK [--json] [--no-observer]
+export const help = `Usage: vouch explain CHECK [--all] [--json] [--no-observer]
+       vouch explain CHECK --inputs [--all] [--json]
 
 Says what changed since CHECK's latest receipt: inputs added, removed or
 modified (with old and new digests), mode and installed-file identity changes,
@@ -15,15 +17,41 @@ context changes (environment variables by name only), definition changes, and
 every reason when the answer is UNVERIFIED. The observer, when one runs,
 supplies the current inputs (--no-observer looks at them directly).
 
+Many changes are summarised: source changes are listed up to 20, installed
+changes are counted per package (after a reinstall, one line says that every
+installed file changed identity). --all lists every change; --json always
+gives the full list.
+
+--inputs says what the latest receipt depends on, as it recorded it: source
+files by top-level directory, installed files by package, its context (argv,
+executable, Node, package manager, environment variable names, the scripts it
+runs) and the inputs and installed globs it declared. Nothing is observed.
+--all lists every path; --json gives them all. Without a receipt, nothing is
+known, and it says so.
+
+Options:
+  --all          list every change (or, with --inputs, every path)
+  --inputs       what the latest receipt depends on, not what changed
+  --json         the full answer as JSON (docs/json.md)
+  --no-observer  look at the inputs directly, not through the observer
+
 Examples:
   vouch explain typecheck
+  vouch explain test --all
   vouch explain test --json
+  vouch explain test --inputs
+  vouch explain test --inputs --json
 `;
 
 export async function run(argv: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseCommand('explain', argv, { 'no-observer': { type: 'boolean', default: false } });
+  const { values, positionals } = parseCommand('explain', argv, {
+    'no-observer': { type: 'boolean', default: false },
+    inputs: { type: 'boolean', default: false },
+    all: { type: 'boolean', default: false },
+  });
   if (positionals.length !== 1) throw new VouchError('usage', 'explain takes exactly one check name, e.g. "vouch explain typecheck"');
   const project = await loadProject({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'], root: values.root });
+  if (values.inputs) return runInputs(project, positionals[0] ?? '', values, io);
   const result = await explain(project, positionals[0] ?? '', io.env, values['no-observer'] ? 'off' : 'auto');
   writeNotices(io.stderr, result.notices);
   if (values.json) {
@@ -45,31 +73,22 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   }
   if (result.inputChanges.length > 0) {
     out.push('inputs:');
-    for (const c of result.inputChanges) out.push(`  ${describe(c)}`);
+    for (const line of inputChangeLines(result.inputChanges, result.installedCounts, values.all)) out.push(`  ${line}`);
   }
   if (status.freshness === 'CURRENT' && result.inputChanges.length === 0) out.push('nothing changed since the receipt');
   io.stdout.write(out.join('\n') + '\n');
   return 0;
 }
 
-const short = (digest: string | undefined) => (digest ? digest.slice(0, 12) : '-');
-
-function describe(change: InputChange): string {
-  switch (change.change) {
-    case 'added':
-      return `added     ${change.path}`;
-    case 'removed':
-      return `removed   ${change.path}`;
-    case 'modified':
-      return change.old.type === 'symlink'
-        ? `modified  ${change.path} (link ${change.old.target} -> ${change.new.target})`
-        : `modified  ${change.path} (${short(change.old.digest)} -> ${short(change.new.digest)})`;
-    case 'mode':
-      return `mode      ${change.path} (executable ${change.old.executable} -> ${change.new.executable})`;
-    case 'identity':
-      return `identity  ${change.path} (installed; ${change.fields.join(', ')} changed)`;
-    case 'type':
-      return `type      ${change.path} (${change.old.type} -> ${change.new.type})`;
-  }
+async function runInputs(project: Project, name: string, values: { json: boolean; all: boolean }, io: CliIo): Promise<number> {
+  const [{ explainInputs }, { explainInputsJson }, { inputsText }] = await Promise.all([
+    import('../../api/explainInputs.js'),
+    import('../../api/explainInputsJson.js'),
+    import('../explainInputsText.js'),
+  ]);
+  const report = await explainInputs(project, name, io.env);
+  writeNotices(io.stderr, report.notices);
+  if (values.json) writeJson(io, explainInputsJson(report, project.stateDir));
+  else io.stdout.write(inputsText(report, values.all).join('\n') + '\n');
+  return 0;
 }
-

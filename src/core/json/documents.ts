@@ -4,6 +4,7 @@ import { agentRemoveDocument } from './agentRemove.js';
 import { agentSetupDocument } from './agentSetup.js';
 import { errorDocument } from './error.js';
 import { explainDocument } from './explain.js';
+import { explainInputsDocument } from './explainInputs.js';
 import { initDocument } from './init.js';
 import { logDocument } from './log.js';
 import { observerDocument } from './observer.js';
@@ -37,6 +38,13 @@ export const JSON_DOCUMENTS = [
     schema: explainDocument,
     title: 'vouch explain CHECK --json',
     description: "What changed since CHECK's latest receipt. All three lists are empty when there is no receipt. Fields: docs/json.md.",
+  },
+  {
+    name: 'explain-inputs',
+    schema: explainInputsDocument,
+    title: 'vouch explain CHECK --inputs --json',
+    description:
+      "What CHECK's latest receipt depends on, as it recorded it: its inputs grouped and counted, with every path, its context and its declared globs. receipt is null, and nothing is known, when there is no receipt. Fields: docs/json.md.",
   },
   { name: 'log', schema: logDocument, title: 'vouch log --json', description: 'Receipts, newest first, failures included. Fields: docs/json.md.' },
   {

@@ -21,7 +21,7 @@ const definitionChange = z
   })
   .meta({ id: 'definition_change' });
 
-const executable = z
+export const executable = z
   .strictObject({
     path: z.string().min(1).describe('The resolved file, after symlinks.'),
     identity: z.string().min(1).describe('Its file identity (device, inode, size, mode, times), colon-separated.'),
@@ -29,7 +29,7 @@ const executable = z
   .nullable()
   .meta({ id: 'executable' });
 
-const packageManager = z
+export const packageManager = z
   .strictObject({ name: z.enum(PACKAGE_MANAGERS), version: z.string().nullable(), executable })
   .nullable()
   .meta({ id: 'package_manager' });
