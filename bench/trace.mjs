@@ -11,7 +11,7 @@
 //            read, nothing kept; compiled with `cc` when there is one (x86-64 only), else skipped;
 //   traced   the tracer as vouch runs it (tracedArgv: -y, a log of every call), plus reading
 //            the log into run facts (reported apart as "parse").
-// The overhead is (traced + parse - plain) / plain, against the issue's goal of <= 10 %.
+// The overhead is (traced + parse - plain) / plain, against the goal of <= 10 %.
 //
 //   npm run build && node bench/trace.mjs [--sources 400] [--rounds 5] [--out .tmp/bench-trace] [--tools tsc,eslint,vitest,oxlint]
 

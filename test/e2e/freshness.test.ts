@@ -526,7 +526,7 @@ describe('narrowed inputs', () => {
 });
 
 describe("a script's body is part of its check's context, whatever the inputs", () => {
-  it('issue #17: `echo skipped` makes it STALE naming the script, reverting brings CURRENT back, an unrelated script does not matter', () => {
+  it('`echo skipped` makes it STALE naming the script, reverting brings CURRENT back, an unrelated script does not matter', () => {
     // The command form of the same check: `npm run typecheck` in "command" binds the scripts too.
     const COMMAND = { name: 'command', kind: 'typecheck', command: ['npm', 'run', 'typecheck'], inputs: ['src/**'] };
     const p = project('fresh-script', { ...BASE_FILES, 'vouch.config.json': config([SCRIPTED, COMMAND]) });

@@ -104,7 +104,7 @@ function statusOf(project: TempProject, args: string[] = []): any {
   return out.checks.find((check: { name: string }) => check.name === 't');
 }
 
-describe('the issue: a cloned .vouch/config.validated linked to a file outside', () => {
+describe('a cloned .vouch/config.validated linked to a file outside', () => {
   function cloneWithLink(victim: string, name: string): TempProject {
     const origin = track(tempProject(`${name}-origin`, FILES));
     mkdirSync(join(origin.root, '.vouch'));
