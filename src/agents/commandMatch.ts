@@ -2,10 +2,10 @@ import { isAbsolute, resolve } from 'node:path';
 import type { Assignment, Command, Pipeline, PipelineNode, Redirection, SyntaxNode } from 'unbash';
 import { forEachChild } from 'unbash';
 import type { PackageManagerName } from '../core/config.js';
-import { envPatterns } from '../core/context.js';
+import { contextEnvPatterns } from '../core/scriptContext.js';
 import type { CheckDefinition } from '../core/definition.js';
 import { canonicalArgv } from '../core/packageManagerGrammar.js';
-import { parseShell, staticArgv, staticWord } from '../core/shellWords.js';
+import { commandWords as shellWords, parseShell, staticArgv, staticWord } from '../core/shellWords.js';
 import { checkForms, envNameMatches, type CommandForm } from './matchForms.js';
 import { chainElements, commandWords } from './shellCommand.js';
 
@@ -210,10 +210,9 @@ function sameArgv(form: CommandForm, argv: readonly string[]): boolean {
   return form.length === argv.length && form.every((word, index) => word === argv[index]);
 }
 
-/** The environment names whose values are part of the check's context, as the run records them. */
+/** The environment names whose values are part of the check's context, as the run records them (the shell parser is loaded here already). */
 function contextPatterns(check: CheckDefinition, scripts: Record<string, string> | null): string[] {
-  const commandLine = check.script !== null ? (scripts?.[check.script] ?? '') : (check.command ?? []).join(' ');
-  return envPatterns(check.env, commandLine);
+  return contextEnvPatterns(check, scripts, shellWords);
 }
 
 function isCd(command: Command): boolean {

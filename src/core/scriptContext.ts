@@ -1,3 +1,5 @@
+import { envPatterns } from './context.js';
+import { checkArgv, type CheckDefinition } from './definition.js';
 import { sha256 } from './digest.js';
 import { isPackageManager, scriptRun } from './packageManagerGrammar.js';
 
@@ -263,4 +265,23 @@ export function describeScriptBody(entry: Pick<ScriptBody, 'body' | 'digest'> | 
   if (entry === null) return '(not run)';
   if (entry.body === null) return `(sha256 ${entry.digest.slice(0, 12)}…, longer than ${SCRIPT_BODY_LIMIT} characters)`;
   return `\`${entry.body}\``;
+}
+
+/**
+ * The environment names and prefixes a check's context records: the defaults,
+ * its declared names, and the prefix of every tool its command line names or
+ * any script it makes the package manager run names (`test` running
+ * `npm run unit`, which runs vitest, depends on VITEST_*). The run (exec/
+ * checkPlan.ts) and the hook's matcher both take them from here.
+ */
+export function contextEnvPatterns(definition: CheckDefinition, scripts: Readonly<Record<string, unknown>> | null, split: CommandSplitter): string[] {
+  const argv = checkArgv(definition);
+  const own = definition.script !== null ? scriptText(scripts, definition.script) : argv.join(' ');
+  const ran = scripts === null ? [] : [...scriptsRun(argv, scripts, split)].map((name) => scriptText(scripts, name));
+  return envPatterns(definition.env, [own, ...ran].join('\n'));
+}
+
+function scriptText(scripts: Readonly<Record<string, unknown>> | null, name: string): string {
+  const body = scripts !== null && Object.hasOwn(scripts, name) ? scripts[name] : undefined;
+  return typeof body === 'string' ? body : '';
 }

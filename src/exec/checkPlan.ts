@@ -1,10 +1,10 @@
 import { arch, platform } from 'node:process';
-import { envNames, envPatterns, type CheckContext, type ExecutableIdentity } from '../core/context.js';
+import { envNames, type CheckContext, type ExecutableIdentity } from '../core/context.js';
 import { checkArgv, type CheckDefinition } from '../core/definition.js';
 import { keyedDigest } from '../core/digest.js';
 import type { ObservedContext } from '../core/observation.js';
 import { reason, type Reason } from '../core/reason.js';
-import { scriptBodies, type CommandSplitter } from '../core/scriptContext.js';
+import { contextEnvPatterns, scriptBodies, type CommandSplitter } from '../core/scriptContext.js';
 import { packageManagerVersion, QUIET_PACKAGE_MANAGER_ENV } from './packageManagerCommand.js';
 import { checkPath, executableIdentity, resolveExecutable } from './resolveExecutable.js';
 
@@ -33,15 +33,8 @@ export function planCheck({ root, definition, scripts, splitScript, env, envKey 
   const path = childEnv.PATH;
 
   const argv = checkArgv(definition);
-  let commandLine: string;
-  if (definition.script !== null) {
-    const body = scripts?.[definition.script];
-    if (body === undefined) {
-      problems.push(reason('script-not-found', `package.json has no script "${definition.script}"; add it, or change the check's "script"`));
-    }
-    commandLine = body ?? '';
-  } else {
-    commandLine = argv.join(' ');
+  if (definition.script !== null && scripts?.[definition.script] === undefined) {
+    problems.push(reason('script-not-found', `package.json has no script "${definition.script}"; add it, or change the check's "script"`));
   }
 
   const found = argv[0] === undefined ? null : resolveExecutable(argv[0], root, path);
@@ -58,7 +51,7 @@ export function planCheck({ root, definition, scripts, splitScript, env, envKey 
   }
 
   const recorded: Record<string, string | null> = {};
-  for (const name of envNames(envPatterns(definition.env, commandLine), env)) {
+  for (const name of envNames(contextEnvPatterns(definition, scripts, splitScript), env)) {
     const value = env[name];
     recorded[name] = value === undefined ? null : keyedDigest(envKey, value);
   }

@@ -555,6 +555,27 @@ describe("a script's body is part of its check's context, whatever the inputs", 
   });
 });
 
+describe('the tool prefixes of the scripts a check runs are part of its context', () => {
+  it('VITEST_* matters to a test script that runs vitest through another script, and not to one that does not', () => {
+    const scripts = { test: 'npm run unit', unit: 'node check.js vitest', lint: 'node check.js' };
+    const p = project('fresh-script-env', {
+      ...BASE_FILES,
+      'package.json': packageJson(scripts),
+      'vouch.config.json': config([
+        { name: 'test', kind: 'test', script: 'test', inputs: ['src/**'] },
+        { name: 'lint', kind: 'lint', script: 'lint', inputs: ['src/**'] },
+      ]),
+    });
+    runCheck(p, ['test', 'lint'], cleanEnv());
+    expectCurrent(p, 'test');
+    const withVitestVariable = cleanEnv({ VITEST_POOL_ID: '7' });
+    const stale = expectOutOfCurrent(p, 'test', withVitestVariable, 'STALE');
+    expect(stale.reasons.map((r: Json) => r.code)).toEqual(['context-changed']);
+    expect(JSON.stringify(explainOf(p, 'test', withVitestVariable).context_changes)).toContain('VITEST_POOL_ID');
+    expect(statusOf(p, 'lint', withVitestVariable).freshness).toBe('CURRENT');
+  });
+});
+
 describe('run --if-due, FAIL receipts, latest receipt wins', () => {
   const verdictFiles = {
     // The outcome file is deliberately not an input, so the result can flip while inputs stay put.

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { sha256 } from '../../src/core/digest.js';
-import { changedScripts, MAX_DEPTH, needsShellParser, plainCommandWords, SCRIPT_BODY_LIMIT, scriptBodies, scriptsRun, ShellParserNeeded } from '../../src/core/scriptContext.js';
+import { changedScripts, contextEnvPatterns, MAX_DEPTH, needsShellParser, plainCommandWords, SCRIPT_BODY_LIMIT, scriptBodies, scriptsRun, ShellParserNeeded } from '../../src/core/scriptContext.js';
 import { commandWords } from '../../src/core/shellWords.js';
 import { mulberry32, testSeed } from '../helpers/seed.js';
+import { definitionOf } from '../../src/core/definition.js';
 
 /*
  * The scripts a check's command makes the package manager run: what `npm run
@@ -235,5 +236,26 @@ describe('plainCommandWords: the scripts found without the shell parser are the 
     // Both sides of the split were exercised.
     expect(plain, seed.replay()).toBeGreaterThan(500);
     expect(plain, seed.replay()).toBeLessThan(10_000);
+  });
+});
+
+describe('contextEnvPatterns: the tool prefixes of every script a check runs', () => {
+  const scripts = { test: 'npm run unit && npm run types', unit: 'vitest run', types: 'tsc --noEmit', lint: 'eslint .' };
+  const patterns = (check: Parameters<typeof definitionOf>[0]) => contextEnvPatterns(definitionOf(check, 'npm'), scripts, commandWords);
+
+  it('a script check: its own body and the scripts it runs', () => {
+    expect(patterns({ name: 'test', kind: 'test', script: 'test' })).toEqual(expect.arrayContaining(['VITEST_*', 'TSC_*']));
+    expect(patterns({ name: 'test', kind: 'test', script: 'test' })).not.toContain('ESLINT_*');
+    expect(patterns({ name: 'lint', kind: 'lint', script: 'lint' })).toEqual(expect.arrayContaining(['ESLINT_*']));
+    expect(patterns({ name: 'lint', kind: 'lint', script: 'lint' })).not.toContain('VITEST_*');
+  });
+
+  it('a command check that runs a script, and one that names its tool itself', () => {
+    expect(patterns({ name: 'c', kind: 'test', command: ['npm', 'run', 'unit'] })).toContain('VITEST_*');
+    expect(patterns({ name: 'c', kind: 'test', command: ['vitest', 'run'], env: ['MY_FLAG'] })).toEqual(expect.arrayContaining(['VITEST_*', 'MY_FLAG']));
+  });
+
+  it('the defaults always, and a missing script adds nothing', () => {
+    expect(patterns({ name: 'gone', kind: 'test', script: 'gone' })).toEqual(['CI', 'NODE_ENV', 'NODE_OPTIONS', 'NODE_PATH', 'TZ']);
   });
 });
