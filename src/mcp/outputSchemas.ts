@@ -1,4 +1,5 @@
 import { explainDocument } from '../core/json/explain.js';
+import { explainInputsDocument } from '../core/json/explainInputs.js';
 import { logDocument } from '../core/json/log.js';
 import { proveDocument } from '../core/json/prove.js';
 import { runDocument } from '../core/json/run.js';
@@ -13,6 +14,7 @@ import { statusDocument } from '../core/json/status.js';
  */
 export const statusOutput = statusDocument;
 export const explainOutput = explainDocument;
+export const inputsOutput = explainInputsDocument;
 export const logOutput = logDocument;
 export const runOutput = runDocument;
 export const proveOutput = proveDocument;

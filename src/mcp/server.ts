@@ -9,13 +9,15 @@ import { status } from '../api/status.js';
 import { VouchError } from '../core/errors.js';
 // The one JSON contract (docs/json.md): the tools return exactly what --json prints.
 import { explanationJson, logJson, runReportJson, statusReportJson } from '../api/reportJson.js';
-import { explainOutput, logOutput, proveOutput, runOutput, statusOutput } from './outputSchemas.js';
+import { explainOutput, inputsOutput, logOutput, proveOutput, runOutput, statusOutput } from './outputSchemas.js';
+import { explainInputs } from '../api/explainInputs.js';
+import { explainInputsJson } from '../api/explainInputsJson.js';
 import { locateWorkspace, openProver, proveReportJson, type Prover } from '../api/prove.js';
 import { proveText } from '../api/proveText.js';
 import { claimShape, parseClaim } from '../core/claimInput.js';
 import { OutputTail } from './outputTail.js';
 import { progressReporter } from './progress.js';
-import { explainSummary, logSummary, runSummary, statusSummary } from './summaries.js';
+import { explainSummary, inputsSummary, logSummary, runSummary, statusSummary } from './summaries.js';
 import { answer, failure, requireConfigured } from './toolResult.js';
 
 export interface McpServerOptions {
@@ -84,6 +86,30 @@ export function createVouchServer(options: McpServerOptions): McpServer {
         requireConfigured(loaded, 'check', check);
         const result = await explain(loaded, check, options.env);
         return answer(explanationJson(result), explainSummary(result));
+      } catch (error) {
+        return failure(error);
+      }
+    },
+  );
+
+  server.registerTool(
+    'inputs',
+    {
+      title: 'What a receipt depends on',
+      description:
+        "What a check's latest receipt depends on, as it recorded it: source files by directory, installed files by package, " +
+        'the context (environment variables by name only), the scripts it runs, and the globs it declared. Nothing is observed; ' +
+        'the explain tool says what changed since.',
+      inputSchema: { check: z.string().describe('a check name from vouch.config.json') },
+      outputSchema: inputsOutput,
+      annotations: { title: 'What a receipt depends on', ...READ_ONLY },
+    },
+    async ({ check }) => {
+      try {
+        const loaded = await project();
+        requireConfigured(loaded, 'check', check);
+        const report = await explainInputs(loaded, check, options.env);
+        return answer(explainInputsJson(report, loaded.stateDir), inputsSummary(report));
       } catch (error) {
         return failure(error);
       }

@@ -1,9 +1,11 @@
 import type { Explanation } from '../api/explain.js';
+import type { InputsReport } from '../api/explainInputs.js';
 import type { RunReport } from '../api/run.js';
 import type { StatusReport } from '../api/status.js';
 import { summariseChanges } from '../core/changeSummary.js';
 import { installedSummaryLines, plural } from '../core/changeText.js';
 import { describeContextChange, type InputChange } from '../core/diff.js';
+import { groupInputs } from '../core/inputGroups.js';
 import type { CheckStatus } from '../core/decide.js';
 import type { Receipt } from '../core/receipt.js';
 import { formatDuration } from '../core/humanTime.js';
@@ -97,4 +99,27 @@ export function runSummary(report: RunReport, stateDir: string, outputOf: (check
 
 function notes(notices: readonly string[]): string[] {
   return notices.map((notice) => `note: ${notice}`);
+}
+
+/** How many directories or packages the inputs summary names per group. */
+const LISTED_BUCKETS = 5;
+
+/** What a check's latest receipt depends on, counted; the structured content has every path. */
+export function inputsSummary(report: InputsReport): string {
+  const name = report.definition.name;
+  const { receipt } = report;
+  if (receipt === null) return `${name}: no receipt yet, so nothing is known about what it depends on; the run tool makes one`;
+  const lines = [`${name}: receipt ${receipt.runId} (${receipt.result}), inputs as declared`];
+  if (report.entries === null) lines.push('its input manifest could not be read: what it depends on is not known');
+  else {
+    for (const group of groupInputs(report.entries)) {
+      const what = group.kind === 'source' ? 'source file' : 'installed file';
+      const buckets = group.buckets.slice(0, LISTED_BUCKETS).map((bucket) => `${bucket.name} ${bucket.count}`);
+      const more = group.buckets.length > LISTED_BUCKETS ? `, and ${plural(group.buckets.length - LISTED_BUCKETS, group.by === 'package' ? 'more package' : 'more directory')}` : '';
+      lines.push(`${plural(group.count, what)} (${buckets.join(', ')}${more})`);
+    }
+  }
+  const scripts = receipt.context.scripts ?? [];
+  if (scripts.length > 0) lines.push(`scripts run: ${scripts.map((script) => script.name).join(', ')}`);
+  return [...lines, ...notes(report.notices)].join('\n');
 }

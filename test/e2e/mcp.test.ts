@@ -53,7 +53,7 @@ async function connect(cwd: string, args: string[] = []): Promise<Connection> {
 function contractValidator() {
   const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: true });
   ajv.addFormat('date-time', /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/);
-  for (const name of ['status', 'run', 'explain', 'log']) {
+  for (const name of ['status', 'run', 'explain', 'explain-inputs', 'log']) {
     ajv.addSchema(JSON.parse(readFileSync(join(REPO, 'schemas', `${name}.schema.json`), 'utf8')), `${name}.schema.json`);
   }
   return (name: string, value: unknown) => {
@@ -103,9 +103,9 @@ describe('vouch mcp, driven by the SDK stdio client', () => {
     expect(server.client.getServerCapabilities()?.tools).toBeDefined();
   });
 
-  it('tools/list: five tools, each with an outputSchema; all but run and prove are read-only', async () => {
+  it('tools/list: six tools, each with an outputSchema; all but run and prove are read-only', async () => {
     const { tools } = await server.client.listTools();
-    expect(tools.map((tool) => tool.name).sort()).toEqual(['explain', 'log', 'prove', 'run', 'status']);
+    expect(tools.map((tool) => tool.name).sort()).toEqual(['explain', 'inputs', 'log', 'prove', 'run', 'status']);
     for (const tool of tools) {
       expect(tool.outputSchema?.type, tool.name).toBe('object');
       expect(tool.annotations?.readOnlyHint, tool.name).toBe(tool.name !== 'run' && tool.name !== 'prove');
@@ -170,6 +170,17 @@ describe('vouch mcp, driven by the SDK stdio client', () => {
     expect(structured.input_changes).toEqual([expect.objectContaining({ change: 'modified', path: 'src/a.txt', origin: 'source' })]);
     expect(text).toContain('unit: STALE');
     expect(text).toContain('modified src/a.txt');
+  });
+
+  it('inputs: what the receipt depends on, exactly as explain --inputs --json prints it, counted in the text', async () => {
+    const { structured, text } = await call('inputs', { check: 'unit' }, 'explain-inputs');
+    expect(structured).toEqual(project.json(['explain', 'unit', '--inputs']));
+    expect(structured).toMatchObject({ check: 'unit', mode: 'declared', receipt: expect.objectContaining({ run_id: expect.any(String) }) });
+    const source = structured.groups.find((group: { kind: string }) => group.kind === 'source');
+    expect(source.paths).toContain('src/a.txt');
+    expect(text).toMatch(/^unit: receipt \S+ \((PASS|FAIL)\), inputs as declared$/m);
+    expect(text).toContain(`${source.count} source file`);
+    expect(await refused('inputs', { check: 'nope' })).toContain('check: no check named "nope"; checks: unit, lint');
   });
 
   it('run of a failing check: an answer, not a tool error, with the end of its output in the text', async () => {

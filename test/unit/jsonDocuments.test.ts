@@ -5,7 +5,7 @@ import { CLAIM_ERROR_CODES } from '../../src/core/claimError.js';
 import { VOUCH_ERROR_CODES } from '../../src/core/errors.js';
 import { documentSchemaFile, JSON_DOCUMENTS } from '../../src/core/json/documents.js';
 import { REASON_CODES } from '../../src/core/json/status.js';
-import { explainOutput, logOutput, proveOutput, runOutput, statusOutput } from '../../src/mcp/outputSchemas.js';
+import { explainOutput, inputsOutput, logOutput, proveOutput, runOutput, statusOutput } from '../../src/mcp/outputSchemas.js';
 import { REPO } from '../helpers/project.js';
 
 /*
@@ -69,6 +69,7 @@ describe('the JSON documents, defined once in src/core/json', () => {
     const named = (name: string) => JSON_DOCUMENTS.find((document) => document.name === name)!.schema;
     expect(statusOutput).toBe(named('status'));
     expect(explainOutput).toBe(named('explain'));
+    expect(inputsOutput).toBe(named('explain-inputs'));
     expect(logOutput).toBe(named('log'));
     expect(runOutput).toBe(named('run'));
     expect(proveOutput).toBe(named('prove'));

@@ -12,6 +12,7 @@ directory, as for every other command, or from --config.
 Tools (docs/mcp.md):
   status    whether each check's latest receipt still applies   (read-only)
   explain   what changed since a check's latest receipt          (read-only)
+  inputs    what a check's latest receipt depends on             (read-only)
   log       receipts, newest first                              (read-only)
   run       run configured checks by name, optionally only if due
   prove     prove a claim: an edit, its test and a broken control
