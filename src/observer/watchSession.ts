@@ -250,7 +250,13 @@ export class WatchSession {
     if (fault === 'watch-limit') throw Object.assign(new Error('inotify_add_watch: No space left on device'), { code: 'ENOSPC' });
     const stats = lstatSync(this.options.root, { bigint: true });
     this.rootIdentity = `${stats.dev}:${stats.ino}`;
-    this.subscription = await this.options.watcher.subscribe(this.options.root, { onEvents: this.onEvents, onError: this.onError });
+    const subscription = await this.options.watcher.subscribe(this.options.root, { onEvents: this.onEvents, onError: this.onError });
+    // Stopped while the watcher started: close() found nothing to end, so this one is ended here.
+    if (this.stopping) {
+      await subscription.unsubscribe().catch(() => undefined);
+      return;
+    }
+    this.subscription = subscription;
   }
 
   /**
@@ -269,9 +275,12 @@ export class WatchSession {
     if (this.stopping) return;
     try {
       await this.subscribe();
+      if (this.stopping) return;
       for (const code of WATCHER_GAPS) this.options.index.settle(code);
       this.options.index.touched('rewatch');
     } catch (error) {
+      // A renewal that fails after stop() neither raises a gap nor schedules a retry.
+      if (this.stopping) return;
       const limit = /ENOSPC|No space left/i.test(String((error as Error).message)) || (error as NodeJS.ErrnoException).code === 'ENOSPC';
       if (limit) {
         this.gap('observer-watch-limit', 'the inotify watch limit is reached; raise it (sysctl fs.inotify.max_user_watches) or stop other watchers. Retrying', true);

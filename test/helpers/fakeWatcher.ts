@@ -29,7 +29,18 @@ export class FakeWatcher implements Watcher {
     return this.handlers !== null;
   }
 
+  /** Makes the next subscribe wait until the returned function is called, as a slow watcher start would. */
+  holdNextSubscribe(): () => void {
+    let release: () => void = () => undefined;
+    this.held = new Promise<void>((resolve) => (release = resolve));
+    return release;
+  }
+  private held: Promise<void> | null = null;
+
   async subscribe(_root: string, handlers: TreeEvents): Promise<WatchSubscription> {
+    const held = this.held;
+    this.held = null;
+    if (held) await held;
     const failure = this.failures.shift();
     if (failure) throw failure;
     this.subscriptions++;

@@ -213,6 +213,38 @@ describe('renewals', () => {
   });
 });
 
+describe('stopping during a renewal', () => {
+  it('ends a subscription that a renewal made after the session was stopped and closed', async () => {
+    const { watcher, index, session } = await rig();
+    const release = watcher.holdNextSubscribe();
+    session.inject('watcher-error');
+    await eventually(() => watcher.unsubscriptions === 1, 'the renewal to end the first subscription');
+    session.stop();
+    await session.close();
+    release();
+    await eventually(() => watcher.subscriptions === 2, 'the held subscribe to finish');
+    await delay(20);
+    expect(watcher.subscribed).toBe(false);
+    expect(watcher.unsubscriptions).toBe(2);
+    // The renewal that finished after the stop settles nothing, and raises nothing more.
+    expect(index.settled).toEqual([]);
+    expect(index.raised.map((gap) => gap.code)).toEqual(['observer-watcher-error']);
+  });
+
+  it('schedules no retry for a renewal that fails after the session was stopped', async () => {
+    const { watcher, index, session, logs } = await rig();
+    const release = watcher.holdNextSubscribe();
+    watcher.failures.push(new Error('the watcher could not start'));
+    session.inject('watcher-error');
+    await eventually(() => watcher.unsubscriptions === 1, 'the renewal to end the first subscription');
+    session.stop();
+    release();
+    await delay(2_300);
+    expect(index.raised.map((gap) => gap.code)).toEqual(['observer-watcher-error']);
+    expect(logs.filter((line) => line.startsWith('watching again'))).toHaveLength(1);
+  });
+});
+
 describe('coverage', () => {
   it('asks the watcher once per scan, and not again while the directories are those last found covered', async () => {
     const { watcher, session, logs } = await rig();
