@@ -965,6 +965,25 @@ describe('vouch agent doctor', () => {
     }
   });
 
+  it('says why the observer cannot be looked at, in text as in JSON: a linked observer dir', () => {
+    const project = claudeProject('agent-doctor-linked-observer');
+    const outside = mkdtempSync(join(REPO, '.tmp', 'agent-doctor-outside-'));
+    try {
+      mkdirSync(join(project.root, '.vouch'), { recursive: true, mode: 0o700 });
+      symlinkSync(outside, join(project.root, '.vouch', 'observer'));
+      const doctor = json(project, ['agent', 'doctor', 'claude']);
+      expect(doctor.code).toBe(0);
+      expectValid('agent-doctor', doctor.out);
+      expect(doctor.out.observer).toMatchObject({ running: false, error: expect.stringContaining('observer') });
+      const human = vouch(project, ['agent', 'doctor', 'claude']);
+      expect(human.code).toBe(0);
+      expect(human.stdout).toContain(`Observer: not running: ${doctor.out.observer.error}`);
+    } finally {
+      project.remove();
+      rmSync(outside, { recursive: true, force: true });
+    }
+  });
+
   it('still reports when the config does not load', () => {
     const project = claudeProject('agent-doctor-bad-config', { 'vouch.config.json': '{"schema": 1, "checks": "typecheck"}\n' });
     try {

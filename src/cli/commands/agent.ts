@@ -270,7 +270,9 @@ function doctorText(report: DoctorReport): string {
   lines.push(
     `Observer: ${
       !observer.running
-        ? 'not running ("vouch start" starts one; hooks work without it)'
+        ? observer.error !== null
+          ? `not running: ${observer.error}`
+          : 'not running ("vouch start" starts one; hooks work without it)'
         : observer.reachable
           ? `pid ${observer.pid}, socket answers, ${observer.healthy ? 'healthy' : `unhealthy: ${observer.error ?? ''}`}`
           : `pid ${observer.pid}, socket ${observer.socket} does not answer: ${observer.error ?? ''}`
