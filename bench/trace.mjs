@@ -12,7 +12,8 @@
 //   notify   bench/traceNotify.c, a tracer without ptrace: a seccomp user-notification supervisor
 //            (seccomp_unotify(2)), one round trip per call, the path read from /proc/TID/mem,
 //            the call let go on with SECCOMP_USER_NOTIF_FLAG_CONTINUE; it cannot see results;
-//   lookup   the same, with the supervisor stat-ing each path itself before letting the call go
+//   notify2  the same with two supervisor threads receiving from the one listener;
+//   lookup   the same (one thread), with the supervisor stat-ing each path itself before letting the call go
 //            on (what it would do to know the answer); both built and skipped like native;
 //   traced   the tracer as vouch runs it (tracedArgv: -y, a log of every call), plus reading
 //            the log into run facts (reported apart as "parse").
@@ -125,7 +126,9 @@ const notifyProbe = notifyBuild?.status === 0 ? spawnSync(notifyBinary, ["true"]
 const notify = notifyProbe?.status === 0;
 if (!notify) console.error(`notify skipped: ${notifyProbe ? notifyProbe.error?.message ?? notifyProbe.stderr : notifyBuild ? notifyBuild.error?.message ?? notifyBuild.stderr : "not x86-64"}`);
 const notifyArgv = (argv) => [notifyBinary, "--", ...argv];
+const notify2Argv = (argv) => [notifyBinary, "-t", "2", "--", ...argv];
 const lookupArgv = (argv) => [notifyBinary, "-l", "--", ...argv];
+const NOTIFY_WAYS = { notify: notifyArgv, notify2: notify2Argv, lookup: lookupArgv };
 
 const stopsArgv = (argv) => ["strace", "-f", "-qq", "--seccomp-bpf", "-c", "-e", TRACE_FILTER, "-o", "/dev/null", "--", ...argv];
 
@@ -135,16 +138,16 @@ const results = {};
 for (const tool of tools) {
   const argv = TOOLS[tool];
   const plain0 = timed(argv);
-  const samples = { plain: [], stops: [], native: [], notify: [], lookup: [], traced: [], parse: [], total: [] };
+  const samples = { plain: [], stops: [], native: [], notify: [], notify2: [], lookup: [], traced: [], parse: [], total: [] };
   let last = null;
   let notifiedCalls = null;
   // One warm-up of each, untimed: the first run pays for cold caches.
   timed(stopsArgv(argv));
   if (native) timed(nativeArgv(argv));
-  if (notify) timed(notifyArgv(argv)), timed(lookupArgv(argv));
+  if (notify) for (const way of Object.values(NOTIFY_WAYS)) timed(way(argv));
   await traced(argv);
   for (let round = 0; round < rounds; round++) {
-    const ways = ["plain", "stops", ...(native ? ["native"] : []), ...(notify ? ["notify", "lookup"] : []), "traced"];
+    const ways = ["plain", "stops", ...(native ? ["native"] : []), ...(notify ? Object.keys(NOTIFY_WAYS) : []), "traced"];
     const order = round % 2 === 0 ? ways : [...ways].reverse();
     for (const way of order) {
       if (way === "plain") {
@@ -156,8 +159,8 @@ for (const tool of tools) {
         const run = timed(nativeArgv(argv));
         if (run.status !== plain0.status) throw new Error(`${tool} under traceFloor exited ${run.status}, untraced ${plain0.status}:\n${run.output}`);
         samples.native.push(run.ms);
-      } else if (way === "notify" || way === "lookup") {
-        const run = timed(way === "notify" ? notifyArgv(argv) : lookupArgv(argv));
+      } else if (NOTIFY_WAYS[way]) {
+        const run = timed(NOTIFY_WAYS[way](argv));
         if (run.status !== plain0.status) throw new Error(`${tool} under traceNotify (${way}) exited ${run.status}, untraced ${plain0.status}:\n${run.output}`);
         samples[way].push(run.ms);
         if (way === "notify") notifiedCalls = Number(/(\d+) notified calls/.exec(run.output)?.[1]);
@@ -179,12 +182,14 @@ for (const tool of tools) {
     stops_ms: summarize(samples.stops),
     native_ms: summarize(samples.native),
     notify_ms: summarize(samples.notify),
+    notify2_ms: summarize(samples.notify2),
     lookup_ms: summarize(samples.lookup),
     traced_ms: summarize(samples.traced),
     parse_ms: summarize(samples.parse),
     overhead_stops: percent(p50(samples.stops)),
     overhead_native: native ? percent(p50(samples.native)) : null,
     overhead_notify: notify ? percent(p50(samples.notify)) : null,
+    overhead_notify2: notify ? percent(p50(samples.notify2)) : null,
     overhead_lookup: notify ? percent(p50(samples.lookup)) : null,
     overhead_traced: percent(p50(samples.traced)),
     overhead_total: percent(p50(samples.total)),
