@@ -11,13 +11,17 @@
 // SECCOMP_USER_NOTIF_FLAG_CONTINUE): one round trip per call where ptrace needs two stops, but
 // the supervisor never sees the call's result. It keeps nothing and writes no log.
 //
-//   cc -O2 -pthread -o traceNotify bench/traceNotify.c && ./traceNotify [-l] [-v] [-t THREADS] COMMAND [ARGS...]
+//   cc -O2 -pthread -o traceNotify bench/traceNotify.c && ./traceNotify [-l] [-v] [-p] [-s] [-t THREADS] COMMAND [ARGS...]
 //
 //   -l          lookup: before letting a call go on, the supervisor stats (or, for the access
 //               calls, faccessat(2)s) the path itself, through /proc/TID/cwd or /proc/TID/fd/N
 //               for relative paths: what it would have to do to know the answer without an exit
 //               stop. Racy by nature: the answer is the file system's a moment before the call.
 //   -v          print each call's tid, number and path to stderr (to check what is read).
+//   -p          read paths with process_vm_readv(2) instead of /proc/TID/mem.
+//   -s          SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (Linux 6.6, seccomp_unotify(2) on newer
+//               systems): the kernel wakes the supervisor synchronously, which suits one
+//               supervisor thread answering each call at once.
 //   -t THREADS  supervisor threads receiving from the one listener (default 1).
 //
 // x86-64 only.
@@ -40,8 +44,17 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+// Linux 6.6: wake the supervisor synchronously, on the target's CPU (older headers lack them).
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
+#endif
 
 #ifndef __x86_64__
 #error "traceNotify is x86-64 only"
@@ -147,8 +160,25 @@ static size_t read_string(int mem, unsigned long addr, char *out, size_t max) {
   return len;
 }
 
+/** The same with process_vm_readv(2): one call instead of open, pread and close. */
+static size_t read_string_vm(pid_t pid, unsigned long addr, char *out, size_t max) {
+  size_t len = 0;
+  while (len < max - 1) {
+    size_t chunk = 4096 - ((addr + len) & 4095);
+    if (chunk > max - 1 - len) chunk = max - 1 - len;
+    struct iovec local = {out + len, chunk}, remote = {(void *)(addr + len), chunk};
+    ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+    if (got <= 0) break;
+    void *nul = memchr(out + len, 0, (size_t)got);
+    if (nul) return (size_t)((char *)nul - out);
+    len += (size_t)got;
+  }
+  out[len] = 0;
+  return len;
+}
+
 static int listener;
-static int lookup, verbose;
+static int lookup, verbose, vm_read;
 static struct seccomp_notif_sizes sizes;
 static long calls, invalid; // counted atomically: the supervisor threads share them
 
@@ -188,12 +218,16 @@ static void *supervise(void *unused) {
       snprintf(link, sizeof link, "/proc/%u/fd/%d", req->pid, (int)req->data.args[0]);
       (void)!readlink(link, dir, sizeof dir);
     } else if (nr != SYS_getcwd) {
-      snprintf(link, sizeof link, "/proc/%u/mem", req->pid);
-      int mem = open(link, O_RDONLY | O_CLOEXEC);
+      unsigned long arg = at_call(nr) ? req->data.args[1] : req->data.args[0];
       path[0] = 0;
-      if (mem >= 0) {
-        read_string(mem, at_call(nr) ? req->data.args[1] : req->data.args[0], path, sizeof path);
-        close(mem);
+      if (vm_read) read_string_vm((pid_t)req->pid, arg, path, sizeof path);
+      else {
+        snprintf(link, sizeof link, "/proc/%u/mem", req->pid);
+        int mem = open(link, O_RDONLY | O_CLOEXEC);
+        if (mem >= 0) {
+          read_string(mem, arg, path, sizeof path);
+          close(mem);
+        }
       }
       if (at_call(nr) && (int)req->data.args[0] != AT_FDCWD && path[0] != '/') {
         snprintf(link, sizeof link, "/proc/%u/fd/%d", req->pid, (int)req->data.args[0]);
@@ -227,10 +261,12 @@ static void *reap(void *unused) {
 }
 
 int main(int argc, char **argv) {
-  int threads = 1, first = 1;
+  int threads = 1, first = 1, sync_wake = 0;
   while (first < argc && argv[first][0] == '-') {
     if (strcmp(argv[first], "-l") == 0) lookup = 1, first++;
     else if (strcmp(argv[first], "-v") == 0) verbose = 1, first++;
+    else if (strcmp(argv[first], "-p") == 0) vm_read = 1, first++;
+    else if (strcmp(argv[first], "-s") == 0) sync_wake = 1, first++;
     else if (strcmp(argv[first], "-t") == 0 && first + 1 < argc) threads = atoi(argv[first + 1]), first += 2;
     else if (strcmp(argv[first], "--") == 0) {
       first++;
@@ -238,7 +274,7 @@ int main(int argc, char **argv) {
     } else break;
   }
   if (first >= argc || threads < 1) {
-    fprintf(stderr, "usage: traceNotify [-l] [-v] [-t THREADS] COMMAND [ARGS...]\n");
+    fprintf(stderr, "usage: traceNotify [-l] [-v] [-p] [-s] [-t THREADS] COMMAND [ARGS...]\n");
     return 2;
   }
   if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) != 0) {
@@ -271,6 +307,8 @@ int main(int argc, char **argv) {
     waitpid(root, &status, 0);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 126;
   }
+  if (sync_wake && ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) != 0)
+    perror("traceNotify: SECCOMP_IOCTL_NOTIF_SET_FLAGS (Linux >= 6.6), going on without");
   pthread_t *workers = calloc((size_t)threads, sizeof *workers);
   for (int i = 1; i < threads; i++) pthread_create(&workers[i], NULL, supervise, NULL);
   // The root is reaped here, in its own thread's stead: the listener only ends once every task
