@@ -13,8 +13,11 @@
 //            (seccomp_unotify(2)), one round trip per call, the path read from /proc/TID/mem,
 //            the call let go on with SECCOMP_USER_NOTIF_FLAG_CONTINUE; it cannot see results;
 //   notify2  the same with two supervisor threads receiving from the one listener;
-//   lookup   the same (one thread), with the supervisor stat-ing each path itself before letting the call go
-//            on (what it would do to know the answer); both built and skipped like native;
+//   notifysp the same (one thread) reading with process_vm_readv (-p) and asking the kernel for
+//            synchronous wake-ups (-s, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP, Linux 6.6);
+//   lookup   notify (one thread) with the supervisor stat-ing each path itself before letting
+//            the call go on (what it would do to know the answer); all four built with `cc` and
+//            skipped like native, and also when the kernel refuses user notification;
 //   traced   the tracer as vouch runs it (tracedArgv: -y, a log of every call), plus reading
 //            the log into run facts (reported apart as "parse").
 // The overhead is (traced + parse - plain) / plain, against the goal of <= 10 %.
@@ -127,8 +130,9 @@ const notify = notifyProbe?.status === 0;
 if (!notify) console.error(`notify skipped: ${notifyProbe ? notifyProbe.error?.message ?? notifyProbe.stderr : notifyBuild ? notifyBuild.error?.message ?? notifyBuild.stderr : "not x86-64"}`);
 const notifyArgv = (argv) => [notifyBinary, "--", ...argv];
 const notify2Argv = (argv) => [notifyBinary, "-t", "2", "--", ...argv];
+const notifyspArgv = (argv) => [notifyBinary, "-s", "-p", "--", ...argv];
 const lookupArgv = (argv) => [notifyBinary, "-l", "--", ...argv];
-const NOTIFY_WAYS = { notify: notifyArgv, notify2: notify2Argv, lookup: lookupArgv };
+const NOTIFY_WAYS = { notify: notifyArgv, notify2: notify2Argv, notifysp: notifyspArgv, lookup: lookupArgv };
 
 const stopsArgv = (argv) => ["strace", "-f", "-qq", "--seccomp-bpf", "-c", "-e", TRACE_FILTER, "-o", "/dev/null", "--", ...argv];
 
@@ -138,7 +142,7 @@ const results = {};
 for (const tool of tools) {
   const argv = TOOLS[tool];
   const plain0 = timed(argv);
-  const samples = { plain: [], stops: [], native: [], notify: [], notify2: [], lookup: [], traced: [], parse: [], total: [] };
+  const samples = { plain: [], stops: [], native: [], notify: [], notify2: [], notifysp: [], lookup: [], traced: [], parse: [], total: [] };
   let last = null;
   let notifiedCalls = null;
   // One warm-up of each, untimed: the first run pays for cold caches.
@@ -183,6 +187,7 @@ for (const tool of tools) {
     native_ms: summarize(samples.native),
     notify_ms: summarize(samples.notify),
     notify2_ms: summarize(samples.notify2),
+    notifysp_ms: summarize(samples.notifysp),
     lookup_ms: summarize(samples.lookup),
     traced_ms: summarize(samples.traced),
     parse_ms: summarize(samples.parse),
@@ -190,6 +195,7 @@ for (const tool of tools) {
     overhead_native: native ? percent(p50(samples.native)) : null,
     overhead_notify: notify ? percent(p50(samples.notify)) : null,
     overhead_notify2: notify ? percent(p50(samples.notify2)) : null,
+    overhead_notifysp: notify ? percent(p50(samples.notifysp)) : null,
     overhead_lookup: notify ? percent(p50(samples.lookup)) : null,
     overhead_traced: percent(p50(samples.traced)),
     overhead_total: percent(p50(samples.total)),

@@ -19,9 +19,10 @@
 //               stop. Racy by nature: the answer is the file system's a moment before the call.
 //   -v          print each call's tid, number and path to stderr (to check what is read).
 //   -p          read paths with process_vm_readv(2) instead of /proc/TID/mem.
-//   -s          SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (Linux 6.6, seccomp_unotify(2) on newer
-//               systems): the kernel wakes the supervisor synchronously, which suits one
-//               supervisor thread answering each call at once.
+//   -s          SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (Linux 6.6, include/uapi/linux/seccomp.h;
+//               not yet in every seccomp_unotify(2)): the kernel wakes the supervisor
+//               synchronously, on the target's CPU, which suits a supervisor answering each
+//               call at once.
 //   -t THREADS  supervisor threads receiving from the one listener (default 1).
 //
 // x86-64 only.
@@ -48,7 +49,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-// Linux 6.6: wake the supervisor synchronously, on the target's CPU (older headers lack them).
+// Linux 6.6 (the kernel's include/uapi/linux/seccomp.h): wake the supervisor synchronously;
+// older headers lack them.
 #ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
 #define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
 #endif
