@@ -9,6 +9,15 @@
 //   native   bench/traceFloor.c, the floor of a native tracer (ptrace + seccomp RET_TRACE +
 //            process_vm_readv, as the C addon could do it): the same calls stopped on, each path
 //            read, nothing kept; compiled with `cc` when there is one (x86-64 only), else skipped;
+//   notify   bench/traceNotify.c, a tracer without ptrace: a seccomp user-notification supervisor
+//            (seccomp_unotify(2)), one round trip per call, the path read from /proc/TID/mem,
+//            the call let go on with SECCOMP_USER_NOTIF_FLAG_CONTINUE; it cannot see results;
+//   notify2  the same with two supervisor threads receiving from the one listener;
+//   notifysp the same (one thread) reading with process_vm_readv (-p) and asking the kernel for
+//            synchronous wake-ups (-s, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP, Linux 6.6);
+//   lookup   notify (one thread) with the supervisor stat-ing each path itself before letting
+//            the call go on (what it would do to know the answer); all four built with `cc` and
+//            skipped like native, and also when the kernel refuses user notification;
 //   traced   the tracer as vouch runs it (tracedArgv: -y, a log of every call), plus reading
 //            the log into run facts (reported apart as "parse").
 // The overhead is (traced + parse - plain) / plain, against the goal of <= 10 %.
@@ -112,6 +121,19 @@ const native = floorBuild?.status === 0;
 if (!native) console.error(`native floor skipped: ${floorBuild ? floorBuild.error?.message ?? floorBuild.stderr : "not x86-64"}`);
 const nativeArgv = (argv) => [floorBinary, ...argv];
 
+// The user-notification supervisor, built the same way; skipped too when the kernel refuses it
+// (before Linux 5.5, or seccomp turned off), which the probe run shows.
+const notifyBinary = join(logs, "traceNotify");
+const notifyBuild = process.arch === "x64" ? spawnSync("cc", ["-O2", "-pthread", "-o", notifyBinary, join(REPO, "bench", "traceNotify.c")], { encoding: "utf8" }) : null;
+const notifyProbe = notifyBuild?.status === 0 ? spawnSync(notifyBinary, ["true"], { encoding: "utf8" }) : null;
+const notify = notifyProbe?.status === 0;
+if (!notify) console.error(`notify skipped: ${notifyProbe ? notifyProbe.error?.message ?? notifyProbe.stderr : notifyBuild ? notifyBuild.error?.message ?? notifyBuild.stderr : "not x86-64"}`);
+const notifyArgv = (argv) => [notifyBinary, "--", ...argv];
+const notify2Argv = (argv) => [notifyBinary, "-t", "2", "--", ...argv];
+const notifyspArgv = (argv) => [notifyBinary, "-s", "-p", "--", ...argv];
+const lookupArgv = (argv) => [notifyBinary, "-l", "--", ...argv];
+const NOTIFY_WAYS = { notify: notifyArgv, notify2: notify2Argv, notifysp: notifyspArgv, lookup: lookupArgv };
+
 const stopsArgv = (argv) => ["strace", "-f", "-qq", "--seccomp-bpf", "-c", "-e", TRACE_FILTER, "-o", "/dev/null", "--", ...argv];
 
 const rounds = Number(values.rounds);
@@ -120,14 +142,16 @@ const results = {};
 for (const tool of tools) {
   const argv = TOOLS[tool];
   const plain0 = timed(argv);
-  const samples = { plain: [], stops: [], native: [], traced: [], parse: [], total: [] };
+  const samples = { plain: [], stops: [], native: [], notify: [], notify2: [], notifysp: [], lookup: [], traced: [], parse: [], total: [] };
   let last = null;
+  let notifiedCalls = null;
   // One warm-up of each, untimed: the first run pays for cold caches.
   timed(stopsArgv(argv));
   if (native) timed(nativeArgv(argv));
+  if (notify) for (const way of Object.values(NOTIFY_WAYS)) timed(way(argv));
   await traced(argv);
   for (let round = 0; round < rounds; round++) {
-    const ways = native ? ["plain", "stops", "native", "traced"] : ["plain", "stops", "traced"];
+    const ways = ["plain", "stops", ...(native ? ["native"] : []), ...(notify ? Object.keys(NOTIFY_WAYS) : []), "traced"];
     const order = round % 2 === 0 ? ways : [...ways].reverse();
     for (const way of order) {
       if (way === "plain") {
@@ -139,8 +163,12 @@ for (const tool of tools) {
         const run = timed(nativeArgv(argv));
         if (run.status !== plain0.status) throw new Error(`${tool} under traceFloor exited ${run.status}, untraced ${plain0.status}:\n${run.output}`);
         samples.native.push(run.ms);
-      }
-      else {
+      } else if (NOTIFY_WAYS[way]) {
+        const run = timed(NOTIFY_WAYS[way](argv));
+        if (run.status !== plain0.status) throw new Error(`${tool} under traceNotify (${way}) exited ${run.status}, untraced ${plain0.status}:\n${run.output}`);
+        samples[way].push(run.ms);
+        if (way === "notify") notifiedCalls = Number(/(\d+) notified calls/.exec(run.output)?.[1]);
+      } else {
         last = await traced(argv);
         if (last.status !== plain0.status) throw new Error(`${tool} traced exited ${last.status}, untraced ${plain0.status}:\n${last.output}`);
         samples.traced.push(last.ms);
@@ -157,14 +185,23 @@ for (const tool of tools) {
     plain_ms: summarize(samples.plain),
     stops_ms: summarize(samples.stops),
     native_ms: summarize(samples.native),
+    notify_ms: summarize(samples.notify),
+    notify2_ms: summarize(samples.notify2),
+    notifysp_ms: summarize(samples.notifysp),
+    lookup_ms: summarize(samples.lookup),
     traced_ms: summarize(samples.traced),
     parse_ms: summarize(samples.parse),
     overhead_stops: percent(p50(samples.stops)),
     overhead_native: native ? percent(p50(samples.native)) : null,
+    overhead_notify: notify ? percent(p50(samples.notify)) : null,
+    overhead_notify2: notify ? percent(p50(samples.notify2)) : null,
+    overhead_notifysp: notify ? percent(p50(samples.notifysp)) : null,
+    overhead_lookup: notify ? percent(p50(samples.lookup)) : null,
     overhead_traced: percent(p50(samples.traced)),
     overhead_total: percent(p50(samples.total)),
     ratio_total: Math.round((p50(samples.total) / plain) * 100) / 100,
     facts: last.facts,
+    notified_calls: notifiedCalls,
     log_lines: last.lines,
     log_bytes: last.logBytes,
   };
