@@ -101,7 +101,11 @@ int main(int argc, char **argv) {
   insyscall = calloc(1 << 22, 1);
   pid_t root = fork();
   if (root == 0) {
-    ptrace(PTRACE_TRACEME, 0, 0, 0);
+    // Refused (another tracer, a seccomp policy, yama): say so and fail, or the SIGSTOP below would never be waited for.
+    if (ptrace(PTRACE_TRACEME, 0, 0, 0) != 0) {
+      perror("traceFloor: ptrace(PTRACE_TRACEME)");
+      _exit(126);
+    }
     raise(SIGSTOP);
     install_filter();
     execvp(argv[1], argv + 1);
@@ -110,6 +114,7 @@ int main(int argc, char **argv) {
   }
   int status;
   waitpid(root, &status, 0);
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
   ptrace(PTRACE_SETOPTIONS, root, 0,
          PTRACE_O_TRACESECCOMP | PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
              PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL);
