@@ -41,20 +41,23 @@ export async function explain(project: Project, name: string, env: NodeJS.Proces
     // receipt was read must not leave that receipt deciding the answer.
     const { latest, recorded } = readConsistently(session.db, () => {
       const receipt = latestReceipt(session.db, definition.name);
-      return { latest: receipt, recorded: receipt === null ? [] : (loadManifest(session.db, receipt.manifestDigest) ?? []) };
+      return { latest: receipt, recorded: receipt === null ? null : loadManifest(session.db, receipt.manifestDigest) };
     });
     const status = decide(definition, now.observed, now.inputs, latest);
     if (latest === null) {
       return { status, definitionChanges: [], contextChanges: [], inputChanges: [], installedCounts: () => ({ before: new Map(), after: new Map() }), notices: session.notices };
     }
     const current = now.inputs.manifest.entries;
+    // Without the receipt's own list, every input now would read as added: say it is not known instead.
+    if (recorded === null) session.notices.push(`the input manifest of run ${latest.runId} could not be read: which inputs changed since is not known`);
+    const before = recorded ?? [];
     let counts: InstalledCounts | undefined;
     return {
       status,
       definitionChanges: diffDefinition(latest.definition, definition),
       contextChanges: diffContext(latest.context, now.observed.context),
-      inputChanges: diffManifest(recorded, current),
-      installedCounts: () => (counts ??= { before: installedCounts(recorded), after: installedCounts(current) }),
+      inputChanges: recorded === null ? [] : diffManifest(before, current),
+      installedCounts: () => (counts ??= { before: installedCounts(before), after: installedCounts(current) }),
       notices: session.notices,
     };
   }, env);

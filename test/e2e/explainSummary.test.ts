@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { cpSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -125,5 +126,19 @@ describe('vouch explain, summarised, and explain --inputs', () => {
       `    node_modules/pkg1-next: added (${FILES + 2} files)`,
       `    node_modules/pkg1: removed (${FILES} files)`,
     ]);
+  });
+
+  it('a receipt whose input manifest is gone: not every input "added", but a notice that the changes are not known', () => {
+    expect(p.vouch(['run', 'unit'], { env }).code).toBe(0);
+    const db = new Database(join(p.root, '.vouch', 'state.db'));
+    try {
+      const { manifest_digest: digest } = db.prepare('SELECT manifest_digest FROM receipts ORDER BY rowid DESC LIMIT 1').get() as { manifest_digest: string };
+      expect(db.prepare('DELETE FROM manifests WHERE digest = ?').run(digest).changes).toBe(1);
+    } finally {
+      db.close();
+    }
+    const json = p.json(['explain', 'unit', '--no-observer'], { env });
+    expect(json.input_changes).toEqual([]);
+    expect(json.notices.join('\n')).toMatch(/the input manifest of run \S+ could not be read: which inputs changed since is not known/);
   });
 });
