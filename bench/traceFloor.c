@@ -29,64 +29,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifndef __x86_64__
-#error "traceFloor is x86-64 only"
-#endif
-
-// strace's %file, plus getdents64 and fchdir (x86-64 numbers, from asm/unistd_64.h).
-static const int TRACED[] = {
-  SYS_open, SYS_stat, SYS_lstat, SYS_access, SYS_execve, SYS_truncate, SYS_getdents, SYS_getcwd, SYS_chdir, SYS_fchdir,
-  SYS_rename, SYS_mkdir, SYS_rmdir, SYS_creat, SYS_link, SYS_unlink, SYS_symlink, SYS_readlink, SYS_chmod, SYS_chown,
-  SYS_lchown, SYS_utime, SYS_mknod, SYS_statfs, SYS_chroot, SYS_setxattr, SYS_lsetxattr, SYS_getxattr, SYS_lgetxattr,
-  SYS_listxattr, SYS_llistxattr, SYS_removexattr, SYS_lremovexattr, SYS_getdents64, SYS_utimes, SYS_inotify_add_watch,
-  SYS_openat, SYS_mkdirat, SYS_mknodat, SYS_fchownat, SYS_futimesat, SYS_newfstatat, SYS_unlinkat, SYS_renameat,
-  SYS_linkat, SYS_symlinkat, SYS_readlinkat, SYS_fchmodat, SYS_faccessat, SYS_utimensat, SYS_renameat2, SYS_execveat,
-  SYS_statx, 437 /* openat2 */, 439 /* faccessat2 */,
-};
-#define NTRACED (sizeof TRACED / sizeof TRACED[0])
-
-static int at_call(long nr) {
-  return nr == SYS_openat || nr == SYS_mkdirat || nr == SYS_mknodat || nr == SYS_fchownat || nr == SYS_futimesat ||
-         nr == SYS_newfstatat || nr == SYS_unlinkat || nr == SYS_renameat || nr == SYS_linkat || nr == SYS_readlinkat ||
-         nr == SYS_fchmodat || nr == SYS_faccessat || nr == SYS_utimensat || nr == SYS_renameat2 || nr == SYS_execveat ||
-         nr == SYS_statx || nr == 437 || nr == 439;
-}
+#include "traceCalls.h"
 
 static void install_filter(void) {
-  struct sock_filter filter[4 + NTRACED + 2];
-  size_t n = 0;
-  filter[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
-  filter[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0);
-  filter[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-  filter[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
-  for (size_t i = 0; i < NTRACED; i++) {
-    // Match: jump to the RET_TRACE after the remaining comparisons and the RET_ALLOW.
-    filter[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)TRACED[i], (unsigned char)(NTRACED - i), 0);
-  }
-  filter[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-  filter[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRACE);
-  struct sock_fprog prog = {.len = (unsigned short)n, .filter = filter};
+  struct sock_filter filter[FILTER_LENGTH];
+  struct sock_fprog prog = traced_calls_filter(filter, SECCOMP_RET_TRACE);
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) {
     perror("traceFloor: seccomp");
     _exit(126);
   }
-}
-
-/** Reads a NUL-terminated string of the tracee, a page at a time (a read must not cross into an unmapped page). */
-static size_t read_string(pid_t pid, unsigned long addr, char *out, size_t max) {
-  size_t len = 0;
-  while (len < max - 1) {
-    size_t chunk = 4096 - ((addr + len) & 4095);
-    if (chunk > max - 1 - len) chunk = max - 1 - len;
-    struct iovec local = {out + len, chunk}, remote = {(void *)(addr + len), chunk};
-    ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-    if (got <= 0) break;
-    void *nul = memchr(out + len, 0, (size_t)got);
-    if (nul) return (size_t)((char *)nul - out);
-    len += (size_t)got;
-  }
-  out[len] = 0;
-  return len;
 }
 
 static unsigned char *seen;      // pids met (their first stop is the attach SIGSTOP)
@@ -146,7 +97,7 @@ int main(int argc, char **argv) {
       calls++;
       if (nr != SYS_getdents64 && nr != SYS_getdents && nr != SYS_fchdir) {
         unsigned long arg = at_call(nr) ? regs.rsi : regs.rdi;
-        read_string(pid, arg, path, sizeof path);
+        read_remote_string(read_vm, &pid, arg, path, sizeof path);
         if (at_call(nr) && (int)regs.rdi != AT_FDCWD && path[0] != '/') {
           snprintf(link, sizeof link, "/proc/%d/fd/%d", pid, (int)regs.rdi);
           (void)!readlink(link, dir, sizeof dir);
