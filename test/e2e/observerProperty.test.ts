@@ -19,7 +19,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Json } from '../helpers/answers.js';
 import { answersOf, ObserverTracker, PATIENT, timedStatus, until, type Answer } from '../helpers/observer.js';
 import { cleanEnv, tempProject, type TempProject } from '../helpers/project.js';
-import { testSeed, withSeed } from '../helpers/seed.js';
+import { mulberry32, testSeed, withSeed } from '../helpers/seed.js';
 
 /*
  * The observer's promise, tested as a property: after any burst of file
@@ -44,18 +44,11 @@ afterEach(async () => {
   expect(problems, 'observers that would not stop').toEqual([]);
 });
 
-/** mulberry32: small, fast, and the same sequence for the same seed everywhere. */
+/** The seeded numbers of one sequence (test/helpers/seed.ts's mulberry32), with the draws the mutations need. */
 class Rng {
-  private state: number;
+  readonly next: () => number;
   constructor(seed: number) {
-    this.state = seed >>> 0;
-  }
-  next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    this.next = mulberry32(seed);
   }
   int(n: number): number {
     return Math.floor(this.next() * n);

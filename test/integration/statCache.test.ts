@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryStatCache, type StatCacheRows } from '../../src/core/statCache.js';
 import { openStore } from '../../src/store/openStore.js';
 import { loadStatCache, saveStatCache } from '../../src/store/statCacheTable.js';
-import { testSeed } from '../helpers/seed.js';
+import { mulberry32, testSeed } from '../helpers/seed.js';
 
 /*
  * digestsFor merges the store's rows (sorted by bytes) with a listing instead
@@ -20,15 +20,10 @@ const byBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.
 // after a surrogate pair in bytes, before it in UTF-16.
 const ALPHABET = ['a', 'b', '-', '/', '.', '0', 'é', '\uE000', '\uFFFD', '😀', '𝄞'];
 
-/** mulberry32: a small generator whose low bits are as random as its high ones. */
+/** A whole number below `below`, from the seeded sequence (test/helpers/seed.ts's mulberry32: its 32 bits, taken modulo). */
 function random(seed: number) {
-  let state = seed >>> 0;
-  return (below: number) => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let mixed = Math.imul(state ^ (state >>> 15), state | 1);
-    mixed ^= mixed + Math.imul(mixed ^ (mixed >>> 7), mixed | 61);
-    return ((mixed ^ (mixed >>> 14)) >>> 0) % below;
-  };
+  const next = mulberry32(seed);
+  return (below: number) => (next() * 4294967296) % below;
 }
 
 // VOUCH_SEED=N replays (test/helpers/seed.ts); the store's round trip draws from N + 12.
