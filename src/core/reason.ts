@@ -4,26 +4,30 @@ export interface Reason {
   message: string;
 }
 
-export type ReasonCode =
-  | 'never-run'
-  | 'definition-changed'
-  | 'context-changed'
-  | 'inputs-changed'
-  | 'inputs-empty'
-  | 'input-outside-root'
-  | 'input-symlink-loop'
-  | 'input-unreadable'
-  | 'input-name-not-utf8'
-  | 'input-unsupported-type'
-  | 'executable-not-found'
-  | 'script-not-found'
-  | 'inputs-changed-during-run'
-  | 'interrupted'
-  | 'log-not-written'
-  | 'failed'
-  | 'input-changing'
-  | 'observation-unhealthy'
-  | 'state-dir-in-git';
+/** Every reason code: the JSON documents' enum (core/json/status.ts) and the tests read this list. */
+export const REASON_CODES = [
+  'never-run',
+  'definition-changed',
+  'context-changed',
+  'inputs-changed',
+  'inputs-empty',
+  'input-outside-root',
+  'input-symlink-loop',
+  'input-unreadable',
+  'input-name-not-utf8',
+  'input-unsupported-type',
+  'executable-not-found',
+  'script-not-found',
+  'inputs-changed-during-run',
+  'interrupted',
+  'log-not-written',
+  'failed',
+  'input-changing',
+  'observation-unhealthy',
+  'state-dir-in-git',
+] as const;
+
+export type ReasonCode = (typeof REASON_CODES)[number];
 
 export function reason(code: ReasonCode, message: string): Reason {
   return { code, message };

@@ -5,6 +5,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { VOUCH_ERROR_CODES } from '../../src/core/errors.js';
 import { gapCode } from '../../src/core/json/observer.js';
+import { REASON_CODES } from '../../src/core/reason.js';
 import { answersOf, isRunning, liveFiles, ObserverTracker, PATIENT, rpcExchange, waitGone } from '../helpers/observer.js';
 import { cleanEnv, REPO, tempProject, type TempProject } from '../helpers/project.js';
 
@@ -473,7 +474,7 @@ describe('observer commands (start, stop, observer, status) against schemas/', (
 describe('schemas stay in step with the code', () => {
   it('reason codes in the schema are exactly the ReasonCode union', () => {
     const inSchema = readSchema('status').$defs.reason_code.enum;
-    expect(sorted(inSchema)).toEqual(sorted(unionMembers('src/core/reason.ts', 'ReasonCode')));
+    expect(sorted(inSchema)).toEqual(sorted(REASON_CODES));
   });
 
   it('freshness, result and input change kinds match their TypeScript types', () => {
@@ -493,7 +494,7 @@ describe('schemas stay in step with the code', () => {
 
   it('docs/json.md explains every reason code, gap code and error code, and names every schema file', () => {
     const docs = readFileSync(join(REPO, 'docs', 'json.md'), 'utf8');
-    for (const code of unionMembers('src/core/reason.ts', 'ReasonCode')) expect(docs, code).toContain(`\`${code}\``);
+    for (const code of REASON_CODES) expect(docs, code).toContain(`\`${code}\``);
     for (const code of gapCode.options) expect(docs, code).toContain(`| \`${code}\` |`);
     for (const code of thrownErrorCodes()) expect(docs, code).toContain(`| \`${code}\` |`);
     for (const file of readdirSync(SCHEMAS)) expect(docs, file).toContain(`schemas/${file}`);

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { CLAIM_ERROR_CODES } from '../../src/core/claimError.js';
 import { VOUCH_ERROR_CODES } from '../../src/core/errors.js';
 import { documentSchemaFile, JSON_DOCUMENTS } from '../../src/core/json/documents.js';
-import { REASON_CODES } from '../../src/core/json/status.js';
+import { REASON_CODES } from '../../src/core/reason.js';
 import { explainOutput, inputsOutput, logOutput, proveOutput, runOutput, statusOutput } from '../../src/mcp/outputSchemas.js';
 import { REPO } from '../helpers/project.js';
 
