@@ -6,7 +6,11 @@
 export const CHECK_KINDS = ['typecheck', 'lint', 'test', 'build', 'custom'] as const;
 export const PACKAGE_MANAGERS = ['npm', 'pnpm', 'yarn', 'bun'] as const;
 
+/** How a receipt's evidence is gathered: by tracing what the run touched, or from the declared globs. */
+export const EVIDENCE_MODES = ['declared', 'traced'] as const;
+
 export type CheckKind = (typeof CHECK_KINDS)[number];
+export type EvidenceMode = (typeof EVIDENCE_MODES)[number];
 export type PackageManagerName = (typeof PACKAGE_MANAGERS)[number];
 
 export interface CheckConfig {
@@ -17,6 +21,8 @@ export interface CheckConfig {
   inputs?: string[];
   installed?: string[];
   env?: string[];
+  /** Default 'declared'. */
+  mode?: EvidenceMode;
 }
 
 export interface Config {

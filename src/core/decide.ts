@@ -1,4 +1,5 @@
 import { contextDigest } from './context.js';
+import { describeEvidenceChange } from './evidence.js';
 import { definitionDigest, type CheckDefinition } from './definition.js';
 import type { ObservedContext, Observation } from './observation.js';
 import { reason, type Reason } from './reason.js';
@@ -50,7 +51,10 @@ export function decide(
     changes.push(reason('context-changed', `the command, tools or environment changed since run ${latest.runId}${named}`));
   }
   if (observation.manifest.digest !== latest.manifestDigest) {
-    changes.push(reason('inputs-changed', `inputs changed since run ${latest.runId}`));
+    const named = observation.changedEvidence ?? [];
+    const listed = named.slice(0, 3).map(describeEvidenceChange).join('; ');
+    const more = named.length > 3 ? `; and ${named.length - 3} more` : '';
+    changes.push(reason('inputs-changed', `inputs changed since run ${latest.runId}${listed === '' ? '' : `: ${listed}${more}`}`));
   }
   // A receipt whose inputs moved while it ran cannot say what it checked. It is not CURRENT to a
   // reader that looks at freshness alone, as agents are told to.

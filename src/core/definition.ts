@@ -13,6 +13,11 @@ export interface CheckDefinition {
   installed: string[];
   env: string[];
   packageManager: PackageManagerName | null;
+  /**
+   * Present only when traced: a declared check's definition, and so its digest, is what it was
+   * before traced runs existed, and its receipts stay CURRENT across the upgrade.
+   */
+  mode?: 'traced';
 }
 
 export function definitionOf(check: CheckConfig, packageManager: PackageManagerName | null): CheckDefinition {
@@ -26,6 +31,7 @@ export function definitionOf(check: CheckConfig, packageManager: PackageManagerN
     env: [...(check.env ?? [])].sort(),
     // Only a script check runs through the package manager.
     packageManager: check.script === undefined ? null : packageManager,
+    ...(check.mode === 'traced' ? { mode: 'traced' as const } : {}),
   };
 }
 

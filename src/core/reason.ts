@@ -25,6 +25,9 @@ export const REASON_CODES = [
   'input-changing',
   'observation-unhealthy',
   'state-dir-in-git',
+  'trace-unavailable',
+  'trace-incomplete',
+  'read-outside-inputs',
 ] as const;
 
 export type ReasonCode = (typeof REASON_CODES)[number];

@@ -4,7 +4,7 @@ import { definitionDigest, type CheckDefinition } from './definition.js';
 import { diffManifest } from './diff.js';
 import type { Observation, ObservedContext } from './observation.js';
 import { reason, type Reason } from './reason.js';
-import type { CheckResult, Receipt } from './receipt.js';
+import { DECLARED_EVIDENCE, type CheckResult, type Receipt, type ReceiptEvidence } from './receipt.js';
 
 /** How the check's process ended, as the spawn reports it. */
 export interface RunEnd {
@@ -34,7 +34,19 @@ export interface RunRecord {
   logPath: string;
   /** How much of a log that could not be written is kept. */
   logKeptBytes: number;
+  /** A traced check's run: its evidence, or why the declared inputs stand in for it. Absent for a declared check. */
+  traced?: TracedRecord;
 }
+
+/**
+ * What tracing gave. 'traced': the run's evidence entries, fingerprinted after it ended
+ * (fs/runEvidence.ts), the paths that moved under it while it ran, and notes for the receipt.
+ * 'fallback': the run could not be traced, or its trace was incomplete; the declared inputs
+ * are its evidence, and the note says why.
+ */
+export type TracedRecord =
+  | { kind: 'traced'; digest: string; count: number; changedDuringRun: string[]; notes: Reason[] }
+  | { kind: 'fallback'; note: Reason };
 
 export interface BuiltReceipt {
   receipt: Receipt;
@@ -73,8 +85,10 @@ export function changedDuringRun(before: RunRecord['inputsBefore'], after: RunRe
  */
 export function buildReceipt(run: RunRecord): BuiltReceipt {
   const { definition, end, observedAfter, inputsAfter } = run;
-  const reasons: Reason[] = [...inputsAfter.problems, ...observedAfter.problems];
-  const changed = changedDuringRun(run.inputsBefore, inputsAfter);
+  const traced = run.traced?.kind === 'traced' ? run.traced : null;
+  // A traced receipt is bound to what the run touched: the declared inputs' problems and moves are not its own.
+  const reasons: Reason[] = traced ? [...observedAfter.problems] : [...inputsAfter.problems, ...observedAfter.problems];
+  const changed = traced ? traced.changedDuringRun : changedDuringRun(run.inputsBefore, inputsAfter);
   if (changed.length > 0) {
     const listed = changed.slice(0, MAX_LISTED_PATHS).join(', ');
     const more = changed.length > MAX_LISTED_PATHS ? ` and ${changed.length - MAX_LISTED_PATHS} more` : '';
@@ -106,8 +120,8 @@ export function buildReceipt(run: RunRecord): BuiltReceipt {
     definitionDigest: definitionDigest(definition),
     context: observedAfter.context,
     contextDigest: contextDigest(observedAfter.context),
-    manifestDigest: inputsAfter.manifest.digest,
-    inputCount: inputsAfter.manifest.entries.length,
+    manifestDigest: traced ? traced.digest : inputsAfter.manifest.digest,
+    inputCount: traced ? traced.count : inputsAfter.manifest.entries.length,
     result,
     exitCode: end.signal ? null : (end.exitCode ?? exitCode),
     signal: end.signal,
@@ -117,8 +131,14 @@ export function buildReceipt(run: RunRecord): BuiltReceipt {
     logPath: run.logPath,
     reuseEligible: reasons.length === 0,
     reasons,
+    evidence: evidenceOf(run.traced),
   };
   return { receipt, exitCode };
+}
+
+function evidenceOf(traced: TracedRecord | undefined): ReceiptEvidence {
+  if (traced === undefined) return DECLARED_EVIDENCE;
+  return traced.kind === 'traced' ? { mode: 'traced', notes: traced.notes } : { mode: 'declared', notes: [traced.note] };
 }
 
 /** Sources whose bytes match before and after, but that were written in between: the check may have read anything. */

@@ -48,4 +48,10 @@ export const MIGRATIONS: readonly string[] = [
   `
   DELETE FROM meta WHERE key = 'env_key';
   `,
+  // Receipts say how their evidence was gathered (core/receipt.ts's ReceiptEvidence). Every
+  // receipt before this one was declared. A traced receipt's entries sit in manifests too,
+  // under their own digest.
+  `
+  ALTER TABLE receipts ADD COLUMN evidence TEXT NOT NULL DEFAULT '{"mode":"declared","notes":[]}';
+  `,
 ];

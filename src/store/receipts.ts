@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { dirname } from 'node:path';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import type { EvidenceEntry } from '../core/evidence.js';
 import type { InputEntry } from '../core/manifest.js';
 import type { Receipt } from '../core/receipt.js';
 import { diskFull, isDiskFull } from './diskFull.js';
@@ -25,6 +26,7 @@ interface ReceiptRow {
   log_path: string;
   reuse_eligible: number;
   reasons: string;
+  evidence: string;
 }
 
 function fromRow(row: ReceiptRow): Receipt {
@@ -46,22 +48,24 @@ function fromRow(row: ReceiptRow): Receipt {
     logPath: row.log_path,
     reuseEligible: row.reuse_eligible === 1,
     reasons: JSON.parse(row.reasons),
+    evidence: JSON.parse(row.evidence),
   };
 }
 
 /**
  * Records a receipt and its manifest in one transaction: a crash leaves either
- * both or neither. Manifests are stored once per digest, compressed.
+ * both or neither. Manifests are stored once per digest, compressed. A traced
+ * receipt's manifest is its evidence entries.
  */
-export function insertReceipt(db: Database.Database, receipt: Receipt, entries: readonly InputEntry[]): void {
+export function insertReceipt(db: Database.Database, receipt: Receipt, entries: readonly InputEntry[] | readonly EvidenceEntry[]): void {
   const blob = deflateRawSync(Buffer.from(JSON.stringify(entries)), { level: 1 });
   try {
     withRecovery(db, (live) => {
       const insertManifest = live.prepare('INSERT OR IGNORE INTO manifests (digest, entries) VALUES (?, ?)');
       const insert = live.prepare(`INSERT INTO receipts (
           run_id, check_name, definition, definition_digest, context, context_digest, manifest_digest, input_count,
-          result, exit_code, signal, started_at, finished_at, duration_ms, log_path, reuse_eligible, reasons
-        ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+          result, exit_code, signal, started_at, finished_at, duration_ms, log_path, reuse_eligible, reasons, evidence
+        ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
       live.transaction(() => {
         insertManifest.run(receipt.manifestDigest, blob);
         insert.run(
@@ -82,6 +86,7 @@ export function insertReceipt(db: Database.Database, receipt: Receipt, entries: 
           receipt.logPath,
           receipt.reuseEligible ? 1 : 0,
           JSON.stringify(receipt.reasons),
+          JSON.stringify(receipt.evidence),
         );
       }).immediate();
     });
@@ -112,4 +117,9 @@ export function listReceipts(db: Database.Database, check: string | null, limit:
 export function loadManifest(db: Database.Database, digest: string): InputEntry[] | null {
   const row = withRecovery(db, (live) => live.prepare('SELECT entries FROM manifests WHERE digest = ?').get(digest)) as { entries: Buffer } | undefined;
   return row ? (JSON.parse(inflateRawSync(row.entries).toString()) as InputEntry[]) : null;
+}
+
+/** A traced receipt's evidence entries (its manifestDigest names them). */
+export function loadEvidence(db: Database.Database, digest: string): EvidenceEntry[] | null {
+  return loadManifest(db, digest) as unknown as EvidenceEntry[] | null;
 }

@@ -78,6 +78,7 @@ export function receipt(def: CheckDefinition, ctx: CheckContext, obs: Observatio
     logPath: 'logs/run-1.log',
     reuseEligible: true,
     reasons: [],
+    evidence: { mode: 'declared', notes: [] },
     ...overrides,
   };
 }

@@ -1,0 +1,157 @@
+import { createHash } from 'node:crypto';
+import type { PathFacts } from './runFacts.js';
+
+/**
+ * A traced receipt's evidence: one entry per path its run touched, fingerprinted by what the
+ * run did with it. Pure: the looking is fs/evidenceLook.ts's.
+ *
+ * - `read` (opened for reading, or executed): the file's content.
+ * - `listed` (a directory's entries were read): a digest of its names.
+ * - `lookup` (stat, access, readlink, an open that found nothing): only the answer: absent,
+ *   file, directory or other, and a symbolic link's target.
+ *
+ * Every entry also records whether the path itself is a symbolic link and where it points, so
+ * a link retargeted at a file of the same bytes is still seen by a run that resolved it.
+ *
+ * An entry the run wrote (created, truncated, renamed or removed) is `own`: the run's cache,
+ * or an output it read back. It is fingerprinted by what the run left there, as any other
+ * entry: a later change by anyone else makes the receipt STALE; the run's own change does not.
+ * A path the run only wrote and never read, listed or looked up is no input and has no entry.
+ */
+
+export type EvidenceUse = 'read' | 'listed' | 'lookup';
+export type EvidenceType = 'absent' | 'file' | 'directory' | 'other' | 'error';
+
+export interface EvidenceEntry {
+  /** Relative to the root inside it ('.' for the root itself), absolute outside it. */
+  path: string;
+  use: EvidenceUse;
+  /** The run wrote it. */
+  own?: true;
+  /** What is at the path, links followed ('error' when looking failed otherwise than "not there"). */
+  type: EvidenceType;
+  /** The target, when the path itself is a symbolic link. */
+  link?: string;
+  /** sha256 of the bytes (read file), of the names (listed directory), or the errno ('error'). */
+  digest?: string;
+}
+
+/** Evidence entries sorted by path, and their digest. */
+export interface Evidence {
+  entries: EvidenceEntry[];
+  digest: string;
+}
+
+/** Kept apart from the input manifests' digests, which share a table with these. */
+const DOMAIN = 'vouch evidence 1\n';
+
+function field(value: string | undefined): string {
+  return value === undefined ? '-' : `${value.length}:${value}`;
+}
+
+/** One entry's line in the digest; every variable part carries its length, so no two entries share a line. */
+export function evidenceLine(entry: EvidenceEntry): string {
+  return `${field(entry.path)} ${entry.use} ${entry.own ? 'o' : '-'} ${entry.type} ${field(entry.link)} ${entry.digest ?? '-'}\n`;
+}
+
+export function compareEvidencePaths(a: EvidenceEntry, b: EvidenceEntry): number {
+  return a.path < b.path ? -1 : a.path > b.path ? 1 : 0;
+}
+
+/** Entries must be sorted by path (compareEvidencePaths). */
+export function evidenceOf(entries: EvidenceEntry[]): Evidence {
+  const hash = createHash('sha256').update(DOMAIN);
+  let chunk = '';
+  for (const entry of entries) {
+    chunk += evidenceLine(entry);
+    if (chunk.length > 1 << 16) {
+      hash.update(chunk);
+      chunk = '';
+    }
+  }
+  hash.update(chunk);
+  return { entries, digest: hash.digest('hex') };
+}
+
+/** What a fact asks to be compared: its listing over its content, its content over its answer. */
+export function useOf(facts: PathFacts): EvidenceUse | null {
+  if (facts.listed !== undefined) return 'listed';
+  if (facts.read !== undefined || facts.executed) return 'read';
+  if (facts.lookup !== undefined || facts.linkTarget !== undefined) return 'lookup';
+  // Only written: an output, not an input.
+  return null;
+}
+
+/**
+ * The system's own files, which the context rules cover (node's version, the platform) and a
+ * check can neither change nor depend on apart from them: the Node binary's installation,
+ * /usr, the libraries, and the kernel's pseudo file systems.
+ */
+const SYSTEM_PREFIXES = ['/usr', '/lib', '/lib32', '/lib64', '/libx32', '/bin', '/sbin', '/proc', '/dev', '/sys'];
+
+/**
+ * Whether a path (absolute, normalized) is left out of the evidence: a system file, or under
+ * one of `skipped` (the Node installation, vouch's own state dir).
+ */
+export function isSkippedPath(path: string, skipped: readonly string[]): boolean {
+  for (const prefix of SYSTEM_PREFIXES) if (isUnder(path, prefix)) return true;
+  for (const prefix of skipped) if (isUnder(path, prefix)) return true;
+  return false;
+}
+
+/** '/' is under nothing here: a prefix of '/' would leave every path out, and an empty evidence answers CURRENT forever. */
+function isUnder(path: string, prefix: string): boolean {
+  if (prefix === '/' || prefix === '') return false;
+  return path === prefix || (path.startsWith(prefix) && path.charCodeAt(prefix.length) === 47);
+}
+
+/** The evidence path of an absolute path: relative inside `realRoot`, absolute outside. */
+export function evidencePath(path: string, realRoot: string): string {
+  if (path === realRoot) return '.';
+  if (path.startsWith(realRoot) && path.charCodeAt(realRoot.length) === 47) return path.slice(realRoot.length + 1);
+  if (realRoot === '/') return path.slice(1) || '.';
+  return path;
+}
+
+/** The absolute path of an evidence path. */
+export function absoluteEvidencePath(path: string, realRoot: string): string {
+  if (path.startsWith('/')) return path;
+  if (path === '.') return realRoot;
+  return realRoot === '/' ? `/${path}` : `${realRoot}/${path}`;
+}
+
+/** Whether two entries of one path say the same. */
+export function sameEvidence(a: EvidenceEntry, b: EvidenceEntry): boolean {
+  return evidenceLine(a) === evidenceLine(b);
+}
+
+export interface EvidenceChange {
+  path: string;
+  use: EvidenceUse;
+  before: EvidenceEntry;
+  now: EvidenceEntry;
+}
+
+/** The entries that differ, in path order; both lists hold the same paths in the same order. */
+export function diffEvidence(before: readonly EvidenceEntry[], now: readonly EvidenceEntry[]): EvidenceChange[] {
+  const changes: EvidenceChange[] = [];
+  for (let index = 0; index < before.length; index++) {
+    const old = before[index]!;
+    const fresh = now[index];
+    if (fresh === undefined || !sameEvidence(old, fresh)) changes.push({ path: old.path, use: old.use, before: old, now: fresh ?? { ...old, type: 'absent' } });
+  }
+  return changes;
+}
+
+/** "src/a.ts: content changed", for reasons and explain. */
+export function describeEvidenceChange(change: EvidenceChange): string {
+  const { before, now } = change;
+  if (before.type !== now.type) return `${change.path}: ${describeType(before)} → ${describeType(now)}`;
+  if (before.link !== now.link) return `${change.path}: link ${before.link === undefined ? 'appeared' : now.link === undefined ? 'replaced by a ' + now.type : 'retargeted to ' + now.link}`;
+  if (before.use === 'listed') return `${change.path}: entries added or removed`;
+  return `${change.path}: content changed`;
+}
+
+function describeType(entry: EvidenceEntry): string {
+  return entry.type === 'absent' ? 'absent' : entry.type === 'error' ? `unreadable (${entry.digest ?? 'error'})` : `a ${entry.type}`;
+}

@@ -1,0 +1,97 @@
+import { lstatSync, readdirSync, readlinkSync, statSync, type BigIntStats } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { absoluteEvidencePath, type EvidenceEntry, type EvidenceUse } from '../core/evidence.js';
+import { identityOf, isRacy } from '../core/identity.js';
+import type { StatCache } from '../core/statCache.js';
+import { hashFile } from './hashFile.js';
+
+/** An entry as looked at now, and the ctime of what is at the path (links followed), to tell a change made while a run ran. */
+export interface Looked {
+  entry: EvidenceEntry;
+  ctimeNs: bigint | null;
+}
+
+const ABSENT = new Set(['ENOENT', 'ENOTDIR']);
+
+/** The 'error' digest of a file that kept changing while it was hashed: never a settled answer. */
+export const CHANGING = 'changing';
+
+/**
+ * Looks at evidence paths as a run's entries say to: content for reads, names for listings,
+ * the answer for lookups. Files are hashed through the stat cache, keyed by the evidence path:
+ * a file whose identity (inode, size, mode, link count, mtime, ctime) is unchanged is not read
+ * again. A hard-linked file in a shared store whose link count or ctime changed is read again,
+ * and the same bytes give the same digest: identity churn costs a read, never a STALE.
+ */
+export class EvidenceLooker {
+  constructor(
+    private readonly realRoot: string,
+    private readonly statCache: StatCache,
+    private readonly observedAtNs: bigint,
+  ) {}
+
+  look(path: string, use: EvidenceUse, own: boolean): Looked {
+    const abs = absoluteEvidencePath(path, this.realRoot);
+    const base: Pick<EvidenceEntry, 'path' | 'use' | 'own'> = own ? { path, use, own: true } : { path, use };
+    let link: string | undefined;
+    try {
+      const lstats = lstatSync(abs, { bigint: true, throwIfNoEntry: false });
+      if (lstats === undefined) return { entry: { ...base, type: 'absent' }, ctimeNs: null };
+      if (lstats.isSymbolicLink()) link = readlinkSync(abs, { encoding: 'buffer' }).toString('latin1');
+    } catch (error) {
+      return failed(base, error);
+    }
+    const withLink = link === undefined ? base : { ...base, link };
+    for (let attempt = 0; attempt < 3; attempt++) {
+      let stats: BigIntStats | undefined;
+      try {
+        stats = statSync(abs, { bigint: true, throwIfNoEntry: false });
+      } catch (error) {
+        return failed(withLink, error);
+      }
+      // A dangling link: the path names nothing.
+      if (stats === undefined) return { entry: { ...withLink, type: 'absent' }, ctimeNs: null };
+      const ctimeNs = stats.ctimeNs;
+      if (stats.isDirectory()) {
+        if (use !== 'listed') return { entry: { ...withLink, type: 'directory' }, ctimeNs };
+        try {
+          return { entry: { ...withLink, type: 'directory', digest: namesDigest(abs) }, ctimeNs };
+        } catch (error) {
+          return failed(withLink, error);
+        }
+      }
+      if (!stats.isFile()) return { entry: { ...withLink, type: 'other' }, ctimeNs };
+      if (use !== 'read') return { entry: { ...withLink, type: 'file' }, ctimeNs };
+      const identity = identityOf(stats);
+      const cached = this.statCache.get(path);
+      if (cached?.identity === identity) return { entry: { ...withLink, type: 'file', digest: cached.digest }, ctimeNs };
+      let digest: string;
+      try {
+        digest = hashFile(abs, Number(stats.size));
+      } catch (error) {
+        return failed(withLink, error);
+      }
+      // A write while hashing would bind the digest to bytes that never existed whole.
+      const after = statSync(abs, { bigint: true, throwIfNoEntry: false });
+      if (after === undefined || identityOf(after) !== identity) continue;
+      if (isRacy(stats, this.observedAtNs)) this.statCache.delete(path);
+      else this.statCache.set(path, identity, digest);
+      return { entry: { ...withLink, type: 'file', digest }, ctimeNs };
+    }
+    return { entry: { ...withLink, type: 'error', digest: CHANGING }, ctimeNs: null };
+  }
+}
+
+/** sha256 of a directory's names, sorted by bytes, each ended by NUL (the one byte no name holds). */
+function namesDigest(abs: string): string {
+  const names = readdirSync(abs, { encoding: 'buffer' }).sort(Buffer.compare);
+  const hash = createHash('sha256');
+  for (const name of names) hash.update(name).update('\0');
+  return hash.digest('hex');
+}
+
+function failed(base: Pick<EvidenceEntry, 'path' | 'use' | 'own' | 'link'>, error: unknown): Looked {
+  const code = (error as NodeJS.ErrnoException).code ?? 'EIO';
+  if (ABSENT.has(code)) return { entry: { ...base, type: 'absent' }, ctimeNs: null };
+  return { entry: { ...base, type: 'error', digest: code }, ctimeNs: null };
+}

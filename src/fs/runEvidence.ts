@@ -1,0 +1,124 @@
+import { realpathSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { compareEvidencePaths, evidenceOf, evidencePath, isSkippedPath, useOf, type Evidence, type EvidenceEntry } from '../core/evidence.js';
+import type { LookupAnswer, PathFacts } from '../core/runFacts.js';
+import type { StatCache } from '../core/statCache.js';
+import { nowNs } from '../core/identity.js';
+import { CHANGING, EvidenceLooker } from './evidenceLook.js';
+
+export interface RunEvidenceOptions {
+  /** The root, as given. */
+  root: string;
+  /** Never in the evidence: vouch's own state dir, written by other runs meanwhile. */
+  stateDir: string;
+  statCache: StatCache;
+  /** When the check started, in ms since the epoch (Date.now()). */
+  startedAt: number;
+}
+
+export interface RunEvidence {
+  evidence: Evidence;
+  /** Paths the run did not write that changed while it ran: the receipt cannot say what it checked. */
+  changedDuringRun: string[];
+}
+
+/**
+ * The kernel's coarse clock stamps ctime up to a tick behind the real time (time(7)): a change
+ * made just after the check started can carry a ctime a little before it.
+ */
+const CLOCK_SLACK_NS = 50_000_000n;
+
+/**
+ * Fingerprints a finished run's facts: each path it read, listed or looked up, as it is now.
+ *
+ * Looking after the run is sound only if nothing else changed those paths while it ran, so a
+ * path the run did not write is "changed during the run" when:
+ * - what is there now has a ctime after the run started (the kernel sets ctime on every change
+ *   and nobody can set it back: a write, a rename onto it, a new link to it);
+ * - it is absent now but the run found it, or present now but the run found nothing there.
+ * A path the run wrote is its own: what it left there is the evidence.
+ */
+export function fingerprintRun(facts: readonly PathFacts[], options: RunEvidenceOptions): RunEvidence {
+  const realRoot = realpathSync.native(options.root);
+  const skipped = skippedPrefixes(realRoot, options.stateDir);
+  const looker = new EvidenceLooker(realRoot, options.statCache, nowNs());
+  const startedNs = BigInt(options.startedAt) * 1_000_000n - CLOCK_SLACK_NS;
+  const entries: EvidenceEntry[] = [];
+  const changed: string[] = [];
+  for (const fact of facts) {
+    const use = useOf(fact);
+    if (use === null || isSkippedPath(fact.path, skipped)) continue;
+    const path = evidencePath(fact.path, realRoot);
+    const own = fact.written === true;
+    const { entry, ctimeNs } = looker.look(path, use, own);
+    entries.push(entry);
+    if (entry.type === 'error' && entry.digest === CHANGING) changed.push(path);
+    else if (!own && movedUnderRun(fact, entry, ctimeNs, startedNs)) changed.push(path);
+  }
+  entries.sort(compareEvidencePaths);
+  return { evidence: evidenceOf(entries), changedDuringRun: changed };
+}
+
+function movedUnderRun(fact: PathFacts, entry: EvidenceEntry, ctimeNs: bigint | null, startedNs: bigint): boolean {
+  if (ctimeNs !== null && ctimeNs >= startedNs) return true;
+  const found = foundByRun(fact);
+  if (found === null) return false;
+  // A dangling link is absent to a lookup that follows links and present to one that does not.
+  if (entry.type === 'absent' && entry.link !== undefined) return false;
+  return found !== (entry.type !== 'absent');
+}
+
+/** Whether the run found something at the path: true, false, or null when the trace does not say. */
+function foundByRun(fact: PathFacts): boolean | null {
+  // A read or a listing opened the path: it was there.
+  if (fact.read !== undefined || fact.listed !== undefined || fact.executed) return true;
+  if (fact.linkTarget !== undefined) return true;
+  if (fact.lookup !== undefined) return answerFound(fact.lookup.answer);
+  return null;
+}
+
+function answerFound(answer: LookupAnswer): boolean | null {
+  switch (answer.kind) {
+    case 'absent':
+      return false;
+    case 'error':
+      return null;
+    default:
+      return true;
+  }
+}
+
+/**
+ * Left out besides the system's own files: the Node installation running this process (its
+ * version is in the context), unless the root is inside it, and vouch's state dir.
+ */
+function skippedPrefixes(realRoot: string, stateDir: string): string[] {
+  const skipped: string[] = [];
+  const node = nodePrefix();
+  if (node !== null && !isWithin(realRoot, node)) skipped.push(node);
+  try {
+    skipped.push(realpathSync.native(stateDir));
+  } catch {
+    // Not there yet: nothing of it can be in the trace.
+  }
+  return skipped;
+}
+
+let cachedNodePrefix: string | null | undefined;
+
+/** The directory node is installed in: `PREFIX/bin/node` gives PREFIX. */
+function nodePrefix(): string | null {
+  if (cachedNodePrefix !== undefined) return cachedNodePrefix;
+  try {
+    const bin = dirname(realpathSync.native(process.execPath));
+    cachedNodePrefix = bin.endsWith('/bin') ? dirname(bin) : bin;
+  } catch {
+    cachedNodePrefix = null;
+  }
+  if (cachedNodePrefix === '/') cachedNodePrefix = null;
+  return cachedNodePrefix;
+}
+
+function isWithin(path: string, prefix: string): boolean {
+  return path === prefix || path.startsWith(`${prefix}/`);
+}

@@ -1,0 +1,45 @@
+import { realpathSync } from 'node:fs';
+import { diffEvidence, evidenceOf, type EvidenceChange, type EvidenceEntry } from '../core/evidence.js';
+import { nowNs } from '../core/identity.js';
+import type { Observation } from '../core/observation.js';
+import { reason, type Reason } from '../core/reason.js';
+import type { StatCache } from '../core/statCache.js';
+import { CHANGING, EvidenceLooker } from './evidenceLook.js';
+
+export interface VerifiedEvidence {
+  /** The receipt's entries as they are now, in its order. */
+  entries: EvidenceEntry[];
+  digest: string;
+  /** Entries that differ from the receipt's. */
+  changes: EvidenceChange[];
+  problems: Reason[];
+}
+
+/**
+ * Looks again at every path a traced receipt's run touched, as the run used it: the answer to
+ * "is what it read still what it read?". Nothing else about the tree matters to the receipt.
+ */
+export function verifyEvidence(root: string, recorded: readonly EvidenceEntry[], statCache: StatCache): VerifiedEvidence {
+  const realRoot = realpathSync.native(root);
+  const looker = new EvidenceLooker(realRoot, statCache, nowNs());
+  const entries = recorded.map((entry) => looker.look(entry.path, entry.use, entry.own === true).entry);
+  const problems: Reason[] = [];
+  const changing = entries.filter((entry) => entry.type === 'error' && entry.digest === CHANGING);
+  if (changing.length > 0) {
+    problems.push(reason('input-changing', `${changing[0]!.path}${changing.length > 1 ? ` and ${changing.length - 1} more` : ''} kept changing while vouch read it; run again once writes have finished`));
+  }
+  return { entries, digest: evidenceOf(entries).digest, changes: diffEvidence(recorded, entries), problems };
+}
+
+/** A traced receipt's evidence, looked at again, as an observation decide() compares with the receipt. */
+export function evidenceObservation(verified: VerifiedEvidence, source: Observation['source'] = 'scan'): Observation {
+  return {
+    // The entries are the evidence's, not input entries: nothing reads them as a manifest.
+    manifest: { digest: verified.digest, entries: [] },
+    problems: verified.problems,
+    healthy: true,
+    source,
+    sourceIdentities: new Map(),
+    changedEvidence: verified.changes,
+  };
+}
