@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { configText, expectCurrent, statusOf, type Json } from '../helpers/answers.js';
-import { cleanEnv, tempProject, type TempProject } from '../helpers/project.js';
+import { claudeBash } from '../helpers/hookInput.js';
+import { CLI, cleanEnv, tempProject, type TempProject } from '../helpers/project.js';
 
 /*
  * A traced check through the CLI: vouch run records what the check read, and status, --if-due
@@ -119,6 +120,22 @@ describe.skipIf(!STRACE)(TITLE, () => {
     const stale = viaObserver();
     expect(stale.freshness).toBe('STALE');
     expect(reasonText(stale)).toContain(outside);
+  });
+
+  it("lets the agent's rerun through once an ignored file the check read changed, and denies it while nothing it read did", () => {
+    const p = tracedProject();
+    p.write('package.json', JSON.stringify({ name: 'x', private: true, scripts: { test: 'node check.mjs' } }));
+    p.write('vouch.config.json', configText([{ name: 'test', kind: 'test', script: 'test', mode: 'traced' }]));
+    expect(p.vouch(['run', 'test']).code).toBe(0);
+    const hook = () => {
+      const result = spawnSync(process.execPath, [CLI, 'hook', 'claude'], { cwd: p.root, input: JSON.stringify(claudeBash(p.root, 'npm test')), env: cleanEnv(), encoding: 'utf8' });
+      expect(result.status, result.stderr).toBe(0);
+      return result.stdout === '' ? null : JSON.parse(result.stdout).hookSpecificOutput;
+    };
+    p.write('README.md', '# edited by the agent\n');
+    expect(hook()?.permissionDecision).toBe('deny');
+    p.write('.env', 'SECRET=5\n');
+    expect(hook()?.permissionDecision).not.toBe('deny');
   });
 
   it('follows a check run through a package manager script into the tool it runs', () => {
