@@ -4,12 +4,12 @@ import type { RunReport } from './run.js';
 import type { StatusReport } from './status.js';
 import type { CheckStatus } from '../core/decide.js';
 import type { EntrySummary, InputChange } from '../core/diff.js';
-import type { Receipt } from '../core/receipt.js';
+import type { Receipt, ReceiptEvidence } from '../core/receipt.js';
 // Types only: zod stays out of the status, run and hook paths; the documents are defined once in core/json.
 import type { ExplainDocument, InputChangeJson } from '../core/json/explain.js';
 import type { LogDocument } from '../core/json/log.js';
 import type { RunDocument } from '../core/json/run.js';
-import type { CheckStatusJson, ReceiptJson, ReceiptSummaryJson, StatusDocument } from '../core/json/status.js';
+import type { CheckStatusJson, EvidenceJson, ReceiptJson, ReceiptSummaryJson, StatusDocument } from '../core/json/status.js';
 
 /*
  * The documents of the --json contract (docs/json.md), built in one place so
@@ -31,20 +31,32 @@ export function receiptSummaryJson(receipt: Receipt): ReceiptSummaryJson {
     duration_ms: receipt.durationMs,
     exit_code: receipt.exitCode,
     signal: receipt.signal,
+    evidence: evidenceJson(receipt.evidence),
   };
 }
 
 /** A whole receipt, as log and run report it. */
 export function receiptJson(receipt: Receipt, stateDir: string): ReceiptJson {
   return {
-    ...receiptSummaryJson(receipt),
+    run_id: receipt.runId,
+    started_at: iso(receipt.startedAt),
+    finished_at: iso(receipt.finishedAt),
+    duration_ms: receipt.durationMs,
+    exit_code: receipt.exitCode,
+    signal: receipt.signal,
     check: receipt.check,
     result: receipt.result,
     reuse_eligible: receipt.reuseEligible,
     reasons: receipt.reasons,
     input_count: receipt.inputCount,
+    evidence: evidenceJson(receipt.evidence),
     log_path: `${stateDir}/${receipt.logPath}`,
   };
+}
+
+function evidenceJson(evidence: ReceiptEvidence | undefined): EvidenceJson {
+  // An observer started by an older vouch answers with receipts that predate the field: theirs is declared.
+  return evidence === undefined ? { mode: 'declared', notes: [] } : { mode: evidence.mode, notes: evidence.notes };
 }
 
 export function statusJson(status: CheckStatus): CheckStatusJson {
