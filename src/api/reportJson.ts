@@ -3,7 +3,7 @@ import type { Project } from './project.js';
 import type { RunReport } from './run.js';
 import type { StatusReport } from './status.js';
 import type { CheckStatus } from '../core/decide.js';
-import type { EntrySummary, InputChange } from '../core/diff.js';
+import type { EntrySummary, InputChange, ValueChange } from '../core/diff.js';
 import type { Receipt, ReceiptEvidence } from '../core/receipt.js';
 // Types only: zod stays out of the status, run and hook paths; the documents are defined once in core/json.
 import type { ExplainDocument, InputChangeJson } from '../core/json/explain.js';
@@ -96,11 +96,20 @@ export function explanationJson(result: Explanation): ExplainDocument {
     check: statusJson(result.status),
     // The diffs hold values of the config and context types, which ValueChange does not narrow per field:
     // the schema states each field's value, and test/e2e/jsonSchema.test.ts checks real output against it.
-    definition_changes: result.definitionChanges as ExplainDocument['definition_changes'],
+    definition_changes: result.definitionChanges.map(definitionChangeJson) as ExplainDocument['definition_changes'],
     context_changes: result.contextChanges as ExplainDocument['context_changes'],
     input_changes: result.inputChanges.map(inputChangeJson),
     notices: result.notices,
   };
+}
+
+/**
+ * A definition holds `mode` only when it is traced (core/definition.ts), so that declared checks
+ * kept their digests: its absence is "declared", which JSON says, since it never leaves a field out.
+ */
+function definitionChangeJson(change: ValueChange): ValueChange {
+  if (change.field !== 'mode') return change;
+  return { field: 'mode', old: change.old ?? 'declared', new: change.new ?? 'declared' };
 }
 
 function inputChangeJson(change: InputChange): InputChangeJson {

@@ -2,7 +2,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
-import { logJson, receiptJson, statusJson } from '../../src/api/reportJson.js';
+import { explanationJson, logJson, receiptJson, statusJson } from '../../src/api/reportJson.js';
+import { diffDefinition } from '../../src/core/diff.js';
+import { explainDocument } from '../../src/core/json/explain.js';
 import type { CheckStatus } from '../../src/core/decide.js';
 import { logDocument } from '../../src/core/json/log.js';
 import { statusDocument } from '../../src/core/json/status.js';
@@ -25,6 +27,7 @@ function compile(name: string) {
 
 const logSchema = compile('log');
 const statusSchema = compile('status');
+const explainSchema = compile('explain');
 
 const STATE_DIR = '/home/me/app/.vouch';
 
@@ -106,5 +109,28 @@ describe("a receipt's evidence in --json", () => {
     const summary = statusOf(traced) as { checks: { receipt: Record<string, unknown> }[] };
     delete summary.checks[0]!.receipt.evidence;
     expect(statusSchema(summary)).toMatch(/evidence/);
+  });
+
+  it('explain: a check turned traced (or back) names mode, declared for a definition without it', () => {
+    const before = definition({ name: 'test' });
+    const after = definition({ name: 'test', mode: 'traced' });
+    const status: CheckStatus = {
+      name: 'test',
+      kind: 'test',
+      freshness: 'STALE',
+      result: 'PASS',
+      reuseEligible: false,
+      reasons: [why('definition-changed', "the check's configuration changed since run 20261202T183253Z-0fccc0")],
+      receipt: declared,
+    };
+    for (const [old, now, expected] of [
+      [before, after, { field: 'mode', old: 'declared', new: 'traced' }],
+      [after, before, { field: 'mode', old: 'traced', new: 'declared' }],
+    ] as const) {
+      const document = explanationJson({ status, definitionChanges: diffDefinition(old, now), contextChanges: [], inputChanges: [], installedCounts: () => ({}) as never, notices: [] });
+      expect(document.definition_changes).toEqual([expected]);
+      expect(explainDocument.safeParse(document).error?.issues).toBeUndefined();
+      expect(explainSchema(document)).toBeNull();
+    }
   });
 });
