@@ -14,8 +14,8 @@ const definitionValue = z.xor([z.string(), strings, z.null()]).meta({ id: 'defin
 const definitionChange = z
   .strictObject({
     field: z
-      .enum(['name', 'kind', 'script', 'command', 'inputs', 'installed', 'env', 'packageManager'])
-      .describe("A field of the check's definition. packageManager is the only one in camelCase: it is the config's own field name."),
+      .enum(['name', 'kind', 'script', 'command', 'inputs', 'installed', 'env', 'packageManager', 'mode'])
+      .describe("A field of the check's definition. packageManager is the only one in camelCase: it is the config's own field name. mode's values are declared and traced."),
     old: definitionValue,
     new: definitionValue,
   })
