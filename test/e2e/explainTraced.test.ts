@@ -1,0 +1,241 @@
+import Database from 'better-sqlite3';
+import { cpSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compareEvidencePaths, evidenceOf, type EvidenceEntry, type EvidenceUse } from '../../src/core/evidence.js';
+import { nowNs } from '../../src/core/identity.js';
+import { reason } from '../../src/core/reason.js';
+import { MemoryStatCache } from '../../src/core/statCache.js';
+import { EvidenceLooker } from '../../src/fs/evidenceLook.js';
+import { insertReceipt, latestReceipt } from '../../src/store/receipts.js';
+import { CLI, cleanEnv, REPO, tempProject, type TempProject } from '../helpers/project.js';
+
+/*
+ * `vouch explain` and `explain --inputs` on a traced receipt: one whose evidence is what its
+ * run read, listed and looked up (core/evidence.ts). The receipt is made here from a real run's
+ * receipt, with evidence entries looked at exactly as a traced run's are (fs/evidenceLook.ts),
+ * so the test does not depend on a tracer being able to run on this machine.
+ */
+
+const PACKAGE = 'node_modules/.pnpm/x@1.0.0';
+const FILES = 30;
+const env = cleanEnv();
+
+function files(): Record<string, string> {
+  const out: Record<string, string> = {
+    '.gitignore': 'node_modules/\n.env\n',
+    '.env': 'TOKEN=a\n',
+    'package.json': '{ "name": "app", "private": true }\n',
+    'README.md': 'read by nobody\n',
+    'src/a.ts': 'export const a = 1;\n',
+    'src/b.ts': 'export const b = 2;\n',
+    'node_modules/y/index.js': 'module.exports = 1;\n',
+    'node_modules/.cache/tool/data.json': '{"run":1}\n',
+    // No "mode": the receipt's own evidence decides how explain reads it, whichever mode made it.
+    'vouch.config.json': JSON.stringify({ schema: 1, checks: [{ name: 'unit', kind: 'test', command: ['node', '-e', '0'] }] }) + '\n',
+  };
+  for (let f = 0; f < FILES; f++) out[`${PACKAGE}/node_modules/x/f${String(f).padStart(2, '0')}.js`] = `module.exports = ${f};\n`;
+  return out;
+}
+
+/** What the check's run touched, as [path, use, own]. */
+function touched(outside: string): [string, EvidenceUse, boolean][] {
+  return [
+    ['src/a.ts', 'read', false],
+    ['src/b.ts', 'read', false],
+    ['.env', 'read', false],
+    ['src', 'listed', false],
+    ['src/c.ts', 'lookup', false],
+    ['package.json', 'lookup', false],
+    ['node_modules/y/index.js', 'read', false],
+    ...Array.from({ length: FILES }, (_, f): [string, EvidenceUse, boolean] => [`${PACKAGE}/node_modules/x/f${String(f).padStart(2, '0')}.js`, 'read', false]),
+    [outside, 'read', false],
+    ['node_modules/.cache/tool/data.json', 'read', true],
+  ];
+}
+
+/** Records a traced receipt for `unit`, bound to the latest receipt's definition and context. */
+function recordTraced(p: TempProject, outside: string): EvidenceEntry[] {
+  const looker = new EvidenceLooker(realpathSync(p.root), new MemoryStatCache(), nowNs());
+  const entries = touched(outside)
+    .map(([path, use, own]) => looker.look(path, use, own).entry)
+    .sort(compareEvidencePaths);
+  const evidence = evidenceOf(entries);
+  const db = new Database(join(p.root, '.vouch', 'state.db'));
+  try {
+    const latest = latestReceipt(db, 'unit');
+    if (latest === null) throw new Error('run unit first');
+    insertReceipt(
+      db,
+      {
+        ...latest,
+        // Of the same form as a real run id, a minute later: the newest receipt of the check.
+        runId: `${latest.runId.slice(0, -6)}7aced0`,
+        manifestDigest: evidence.digest,
+        inputCount: entries.length,
+        evidence: { mode: 'traced', notes: [reason('read-outside-inputs', `read ${outside}, outside its declared inputs`)] },
+      },
+      entries,
+    );
+  } finally {
+    db.close();
+  }
+  return entries;
+}
+
+function compile() {
+  const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: true });
+  ajv.addFormat('date-time', /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/);
+  for (const name of ['explain', 'explain-inputs']) ajv.addSchema(JSON.parse(readFileSync(join(REPO, 'schemas', `${name}.schema.json`), 'utf8')), `${name}.schema.json`);
+  return (name: string, value: unknown) => {
+    const validate = ajv.getSchema(`${name}.schema.json`)!;
+    expect(validate(value) ? null : ajv.errorsText(validate.errors), `${name}.schema.json rejected ${JSON.stringify(value, null, 2)}`).toBeNull();
+  };
+}
+
+describe('vouch explain on a traced receipt', () => {
+  let p: TempProject;
+  let outside: string;
+  let entries: EvidenceEntry[];
+  const expectValid = compile();
+
+  beforeAll(() => {
+    p = tempProject('explain-traced', files());
+    outside = `${realpathSync(p.root)}-outside/config.json`;
+    mkdirSync(join(outside, '..'), { recursive: true });
+    writeFileSync(outside, '{"a":1}\n');
+    expect(p.vouch(['run', 'unit'], { env }).code).toBe(0);
+    entries = recordTraced(p, outside);
+  });
+  afterAll(() => {
+    p?.remove();
+    rmSync(join(outside, '..'), { recursive: true, force: true });
+  });
+
+  it('--inputs groups what the run touched and counts each group; --json has every entry', () => {
+    const text = p.vouch(['explain', 'unit', '--inputs'], { env });
+    expect(text.code, text.stderr).toBe(0);
+    const lines = text.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^unit: inputs of receipt \S+-7aced0 \(PASS, from .+\), as traced \(what its run read, listed and looked up\)$/);
+    expect(lines).toContain('read: 3 files in 2 directories');
+    expect(lines).toContain('listed: 1 directory in 1 directory');
+    expect(lines).toContain('looked up, found: 1 path in 1 directory');
+    expect(lines).toContain('looked up, absent: 1 path in 1 directory');
+    expect(lines).toContain(`installed: ${FILES + 1} paths in 2 packages`);
+    expect(lines).toContain(`  ${PACKAGE}  ${FILES}`);
+    expect(lines).toContain('outside the root: 1 path in 1 directory');
+    expect(lines).toContain('its own (written by the run): 1 path in 1 directory');
+    expect(lines).toContain('notes:');
+    expect(lines.find((line) => line.startsWith('  read-outside-inputs: '))).toContain(outside);
+    expect(text.stdout).not.toContain('README.md');
+    expect(text.stdout).not.toContain('f00.js');
+
+    const all = p.vouch(['explain', 'unit', '--inputs', '--all'], { env }).stdout;
+    expect(all).toContain(`    ${PACKAGE}/node_modules/x/f00.js\n`);
+    expect(all).toContain(`    ${outside}\n`);
+
+    const json = p.json(['explain', 'unit', '--inputs'], { env });
+    expectValid('explain-inputs', json);
+    expect(json.mode).toBe('traced');
+    expect(json.notes).toEqual([{ code: 'read-outside-inputs', message: `read ${outside}, outside its declared inputs` }]);
+    expect(Object.fromEntries(json.groups.map((group: { kind: string; count: number }) => [group.kind, group.count]))).toEqual({
+      read: 3,
+      listed: 1,
+      found: 1,
+      absent: 1,
+      installed: FILES + 1,
+      outside: 1,
+      own: 1,
+    });
+    expect(json.evidence).toHaveLength(entries.length);
+    expect(json.evidence).toContainEqual({ path: 'src/c.ts', use: 'lookup', own: false, type: 'absent', link: null, digest: null });
+    expect(json.evidence).toContainEqual(expect.objectContaining({ path: 'node_modules/.cache/tool/data.json', use: 'read', own: true, type: 'file' }));
+  });
+
+  it('nothing changed, and a reinstall of the same bytes is no change: CURRENT, with the receipt\'s notes', () => {
+    const modules = join(p.root, 'node_modules');
+    cpSync(modules, `${modules}-aside`, { recursive: true });
+    rmSync(modules, { recursive: true });
+    renameSync(`${modules}-aside`, modules);
+    p.write('README.md', 'edited, and never read\n');
+    const text = p.vouch(['explain', 'unit'], { env });
+    expect(text.code, text.stderr).toBe(0);
+    const lines = text.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^unit: CURRENT, result PASS, receipt \S+-7aced0 from /);
+    expect(lines).toContain('notes (how receipt ' + lines[0]!.match(/receipt (\S+) from/)![1] + ' was made):');
+    expect(lines.at(-1)).toBe('nothing changed since the receipt');
+    const json = p.json(['explain', 'unit'], { env });
+    expectValid('explain', json);
+    expect(json.check.freshness).toBe('CURRENT');
+    expect(json.evidence).toEqual({ mode: 'traced', notes: [expect.objectContaining({ code: 'read-outside-inputs' })], changes: [] });
+    expect(json.input_changes).toEqual([]);
+  });
+
+  it('what the run read, listed and looked up changed: STALE, each change named, a package counted; --all and --json list every change', () => {
+    p.write('.env', 'TOKEN=b\n');
+    p.write('src/c.ts', 'export const c = 3;\n');
+    writeFileSync(outside, '{"a":2}\n');
+    p.write('node_modules/.cache/tool/data.json', '{"run":"someone else"}\n');
+    for (let f = 0; f < FILES; f++) p.write(`${PACKAGE}/node_modules/x/f${String(f).padStart(2, '0')}.js`, `module.exports = ${f + 100};\n`);
+    const text = p.vouch(['explain', 'unit'], { env });
+    expect(text.code, text.stderr).toBe(0);
+    const lines = text.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^unit: STALE, result PASS/);
+    expect(lines[1]).toMatch(/^ {2}inputs-changed: inputs changed since run \S+: /);
+    const inputs = lines.slice(lines.indexOf('inputs:') + 1);
+    expect(inputs).toEqual([
+      '  .env: content changed',
+      `  ${outside}: content changed`,
+      '  node_modules/.cache/tool/data.json: content changed',
+      '  src: entries added or removed',
+      '  src/c.ts: absent → a file',
+      `  installed: ${FILES} changes in 1 package (--all lists them)`,
+      `    ${PACKAGE}: all ${FILES} files changed`,
+    ]);
+
+    const all = p.vouch(['explain', 'unit', '--all'], { env }).stdout.split('\n');
+    expect(all.filter((line) => line.startsWith(`  ${PACKAGE}/node_modules/x/`))).toHaveLength(FILES);
+
+    const json = p.json(['explain', 'unit'], { env });
+    expectValid('explain', json);
+    expect(json.check.freshness).toBe('STALE');
+    expect(json.evidence.changes).toHaveLength(FILES + 5);
+    expect(json.evidence.changes).toContainEqual({
+      path: 'src/c.ts',
+      use: 'lookup',
+      own: false,
+      description: 'src/c.ts: absent → a file',
+      old: { type: 'absent', link: null, digest: null },
+      new: { type: 'file', link: null, digest: null },
+    });
+  });
+
+  it('the MCP inputs tool answers with the same document, and the explain tool names the changes', async () => {
+    const serverEnv = Object.fromEntries(Object.entries(env).filter((pair): pair is [string, string] => pair[1] !== undefined));
+    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], cwd: p.root, env: serverEnv, stderr: 'pipe' });
+    const client = new Client({ name: 'vouch-test', version: '0' });
+    await client.connect(transport);
+    try {
+      const inputs = (await client.callTool({ name: 'inputs', arguments: { check: 'unit' } })) as CallToolResult;
+      expect(inputs.isError).toBeFalsy();
+      expectValid('explain-inputs', inputs.structuredContent);
+      expect(inputs.structuredContent).toEqual(p.json(['explain', 'unit', '--inputs'], { env }));
+      const summary = inputs.content.map((block) => (block.type === 'text' ? block.text : '')).join('\n');
+      expect(summary).toMatch(/inputs as traced/);
+      expect(summary).toContain(`${FILES + 1} installed paths (${PACKAGE} ${FILES}, node_modules/y 1)`);
+
+      const explained = (await client.callTool({ name: 'explain', arguments: { check: 'unit' } })) as CallToolResult;
+      expect(explained.isError).toBeFalsy();
+      const said = explained.content.map((block) => (block.type === 'text' ? block.text : '')).join('\n');
+      expect(said).toContain('src/c.ts: absent → a file');
+      expect(said).toContain(`${PACKAGE}: all ${FILES} files changed`);
+      expect(said).toContain('note on the receipt: read-outside-inputs: ');
+    } finally {
+      await client.close();
+    }
+  });
+});
