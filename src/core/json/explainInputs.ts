@@ -12,7 +12,12 @@ const strings = z.array(z.string());
 
 const bucket = z
   .strictObject({
-    name: z.string().min(1).describe('A top-level directory ("." for files in the root), or a package directory: node_modules/NAME, node_modules/@SCOPE/NAME, node_modules/.pnpm/DIR.'),
+    name: z
+      .string()
+      .min(1)
+      .describe(
+        'A top-level directory ("." for files in the root; the first two directories of a path outside the root, "/home/me"), or a package directory: node_modules/NAME, node_modules/@SCOPE/NAME, node_modules/.pnpm/DIR.',
+      ),
     count,
   })
   .meta({ id: 'input_bucket' });
