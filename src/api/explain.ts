@@ -9,7 +9,7 @@ import type { InputEntry } from '../core/manifest.js';
 import type { Reason } from '../core/reason.js';
 import type { Receipt } from '../core/receipt.js';
 import { planCheck } from '../exec/checkPlan.js';
-import { evidenceObservation, verifyEvidence } from '../fs/verifyEvidence.js';
+import { evidenceObservation, observationFor, verifyEvidence } from '../fs/verifyEvidence.js';
 import { diskFullNotice, noteOnce } from '../store/diskFull.js';
 import { readConsistently } from '../store/openStore.js';
 import { loadEvidence, loadManifest, latestReceipt } from '../store/receipts.js';
@@ -115,9 +115,11 @@ function explainTraced(project: Project, session: Session, definition: CheckDefi
   const notes = receipt.evidence.notes;
   if (recorded === null) {
     session.notices.push(`the evidence of run ${receipt.runId} could not be read: which inputs changed since is not known`);
-    // Nothing to look at again: no answer, rather than a CURRENT on no evidence.
-    const unknown = evidenceObservation({ entries: [], digest: '', changes: [], problems: [] });
-    const status = decide(definition, observed, { ...unknown, healthy: false }, receipt);
+    // Nothing to look at again: the answer status gives (UNVERIFIED), never a CURRENT on no evidence.
+    const missing = observationFor(project.root, () => null, session.statCache, receipt, () => {
+      throw new Error('unreachable: a traced receipt is never compared with the declared inputs');
+    });
+    const status = decide(definition, observed, missing, receipt);
     return { ...base, status, evidence: { mode: 'traced', notes, changes: [], entriesPerPackage: () => new Map() } };
   }
   const verified = verifyEvidence(project.root, recorded, session.statCache);

@@ -1,8 +1,7 @@
 import type { InputChange } from './diff.js';
 import type { EvidenceChange, EvidenceEntry } from './evidence.js';
 import { IDENTITY_FIELDS } from './identity.js';
-import { installedBucketOf } from './inputGroups.js';
-import { installedPackageOf } from './installedPackage.js';
+import { evidencePackageOf, installedBucketOf } from './inputGroups.js';
 
 /*
  * Input changes summarised for people. Source changes are listed one per line
@@ -144,7 +143,7 @@ export function summariseEvidenceChanges(
   const other: EvidenceChange[] = [];
   const installed: EvidenceChange[] = [];
   // The run's own entries are few and say something else (its cache, changed by someone else): never counted away.
-  for (const change of changes) (change.before.own || installedPackageOf(change.path) === null ? other : installed).push(change);
+  for (const change of changes) (change.before.own || evidencePackageOf(change.before) === null ? other : installed).push(change);
   return { other: other.slice(0, limit), moreOther: Math.max(0, other.length - limit), installed: summariseInstalledEvidence(installed, entriesPerPackage, limit) };
 }
 
@@ -153,7 +152,7 @@ function summariseInstalledEvidence(changes: EvidenceChange[], entriesPerPackage
   const counts = entriesPerPackage();
   const packages = new Map<string, PackageEvidenceChanges>();
   for (const change of changes) {
-    const name = installedPackageOf(change.path) as string;
+    const name = evidencePackageOf(change.before) as string;
     let entry = packages.get(name);
     if (!entry) {
       entry = { name, entries: counts.get(name) ?? 0, changed: 0, gone: 0, reads: true };
@@ -168,10 +167,10 @@ function summariseInstalledEvidence(changes: EvidenceChange[], entriesPerPackage
 }
 
 /** The receipt's evidence entries per installed package, for summariseEvidenceChanges. */
-export function evidencePerPackage(entries: readonly Pick<EvidenceEntry, 'path'>[]): Map<string, number> {
+export function evidencePerPackage(entries: readonly Pick<EvidenceEntry, 'path' | 'type'>[]): Map<string, number> {
   const counts = new Map<string, number>();
   for (const entry of entries) {
-    const name = installedPackageOf(entry.path);
+    const name = evidencePackageOf(entry);
     if (name !== null) counts.set(name, (counts.get(name) ?? 0) + 1);
   }
   return counts;

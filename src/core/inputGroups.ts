@@ -33,29 +33,27 @@ export interface InputGroup {
   paths: string[];
 }
 
-/**
- * The bucket of a path by directory: its top-level directory, "." for a file in
- * the root (or the root itself). An absolute path (evidence outside the root)
- * is counted under its first two directories ("/home/me", "/etc/ssl"): one
- * level says only "/home" of everything in a home directory.
- */
+/** The bucket of a path by directory: its top-level directory, "." for a file in the root (or the root itself). */
 export function topDirectoryOf(path: string): string {
-  if (path.startsWith('/')) {
-    const first = path.indexOf('/', 1);
-    const second = first === -1 ? -1 : path.indexOf('/', first + 1);
-    if (second !== -1) return path.slice(0, second);
-    // "/etc/hosts" is under "/etc"; "/etc" under itself.
-    return first === -1 ? path : path.slice(0, first);
-  }
   const slash = path.indexOf('/');
   return slash === -1 ? '.' : path.slice(0, slash);
 }
 
 /** The bucket of a directory: the top-level directory it is, or is in ("." for the root itself). */
 export function directoryBucketOf(path: string): string {
-  if (path === '.' || path.startsWith('/')) return topDirectoryOf(path);
+  if (path === '.') return '.';
   const slash = path.indexOf('/');
   return slash === -1 ? path : path.slice(0, slash);
+}
+
+/**
+ * The bucket of a path outside the root (absolute): the directory it is in. Its top directory
+ * says only "/home" of everything in a home directory; what is read outside a project is few
+ * paths (the system's own files are left out), each named by where it is.
+ */
+export function parentDirectoryOf(path: string): string {
+  const slash = path.lastIndexOf('/');
+  return slash <= 0 ? '/' : path.slice(0, slash);
 }
 
 /** The bucket of an installed file: its package, or its top-level directory when it is under no node_modules. */
@@ -82,9 +80,9 @@ export function sortBuckets(counts: Map<string, number>): Bucket[] {
 }
 
 function group(kind: InputGroupKind, paths: string[]): InputGroup {
-  if (kind === 'installed') return { kind, by: 'package', count: paths.length, buckets: countBuckets(paths, installedBucketOf), paths };
-  // Listed paths are directories: "src" is counted under src, not under the root.
-  return { kind, by: 'directory', count: paths.length, buckets: countBuckets(paths, kind === 'listed' ? directoryBucketOf : topDirectoryOf), paths };
+  return kind === 'installed'
+    ? { kind, by: 'package', count: paths.length, buckets: countBuckets(paths, installedBucketOf), paths }
+    : { kind, by: 'directory', count: paths.length, buckets: countBuckets(paths, topDirectoryOf), paths };
 }
 
 /** Both groups, always, in this order: source, then installed. */
@@ -95,28 +93,62 @@ export function groupInputs(entries: readonly Pick<InputEntry, 'path' | 'origin'
   return [group('source', source), group('installed', installed)];
 }
 
+type EvidenceFacts = Pick<EvidenceEntry, 'path' | 'use' | 'own' | 'type'>;
+
+/**
+ * The installed package an evidence path belongs to (installedPackageOf), or null. A directory
+ * is named as what it is: `node_modules/zod` (a package directory, looked up or listed) is the
+ * package, not a file directly in `node_modules`.
+ */
+export function evidencePackageOf(entry: Pick<EvidenceEntry, 'path' | 'type'>): string | null {
+  return installedPackageOf(entry.type === 'directory' ? `${entry.path}/-` : entry.path);
+}
+
 /**
  * The one group of a traced evidence entry. The first that applies wins:
  * - own: the run wrote it (its cache, or an output it read back);
  * - outside: an absolute path, outside the root;
  * - absent: looked for and not there (a module resolver's probe, an optional config);
- * - installed: under a node_modules directory, counted by package;
+ * - installed: under a node_modules directory (or one), counted by package;
  * - read, listed: by what the run did with it;
  * - found: looked up (stat, access, readlink) and there.
  */
-export function tracedGroupOf(entry: Pick<EvidenceEntry, 'path' | 'use' | 'own' | 'type'>): TracedGroupKind {
+export function tracedGroupOf(entry: EvidenceFacts): TracedGroupKind {
   if (entry.own) return 'own';
   if (entry.path.startsWith('/')) return 'outside';
   if (entry.type === 'absent') return 'absent';
-  if (installedPackageOf(entry.path) !== null) return 'installed';
+  if (evidencePackageOf(entry) !== null) return 'installed';
   if (entry.use === 'read') return 'read';
   if (entry.use === 'listed') return 'listed';
   return 'found';
 }
 
+/** The bucket of an entry in its group: its package (installed), the directory it is in (outside), a listed directory's own top directory, else its top-level directory. */
+function tracedBucketOf(kind: TracedGroupKind, entry: EvidenceFacts): string {
+  switch (kind) {
+    case 'installed':
+      return evidencePackageOf(entry) ?? topDirectoryOf(entry.path);
+    case 'outside':
+      return evidencePackageOf(entry) ?? parentDirectoryOf(entry.path);
+    case 'listed':
+      return directoryBucketOf(entry.path);
+    default:
+      // The run's own paths may be outside the root too.
+      return entry.path.startsWith('/') ? parentDirectoryOf(entry.path) : entry.type === 'directory' ? directoryBucketOf(entry.path) : topDirectoryOf(entry.path);
+  }
+}
+
 /** Every traced group, always, in TRACED_GROUPS order, each path in exactly one. */
-export function groupEvidence(entries: readonly Pick<EvidenceEntry, 'path' | 'use' | 'own' | 'type'>[]): InputGroup[] {
-  const paths = new Map<TracedGroupKind, string[]>(TRACED_GROUPS.map((kind) => [kind, []]));
-  for (const entry of entries) paths.get(tracedGroupOf(entry))!.push(entry.path);
-  return TRACED_GROUPS.map((kind) => group(kind, paths.get(kind)!));
+export function groupEvidence(entries: readonly EvidenceFacts[]): InputGroup[] {
+  const members = new Map<TracedGroupKind, EvidenceFacts[]>(TRACED_GROUPS.map((kind) => [kind, []]));
+  for (const entry of entries) members.get(tracedGroupOf(entry))!.push(entry);
+  return TRACED_GROUPS.map((kind) => {
+    const list = members.get(kind)!;
+    const counts = new Map<string, number>();
+    for (const entry of list) {
+      const name = tracedBucketOf(kind, entry);
+      counts.set(name, (counts.get(name) ?? 0) + 1);
+    }
+    return { kind, by: kind === 'installed' ? 'package' : 'directory', count: list.length, buckets: sortBuckets(counts), paths: list.map((entry) => entry.path) };
+  });
 }

@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -18,7 +19,8 @@ import { CLI, cleanEnv, REPO, tempProject, type TempProject } from '../helpers/p
  * `vouch explain` and `explain --inputs` on a traced receipt: one whose evidence is what its
  * run read, listed and looked up (core/evidence.ts). The receipt is made here from a real run's
  * receipt, with evidence entries looked at exactly as a traced run's are (fs/evidenceLook.ts),
- * so the test does not depend on a tracer being able to run on this machine.
+ * so that what it touched is known exactly and no tracer is needed; the last block runs a
+ * traced check for real where strace is installed.
  */
 
 const PACKAGE = 'node_modules/.pnpm/x@1.0.0';
@@ -35,8 +37,7 @@ function files(): Record<string, string> {
     'src/b.ts': 'export const b = 2;\n',
     'node_modules/y/index.js': 'module.exports = 1;\n',
     'node_modules/.cache/tool/data.json': '{"run":1}\n',
-    // No "mode": the receipt's own evidence decides how explain reads it, whichever mode made it.
-    'vouch.config.json': JSON.stringify({ schema: 1, checks: [{ name: 'unit', kind: 'test', command: ['node', '-e', '0'] }] }) + '\n',
+    'vouch.config.json': JSON.stringify({ schema: 1, checks: [{ name: 'unit', kind: 'test', command: ['node', '-e', '0'], mode: 'traced' }] }) + '\n',
   };
   for (let f = 0; f < FILES; f++) out[`${PACKAGE}/node_modules/x/f${String(f).padStart(2, '0')}.js`] = `module.exports = ${f};\n`;
   return out;
@@ -237,5 +238,72 @@ describe('vouch explain on a traced receipt', () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+const STRACE = process.platform === 'linux' && spawnSync('strace', ['-V']).status === 0;
+const TITLE = STRACE ? 'vouch explain after a real traced run' : 'vouch explain after a real traced run (SKIPPED: strace is not on PATH; apt-get install strace)';
+
+describe.runIf(STRACE)(TITLE, () => {
+  let p: TempProject;
+  const expectValid = compile();
+
+  beforeAll(() => {
+    p = tempProject('explain-traced-run', {
+      '.gitignore': '.vouch/\n.env\nnode_modules/\n',
+      '.env': 'S=1\n',
+      'README.md': '# readme\n',
+      'src/a.ts': 'export const a = 1;\n',
+      'fixtures/one.json': '{}',
+      'node_modules/dep/index.js': 'module.exports = 1;\n',
+      'node_modules/dep/package.json': '{ "name": "dep" }\n',
+      'check.mjs': `import fs from 'node:fs';
+import { createRequire } from 'node:module';
+fs.readFileSync('src/a.ts'); fs.readFileSync('.env'); fs.readdirSync('fixtures'); fs.existsSync('src/a.local.ts');
+createRequire(import.meta.url)('dep');
+fs.mkdirSync('node_modules/.cache/check', { recursive: true });
+fs.writeFileSync('node_modules/.cache/check/last.json', String(Date.now()));
+fs.readFileSync('node_modules/.cache/check/last.json');
+`,
+      'vouch.config.json': JSON.stringify({ schema: 1, checks: [{ name: 'check', kind: 'test', command: ['node', 'check.mjs'], mode: 'traced' }] }) + '\n',
+    });
+    const ran = p.vouch(['run', 'check'], { env });
+    expect(ran.code, ran.stderr).toBe(0);
+  });
+  afterAll(() => p?.remove());
+
+  it('--inputs says what the run read, listed, probed and wrote, and not what it never touched', () => {
+    const json = p.json(['explain', 'check', '--inputs'], { env });
+    expectValid('explain-inputs', json);
+    expect(json.mode).toBe('traced');
+    const group = (kind: string) => json.groups.find((g: { kind: string }) => g.kind === kind);
+    expect(group('read').paths).toEqual(expect.arrayContaining(['.env', 'check.mjs', 'src/a.ts']));
+    expect(group('listed').paths).toContain('fixtures');
+    expect(group('absent').paths).toContain('src/a.local.ts');
+    expect(group('installed').buckets).toContainEqual({ name: 'node_modules/dep', count: expect.any(Number) });
+    expect(group('own').paths).toContain('node_modules/.cache/check/last.json');
+    expect(json.evidence.map((entry: { path: string }) => entry.path)).not.toContain('README.md');
+    expect(json.notes.map((note: { code: string }) => note.code)).toContain('read-outside-inputs');
+
+    const text = p.vouch(['explain', 'check', '--inputs'], { env }).stdout;
+    expect(text).toMatch(/^check: inputs of receipt \S+ \(PASS, from .+\), as traced/);
+    expect(text).toMatch(/^looked up, absent: \d+ paths? in /m);
+  });
+
+  it('an edit to a file it never read changes nothing; one to a file it read, or a file where it found none, is named', () => {
+    p.write('README.md', '# edited\n');
+    const current = p.vouch(['explain', 'check'], { env });
+    expect(current.code, current.stderr).toBe(0);
+    expect(current.stdout.trimEnd().split('\n').at(-1)).toBe('nothing changed since the receipt');
+    expect(p.json(['status', 'check'], { env }).checks[0].freshness).toBe('CURRENT');
+
+    p.write('.env', 'S=2\n');
+    p.write('src/a.local.ts', 'export {};\n');
+    const lines = p.vouch(['explain', 'check'], { env }).stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^check: STALE, result PASS/);
+    expect(lines.slice(lines.indexOf('inputs:') + 1)).toEqual(expect.arrayContaining(['  .env: content changed', '  src/a.local.ts: absent → a file']));
+    const json = p.json(['explain', 'check'], { env });
+    expectValid('explain', json);
+    expect(json.check.freshness).toBe(p.json(['status', 'check'], { env }).checks[0].freshness);
   });
 });

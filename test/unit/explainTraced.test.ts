@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { evidencePerPackage, summariseEvidenceChanges } from '../../src/core/changeSummary.js';
 import { evidenceChangeLines } from '../../src/core/changeText.js';
 import { compareEvidencePaths, diffEvidence, type EvidenceChange, type EvidenceEntry } from '../../src/core/evidence.js';
-import { directoryBucketOf, groupEvidence, topDirectoryOf, tracedGroupOf, TRACED_GROUPS } from '../../src/core/inputGroups.js';
+import { directoryBucketOf, evidencePackageOf, groupEvidence, parentDirectoryOf, topDirectoryOf, tracedGroupOf, TRACED_GROUPS } from '../../src/core/inputGroups.js';
 import { inputsSummary } from '../../src/mcp/summaries.js';
 import type { InputsReport } from '../../src/api/explainInputs.js';
 import { context, definition, receipt, observation, why } from '../helpers/model.js';
@@ -33,6 +33,7 @@ describe('tracedGroupOf(entry): each path in the first group that applies', () =
     ['a file read in a package', read('node_modules/zod/index.js'), 'installed'],
     ['a pnpm package listed', listed('node_modules/.pnpm/zod@3.0.0/node_modules/zod'), 'installed'],
     ['a link in node_modules looked up', lookup('node_modules/zod', 'directory', { link: '.pnpm/zod@3.0.0/node_modules/zod' }), 'installed'],
+    ['node_modules itself, listed', listed('node_modules'), 'installed'],
     ['a file read outside the root', read('/home/u/.npmrc'), 'outside'],
     ['a lookup outside the root that found nothing', lookup('/home/u/tsconfig.json', 'absent'), 'outside'],
     ['a cache the run wrote, then read', read('node_modules/.cache/x/a.json', 'd', { own: true }), 'own'],
@@ -42,29 +43,41 @@ describe('tracedGroupOf(entry): each path in the first group that applies', () =
   });
 });
 
-describe('topDirectoryOf(path)', () => {
+describe('the buckets of a path', () => {
   it.each([
     ['src/a/b.ts', 'src'],
     ['package.json', '.'],
     ['.', '.'],
-    ['/home/u/.npmrc', '/home/u'],
-    ['/home/u/a/b/c', '/home/u'],
-    ['/etc/hosts', '/etc'],
-    ['/etc', '/etc'],
-    ['/', '/'],
-  ])('%s is in %s', (path, top) => {
+  ])('topDirectoryOf(%s) is %s', (path, top) => {
     expect(topDirectoryOf(path)).toBe(top);
   });
-});
 
-describe('directoryBucketOf(path): a listed directory is counted under the top-level directory it is, or is in', () => {
   it.each([
     ['.', '.'],
     ['src', 'src'],
     ['src/a/b', 'src'],
-    ['/home/u/project', '/home/u'],
-  ])('%s is in %s', (path, top) => {
+  ])('directoryBucketOf(%s) is %s: a directory is counted under the top-level directory it is, or is in', (path, top) => {
     expect(directoryBucketOf(path)).toBe(top);
+  });
+
+  it.each([
+    ['/home/u/.npmrc', '/home/u'],
+    ['/etc/hosts', '/etc'],
+    ['/etc', '/'],
+  ])('parentDirectoryOf(%s) is %s: outside the root, where a path is says more than its top directory', (path, parent) => {
+    expect(parentDirectoryOf(path)).toBe(parent);
+  });
+
+  it.each<[EvidenceEntry, string | null]>([
+    [lookup('node_modules/zod', 'directory'), 'node_modules/zod'],
+    [listed('node_modules/@s/b'), 'node_modules/@s/b'],
+    [listed('node_modules'), 'node_modules'],
+    [read('node_modules/.package-lock.json'), 'node_modules'],
+    [read('node_modules/zod/index.js'), 'node_modules/zod'],
+    [lookup('/home/u/.local/lib/node_modules/tool', 'directory'), '/home/u/.local/lib/node_modules/tool'],
+    [listed('src'), null],
+  ])('evidencePackageOf(%o) is %s: a directory is named as what it is', (entry, name) => {
+    expect(evidencePackageOf(entry)).toBe(name);
   });
 });
 
@@ -81,6 +94,7 @@ describe('groupEvidence(entries)', () => {
     lookup('src/a.mjs', 'absent'),
     ...pkg('node_modules/.pnpm/zod@3.0.0/node_modules/zod', 3),
     read('node_modules/typescript/lib/tsc.js'),
+    lookup('node_modules/typescript', 'directory'),
     read('/home/u/.npmrc'),
     lookup('/etc/hosts'),
     read('node_modules/.cache/tool/a.json', 'd', { own: true }),
@@ -95,7 +109,7 @@ describe('groupEvidence(entries)', () => {
   it('puts each path in exactly one group, and counts them', () => {
     expect(groups.reduce((sum, group) => sum + group.count, 0)).toBe(entries.length);
     expect(new Set(groups.flatMap((group) => group.paths)).size).toBe(entries.length);
-    expect(Object.fromEntries(groups.map((group) => [group.kind, group.count]))).toEqual({ read: 4, listed: 2, found: 1, absent: 2, installed: 4, outside: 2, own: 1 });
+    expect(Object.fromEntries(groups.map((group) => [group.kind, group.count]))).toEqual({ read: 4, listed: 2, found: 1, absent: 2, installed: 5, outside: 2, own: 1 });
   });
 
   it('counts reads by top-level directory, installed paths by package, outside paths by their top directory', () => {
@@ -114,7 +128,7 @@ describe('groupEvidence(entries)', () => {
     expect(by('installed').by).toBe('package');
     expect(by('installed').buckets).toEqual([
       { name: 'node_modules/.pnpm/zod@3.0.0', count: 3 },
-      { name: 'node_modules/typescript', count: 1 },
+      { name: 'node_modules/typescript', count: 2 },
     ]);
     expect(by('outside').buckets).toEqual([
       { name: '/etc', count: 1 },

@@ -16,7 +16,7 @@ const bucket = z
       .string()
       .min(1)
       .describe(
-        'A top-level directory ("." for files in the root; the first two directories of a path outside the root, "/home/me"), or a package directory: node_modules/NAME, node_modules/@SCOPE/NAME, node_modules/.pnpm/DIR.',
+        'A top-level directory ("." for files in the root), the directory a path outside the root is in ("/home/me"), or a package directory: node_modules/NAME, node_modules/@SCOPE/NAME, node_modules/.pnpm/DIR.',
       ),
     count,
   })
