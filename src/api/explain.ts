@@ -59,7 +59,8 @@ export async function explain(project: Project, name: string, env: NodeJS.Proces
     // A traced receipt is checked against what its run touched, not against the declared globs:
     // neither the observer nor a scan of the globs says anything about it.
     const latest = readConsistently(session.db, () => latestReceipt(session.db, definition.name));
-    if (latest?.evidence.mode === 'traced') return explainTraced(project, session, definition, env);
+    const traced = latest?.evidence.mode === 'traced' ? explainTraced(project, session, definition, env) : null;
+    if (traced) return traced;
     const notices: string[] = [];
     const asked = observer === 'auto' ? await askObserver(project, [definition], env, 'sync', notices, { entries: true }) : null;
     session.notices.push(...notices);
@@ -71,10 +72,12 @@ export async function explain(project: Project, name: string, env: NodeJS.Proces
       const found = latestReceipt(session.db, definition.name);
       return { latest: found, recorded: found === null ? null : loadManifest(session.db, found.manifestDigest) };
     });
-    // A traced receipt recorded since the first look: explained as traced.
-    if (receipt?.evidence.mode === 'traced') return explainTraced(project, session, definition, env);
-    const status = decide(definition, now.observed, now.inputs, receipt);
-    if (receipt === null) {
+    // A traced receipt recorded since the first look: explained as traced (unless a damaged store
+    // was set aside meanwhile, and then there is no receipt).
+    const since = receipt?.evidence.mode === 'traced' ? explainTraced(project, session, definition, env) : null;
+    if (since) return since;
+    const status = decide(definition, now.observed, now.inputs, receipt?.evidence.mode === 'traced' ? null : receipt);
+    if (receipt === null || receipt.evidence.mode === 'traced') {
       return { status, definitionChanges: [], contextChanges: [], inputChanges: [], installedCounts: NO_COUNTS, evidence: null, notices: session.notices };
     }
     const current = now.inputs.manifest.entries;
@@ -96,14 +99,15 @@ export async function explain(project: Project, name: string, env: NodeJS.Proces
 
 /**
  * A traced receipt: its evidence entries looked at again (fs/verifyEvidence.ts), through the
- * session's stat cache, so that an unchanged file is not read again.
+ * session's stat cache, so that an unchanged file is not read again. Null when the latest
+ * receipt is no longer a traced one: a damaged store set aside since it was read.
  */
-function explainTraced(project: Project, session: Session, definition: CheckDefinition, env: NodeJS.ProcessEnv): Explanation {
+function explainTraced(project: Project, session: Session, definition: CheckDefinition, env: NodeJS.ProcessEnv): Explanation | null {
   const { receipt, recorded } = readConsistently(session.db, () => {
     const found = latestReceipt(session.db, definition.name);
     return { receipt: found, recorded: found === null ? null : loadEvidence(session.db, found.manifestDigest) };
   });
-  if (receipt === null) throw new Error('unreachable: a receipt is never removed');
+  if (receipt?.evidence.mode !== 'traced') return null;
   const { observed } = planCheck({ root: project.root, definition, scripts: project.scripts, splitScript: project.splitScript, env, envKey: session.envKey });
   const base = {
     definitionChanges: diffDefinition(receipt.definition, definition),

@@ -239,6 +239,28 @@ describe('vouch explain on a traced receipt', () => {
       await client.close();
     }
   });
+
+  it('a traced receipt whose evidence is gone from the store: UNVERIFIED, as status says, and a notice; never CURRENT on no evidence', () => {
+    const db = new Database(join(p.root, '.vouch', 'state.db'));
+    try {
+      const { manifest_digest: digest } = db.prepare('SELECT manifest_digest FROM receipts ORDER BY seq DESC LIMIT 1').get() as { manifest_digest: string };
+      expect(db.prepare('DELETE FROM manifests WHERE digest = ?').run(digest).changes).toBe(1);
+    } finally {
+      db.close();
+    }
+    const json = p.json(['explain', 'unit'], { env });
+    expectValid('explain', json);
+    expect(json.check.freshness).toBe('UNVERIFIED');
+    expect(json.check.freshness).toBe(p.json(['status', 'unit'], { env }).checks[0].freshness);
+    expect(json.evidence).toMatchObject({ mode: 'traced', changes: [] });
+    expect(json.notices.join('\n')).toMatch(/the evidence of run \S+ could not be read: which inputs changed since is not known/);
+
+    const inputs = p.json(['explain', 'unit', '--inputs'], { env });
+    expectValid('explain-inputs', inputs);
+    expect([inputs.mode, inputs.groups, inputs.evidence]).toEqual(['traced', null, null]);
+    expect(inputs.notices.join('\n')).toMatch(/the evidence of run \S+ could not be read: what it depends on is not known/);
+    expect(p.vouch(['explain', 'unit', '--inputs'], { env }).stdout).toContain('  its evidence could not be read: what it depends on is not known\n');
+  });
 });
 
 const STRACE = process.platform === 'linux' && spawnSync('strace', ['-V']).status === 0;
