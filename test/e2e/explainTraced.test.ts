@@ -92,10 +92,16 @@ function compile() {
   const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: true });
   ajv.addFormat('date-time', /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/);
   for (const name of ['explain', 'explain-inputs']) ajv.addSchema(JSON.parse(readFileSync(join(REPO, 'schemas', `${name}.schema.json`), 'utf8')), `${name}.schema.json`);
-  return (name: string, value: unknown) => {
+  const check = (name: string, value: unknown) => {
     const validate = ajv.getSchema(`${name}.schema.json`)!;
-    expect(validate(value) ? null : ajv.errorsText(validate.errors), `${name}.schema.json rejected ${JSON.stringify(value, null, 2)}`).toBeNull();
+    return validate(value) ? null : ajv.errorsText(validate.errors);
   };
+  return Object.assign(
+    (name: string, value: unknown) => {
+      expect(check(name, value), `${name}.schema.json rejected ${JSON.stringify(value, null, 2)}`).toBeNull();
+    },
+    { check },
+  );
 }
 
 describe('vouch explain on a traced receipt', () => {
@@ -155,6 +161,19 @@ describe('vouch explain on a traced receipt', () => {
     expect(json.evidence).toHaveLength(entries.length);
     expect(json.evidence).toContainEqual({ path: 'src/c.ts', use: 'lookup', own: false, type: 'absent', link: null, digest: null });
     expect(json.evidence).toContainEqual(expect.objectContaining({ path: 'node_modules/.cache/tool/data.json', use: 'read', own: true, type: 'file' }));
+
+    // The schema holds a traced document to its own groups, and a declared one to no evidence.
+    const broken: [string, (value: any) => void][] = [
+      ['mode declared with traced groups and evidence', (v) => (v.mode = 'declared')],
+      ['a declared group kind in a traced document', (v) => (v.groups[0].kind = 'source')],
+      ['an entry used in no known way', (v) => (v.evidence[0].use = 'written')],
+      ['an entry without own', (v) => delete v.evidence[0].own],
+    ];
+    for (const [what, mutate] of broken) {
+      const sample = structuredClone(json);
+      mutate(sample);
+      expect(expectValid.check('explain-inputs', sample), what).not.toBeNull();
+    }
   });
 
   it('nothing changed, and a reinstall of the same bytes is no change: CURRENT, with the receipt\'s notes', () => {
