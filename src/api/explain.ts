@@ -9,6 +9,7 @@ import type { InputEntry } from '../core/manifest.js';
 import type { Reason } from '../core/reason.js';
 import type { Receipt } from '../core/receipt.js';
 import { planCheck } from '../exec/checkPlan.js';
+import { InputScanner } from '../fs/inputScanner.js';
 import { evidenceObservation, observationFor, verifyEvidence } from '../fs/verifyEvidence.js';
 import { diskFullNotice, noteOnce } from '../store/diskFull.js';
 import { readConsistently } from '../store/openStore.js';
@@ -117,13 +118,23 @@ function explainTraced(project: Project, session: Session, definition: CheckDefi
     notices: session.notices,
   };
   const notes = receipt.evidence.notes;
-  if (recorded === null) {
-    session.notices.push(`the evidence of run ${receipt.runId} could not be read: which inputs changed since is not known`);
-    // Nothing to look at again: the answer status gives (UNVERIFIED), never a CURRENT on no evidence.
-    const missing = observationFor(project.root, () => null, session.statCache, receipt, () => {
-      throw new Error('unreachable: a traced receipt is never compared with the declared inputs');
-    });
-    const status = decide(definition, observed, missing, receipt);
+  // A state dir git lists may hold a forged receipt whose evidence names any path: it is not
+  // looked at, exactly as status does not (fs/verifyEvidence.ts's observationFor).
+  const distrust = new InputScanner(project.root, project.excluded, session.statCache).trustProblems();
+  if (recorded === null && distrust.length === 0) session.notices.push(`the evidence of run ${receipt.runId} could not be read: which inputs changed since is not known`);
+  if (recorded === null || distrust.length > 0) {
+    // Nothing to look at: the answer status gives (UNVERIFIED), never a CURRENT on no evidence.
+    const unlooked = observationFor(
+      project.root,
+      () => recorded,
+      session.statCache,
+      receipt,
+      () => {
+        throw new Error('unreachable: a traced receipt is never compared with the declared inputs');
+      },
+      () => distrust,
+    );
+    const status = decide(definition, observed, unlooked, receipt);
     return { ...base, status, evidence: { mode: 'traced', notes, changes: [], entriesPerPackage: () => new Map() } };
   }
   const verified = verifyEvidence(project.root, recorded, session.statCache);

@@ -282,6 +282,32 @@ describe('vouch explain on a traced receipt', () => {
   });
 });
 
+describe('vouch explain on a traced receipt in a state dir git lists', () => {
+  let p: TempProject;
+  let outside: string;
+  afterAll(() => {
+    p?.remove();
+    if (outside) rmSync(join(outside, '..'), { recursive: true, force: true });
+  });
+
+  it('its evidence, which may be forged and name any path, is not looked at: UNVERIFIED as status says, no changes named', () => {
+    p = tempProject('explain-traced-listed', files());
+    outside = `${realpathSync(p.root)}-outside/config.json`;
+    mkdirSync(join(outside, '..'), { recursive: true });
+    writeFileSync(outside, '{"a":1}\n');
+    expect(p.vouch(['run', 'unit'], { env }).code).toBe(0);
+    recordTraced(p, outside);
+    p.write('src/a.ts', 'export const a = 2;\n');
+    p.git('add', '-f', '.vouch');
+    const json = p.json(['explain', 'unit'], { env });
+    expect(json.check.freshness).toBe('UNVERIFIED');
+    expect(json.check.reasons.map((r: { code: string }) => r.code)).toContain('state-dir-in-git');
+    expect(json.evidence).toMatchObject({ mode: 'traced', changes: [] });
+    expect(json.check.freshness).toBe(p.json(['status', 'unit'], { env }).checks[0].freshness);
+    expect(p.vouch(['explain', 'unit'], { env }).stdout).not.toContain('src/a.ts');
+  });
+});
+
 const STRACE = process.platform === 'linux' && spawnSync('strace', ['-V']).status === 0;
 const TITLE = STRACE ? 'vouch explain after a real traced run' : 'vouch explain after a real traced run (SKIPPED: strace is not on PATH; apt-get install strace)';
 
