@@ -10,6 +10,7 @@ import type { ExplainDocument, InputChangeJson } from '../core/json/explain.js';
 import type { LogDocument } from '../core/json/log.js';
 import type { RunDocument } from '../core/json/run.js';
 import type { CheckStatusJson, EvidenceJson, ReceiptJson, ReceiptSummaryJson, StatusDocument } from '../core/json/status.js';
+import { explainedEvidenceJson } from './explainJson.js';
 
 /*
  * The documents of the --json contract (docs/json.md), built in one place so
@@ -99,6 +100,7 @@ export function explanationJson(result: Explanation): ExplainDocument {
     definition_changes: result.definitionChanges.map(definitionChangeJson) as ExplainDocument['definition_changes'],
     context_changes: result.contextChanges as ExplainDocument['context_changes'],
     input_changes: result.inputChanges.map(inputChangeJson),
+    evidence: explainedEvidenceJson(result.evidence),
     notices: result.notices,
   };
 }

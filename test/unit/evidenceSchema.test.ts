@@ -127,7 +127,7 @@ describe("a receipt's evidence in --json", () => {
       [before, after, { field: 'mode', old: 'declared', new: 'traced' }],
       [after, before, { field: 'mode', old: 'traced', new: 'declared' }],
     ] as const) {
-      const document = explanationJson({ status, definitionChanges: diffDefinition(old, now), contextChanges: [], inputChanges: [], installedCounts: () => ({}) as never, notices: [] });
+      const document = explanationJson({ status, definitionChanges: diffDefinition(old, now), contextChanges: [], inputChanges: [], installedCounts: () => ({}) as never, evidence: null, notices: [] });
       expect(document.definition_changes).toEqual([expected]);
       expect(explainDocument.safeParse(document).error?.issues).toBeUndefined();
       expect(explainSchema(document)).toBeNull();
