@@ -40,7 +40,6 @@ export function explainInputsJson(report: InputsReport, stateDir: string): Expla
           scripts: (context.scripts ?? []).map((script) => ({ name: script.name, body: script.body, digest: script.digest })),
         }
       : null,
-    notes: receipt?.evidence.notes ?? [],
     groups: reportGroups(report),
     evidence: receipt && report.evidence ? report.evidence.map(evidenceEntryJson) : null,
     notices: report.notices,

@@ -148,7 +148,7 @@ describe('vouch explain on a traced receipt', () => {
     const json = p.json(['explain', 'unit', '--inputs'], { env });
     expectValid('explain-inputs', json);
     expect(json.mode).toBe('traced');
-    expect(json.notes).toEqual([{ code: 'read-outside-inputs', message: `read ${outside}, outside its declared inputs` }]);
+    expect(json.receipt.evidence.notes).toEqual([{ code: 'read-outside-inputs', message: `read ${outside}, outside its declared inputs` }]);
     expect(Object.fromEntries(json.groups.map((group: { kind: string; count: number }) => [group.kind, group.count]))).toEqual({
       read: 3,
       listed: 1,
@@ -350,7 +350,7 @@ fs.readFileSync('node_modules/.cache/check/last.json');
     expect(group('installed').buckets).toContainEqual({ name: 'node_modules/dep', count: expect.any(Number) });
     expect(group('own').paths).toContain('node_modules/.cache/check/last.json');
     expect(json.evidence.map((entry: { path: string }) => entry.path)).not.toContain('README.md');
-    expect(json.notes.map((note: { code: string }) => note.code)).toContain('read-outside-inputs');
+    expect(json.receipt.evidence.notes.map((note: { code: string }) => note.code)).toContain('read-outside-inputs');
 
     const text = p.vouch(['explain', 'check', '--inputs'], { env }).stdout;
     expect(text).toMatch(/^check: inputs of receipt \S+ \(PASS, from .+\), as traced/);

@@ -97,9 +97,6 @@ export const explainInputsDocument = z.strictObject({
     .nullable()
     .describe("The globs the receipt's check declared; null without a receipt."),
   context: context.nullable().describe('Null without a receipt.'),
-  notes: reasons.describe(
-    "The receipt's evidence notes: how it was made (trace-unavailable, trace-incomplete, read-outside-inputs). They never make it less reusable. Empty without a receipt.",
-  ),
   groups: z
     .array(group)
     .nullable()
