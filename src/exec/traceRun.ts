@@ -83,7 +83,7 @@ function readOutsideNote(entries: readonly EvidenceEntry[], declared: readonly I
   const inside: string[] = [];
   let outsideRoot = 0;
   for (const entry of entries) {
-    if (entry.use !== 'read' || entry.own || entry.type !== 'file' || paths.has(entry.path)) continue;
+    if (entry.use !== 'read' || entry.own || entry.type !== 'file' || paths.has(entry.path) || isGitOwn(entry.path)) continue;
     if (entry.path.startsWith('/')) outsideRoot++;
     else inside.push(entry.path);
   }
@@ -92,6 +92,11 @@ function readOutsideNote(entries: readonly EvidenceEntry[], declared: readonly I
   const more = inside.length > NAMED_OUTSIDE ? ` and ${inside.length - NAMED_OUTSIDE} more` : '';
   const beyond = outsideRoot === 0 ? '' : `; and ${outsideRoot} file${outsideRoot === 1 ? '' : 's'} outside the root`;
   return reason('read-outside-inputs', `the run read ${inside.length} file${inside.length === 1 ? '' : 's'} in the root that its declared inputs do not match, which tracing covers: ${named}${more}${beyond}`);
+}
+
+/** git's own files (.git/info/exclude, read by linters that honour it): no glob may name them. */
+function isGitOwn(path: string): boolean {
+  return path === '.git' || path.startsWith('.git/');
 }
 
 function removeAbandoned(dir: string): void {
