@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { linkSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, linkSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +8,7 @@ import type { PathFacts } from '../../src/core/runFacts.js';
 import { MemoryStatCache } from '../../src/core/statCache.js';
 import { finishTrace } from '../../src/exec/traceRun.js';
 import { runTraced } from '../../src/exec/trace/tracer.js';
+import { executableIdentity } from '../../src/exec/resolveExecutable.js';
 import { fingerprintRun } from '../../src/fs/runEvidence.js';
 import { verifyEvidence } from '../../src/fs/verifyEvidence.js';
 
@@ -216,5 +217,27 @@ describe('finishTrace: a trace that is not whole is never evidence', () => {
     expect(finished.entries).toBeNull();
     expect(finished.record).toMatchObject({ kind: 'fallback', note: { code: 'trace-incomplete' } });
     expect(finished.record.kind === 'fallback' && finished.record.note.message).toMatch(/declared inputs stand in/);
+  });
+});
+
+describe("a check's executable identity", () => {
+  it('of a traced check ignores a new link to its file in a shared store (its bytes are in the evidence), and of a declared check does not', () => {
+    const root = project('identity', { 'store/tool': '#!/bin/sh\nexit 0\n' });
+    chmodSync(join(root, 'store/tool'), 0o755);
+    mkdirSync(join(root, 'node_modules/.bin'), { recursive: true });
+    linkSync(join(root, 'store/tool'), join(root, 'node_modules/.bin/tool'));
+    const tool = join(root, 'node_modules/.bin/tool');
+    const traced = executableIdentity(tool, true);
+    const declared = executableIdentity(tool, false);
+    linkSync(join(root, 'store/tool'), join(root, 'another-checkout-tool'));
+    expect(executableIdentity(tool, true)).toEqual(traced);
+    expect(executableIdentity(tool, false)).not.toEqual(declared);
+    chmodSync(tool, 0o644);
+    expect(executableIdentity(tool, true)).not.toEqual(traced);
+  });
+
+  it('of a traced check under /usr keeps the whole identity: the evidence leaves system files out', () => {
+    const sh = realpathSync('/bin/sh');
+    expect(executableIdentity(sh, true)).toEqual(executableIdentity(sh, false));
   });
 });
