@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, linkSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, linkSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -95,6 +95,26 @@ fs.readFileSync('/proc/self/status');`,
     expect(evidence.digest).toBe(evidenceOf(evidence.entries).digest);
   });
 
+  it('holds a directory swapped by two renames, or a linked directory retargeted, while the run ran against it: what the path names now is older than the run', async () => {
+    const root = project('swapped', { 'cfg/app.json': 'first', 'cfg-next/app.json': 'next', 'v1/index.js': 'one', 'v2/index.js': 'two' });
+    symlinkSync('v1', join(root, 'pkg'));
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    const { facts, startedAt } = await traceFacts(
+      root,
+      `const fs = require('node:fs');
+fs.readFileSync('cfg/app.json'); fs.readFileSync('pkg/index.js');
+Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1200);`,
+      () => {
+        renameSync(join(root, 'cfg'), join(root, 'cfg-previous'));
+        renameSync(join(root, 'cfg-next'), join(root, 'cfg'));
+        unlinkSync(join(root, 'pkg'));
+        symlinkSync('v2', join(root, 'pkg'));
+      },
+    );
+    const { changedDuringRun } = fingerprint(root, facts, startedAt);
+    expect(changedDuringRun).toEqual(expect.arrayContaining(['cfg/app.json', 'pkg/index.js']));
+  });
+
   it("counts a file written through a linked directory and read through its real path as the run's own, not as moved under it", async () => {
     const root = project('alias', { 'real/keep.txt': '' });
     symlinkSync('real', join(root, 'linked'));
@@ -123,7 +143,8 @@ Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1200);`,
       },
     );
     const { changedDuringRun } = fingerprint(root, facts, startedAt);
-    expect(changedDuringRun.sort()).toEqual(['input.txt', 'later.txt']);
+    // The root's entries changed too (later.txt): everything read below it is doubtful as well.
+    expect(changedDuringRun).toEqual(expect.arrayContaining(['input.txt', 'later.txt', 'script.cjs']));
   });
 
   it("does not hold the run's own cache against it: written, then read, then compared with what it left", async () => {
