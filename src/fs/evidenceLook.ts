@@ -33,7 +33,8 @@ export class EvidenceLooker {
     private readonly observedAtNs: bigint,
   ) {}
 
-  look(path: string, use: EvidenceUse, own: boolean): Looked {
+  /** `statDigest` false: a looked-up file's size and time are not asked (its bytes are read under another name). */
+  look(path: string, use: EvidenceUse, own: boolean, statDigest = true): Looked {
     const abs = absoluteEvidencePath(path, this.realRoot);
     const base: Pick<EvidenceEntry, 'path' | 'use' | 'own'> = own ? { path, use, own: true } : { path, use };
     let link: string | undefined;
@@ -70,6 +71,10 @@ export class EvidenceLooker {
         }
       }
       if (!stats.isFile()) return looked({ ...withLink, type: 'other' }, ctimeNs);
+      // A lookup of a file is answered with its size and modification time too: a tool that
+      // decides from them alone (eslint --cache, prettier --cache, tsc -b's up-to-date check, make)
+      // does not read a file whose stat it finds unchanged.
+      if (use === 'lookup' && statDigest) return looked({ ...withLink, type: 'file', digest: `${stats.size}:${stats.mtimeNs}` }, ctimeNs);
       if (use !== 'read') return looked({ ...withLink, type: 'file' }, ctimeNs);
       const identity = identityOf(stats);
       const cached = this.statCache.get(path);
