@@ -39,10 +39,13 @@ export class EvidenceLooker {
     const base: Pick<EvidenceEntry, 'path' | 'use' | 'own'> = own ? { path, use, own: true } : { path, use };
     let link: string | undefined;
     let linkCtimeNs: bigint | null = null;
+    // Not a link: lstat said all stat would, and the first look needs no second call.
+    let known: BigIntStats | undefined;
     try {
       const lstats = lstatSync(abs, { bigint: true, throwIfNoEntry: false });
       if (lstats === undefined) return { entry: { ...base, type: 'absent' }, ctimeNs: null };
-      if (lstats.isSymbolicLink()) {
+      if (!lstats.isSymbolicLink()) known = lstats;
+      else {
         link = readlinkSync(abs, { encoding: 'buffer' }).toString('latin1');
         linkCtimeNs = lstats.ctimeNs;
       }
@@ -53,9 +56,10 @@ export class EvidenceLooker {
     const looked = (entry: EvidenceEntry, ctimeNs: bigint | null): Looked => ({ entry, ctimeNs: latest(ctimeNs) });
     const withLink = link === undefined ? base : { ...base, link };
     for (let attempt = 0; attempt < 3; attempt++) {
-      let stats: BigIntStats | undefined;
+      let stats: BigIntStats | undefined = known;
+      known = undefined;
       try {
-        stats = statSync(abs, { bigint: true, throwIfNoEntry: false });
+        stats ??= statSync(abs, { bigint: true, throwIfNoEntry: false });
       } catch (error) {
         return failed(withLink, error);
       }
