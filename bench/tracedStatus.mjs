@@ -15,8 +15,10 @@
 // Then, interleaved per round so that each meets the same machine: `node -e 0` (the Node floor),
 // `vouch status --json` warm on each state dir, and cold (stat cache emptied, receipts kept) a few
 // times each. No observer: bench/observer.mjs measures status through it, on declared receipts.
-// Each status answer is checked to be CURRENT for both checks. Reports p50/min/max, the ratios,
-// and each traced receipt's evidence entries, counted by use.
+// Each status answer is checked to be CURRENT for both checks. Reports p50/min/max of wall time
+// and of CPU time (user + system, which a busy machine disturbs far less), peak memory, the
+// ratios, and each traced receipt's evidence entries, counted by use. The project goes under the
+// repository's ignored .tmp/ (--dir), not the system's temp dir: see `dir` below.
 //
 //   npm run build && node bench/tracedStatus.mjs [--sources 10k] [--installed 50k] [--reps 10]
 //                                                [--cold-reps 3] [--dir DIR] [--out FILE] [--keep]
