@@ -26,7 +26,8 @@ export function verifyEvidence(root: string, recorded: readonly EvidenceEntry[],
   const looker = new EvidenceLooker(realRoot, statCache, nowNs());
   const known = knownFiles(realRoot, recorded, statCache);
   const entries = recorded.map(
-    (entry, index) => known.get(index) ?? looker.look(entry.path, entry.use, entry.own === true, !(entry.use === 'lookup' && entry.type === 'file' && entry.digest === undefined)).entry,
+    (entry, index) =>
+      known.get(index) ?? looker.look(entry.path, entry.use, entry.own === true, !(entry.use === 'lookup' && entry.type === 'file' && entry.digest === undefined), entry.executable !== undefined).entry,
   );
   const problems: Reason[] = [];
   const changing = entries.filter((entry) => entry.type === 'error' && entry.digest === CHANGING);
@@ -49,7 +50,7 @@ function knownFiles(realRoot: string, recorded: readonly EvidenceEntry[], statCa
   const indexes: number[] = [];
   for (let index = 0; index < recorded.length; index++) {
     const entry = recorded[index]!;
-    if (entry.use === 'read' && entry.type === 'file' && entry.link === undefined && !entry.path.startsWith('/') && !entry.path.includes('\0')) indexes.push(index);
+    if (entry.use === 'read' && entry.type === 'file' && entry.link === undefined && entry.executable === undefined && !entry.path.startsWith('/') && !entry.path.includes('\0')) indexes.push(index);
   }
   if (indexes.length === 0) return known;
   const paths = indexes.map((index) => recorded[index]!.path);
