@@ -144,6 +144,7 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
       }
     }
     const spawned = trace?.traced ? { executable: trace.argv[0]!, argv: trace.argv } : { executable: before.executable, argv: before.argv };
+    if (tracing && trace?.traced) await tracing.settleRoot(request.root);
     request.onStart(runId, before.argv);
     const startedAt = Date.now();
     const outcome = spawned.executable

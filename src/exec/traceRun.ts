@@ -1,4 +1,4 @@
-import { closeSync, readdirSync, realpathSync, statSync, unlinkSync } from 'node:fs';
+import { closeSync, lstatSync, readdirSync, realpathSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { sha256 } from '../core/digest.js';
 import type { EvidenceEntry } from '../core/evidence.js';
@@ -38,6 +38,23 @@ export function planTrace(stateDir: string, check: string, runId: string, execut
   closeSync(openStateFile(logPath, 'exclusive', stateDir));
   // The resolved executable, as the untraced spawn runs it: strace would otherwise look it up again.
   return { traced: true, logPath, argv: tracedArgv([executable, ...argv.slice(1)], logPath, availability.strace) };
+}
+
+/**
+ * Waits, at most a few tens of milliseconds, until the root's last change is older than the clock
+ * slack with which the run's evidence tells a change made while it ran (fs/runEvidence.ts). vouch
+ * makes its state dir in the root just before the first run of a project, and a check that lists
+ * the root would otherwise find that change held against it.
+ */
+export async function settleRoot(root: string, slackMs = 25): Promise<void> {
+  let ctimeMs: number;
+  try {
+    ctimeMs = lstatSync(root).ctimeMs;
+  } catch {
+    return;
+  }
+  const wait = Math.ceil(ctimeMs + slackMs - Date.now());
+  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(wait, slackMs)));
 }
 
 export interface TraceFinish {

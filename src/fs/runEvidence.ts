@@ -67,9 +67,10 @@ export function fingerprintRun(facts: readonly PathFacts[], options: RunEvidence
   const read = new Set<string>();
   for (const fact of facts) if (useOf(fact) === 'read') read.add(canonical(fact.path));
   for (const fact of facts) {
-    const use = useOf(fact);
+    let use = useOf(fact);
     if (use === null || isSkippedPath(fact.path, skipped)) continue;
     const path = evidencePath(fact.path, realRoot);
+    if (use === 'listed' && path.startsWith('/') && isSharedScratch(fact.path)) use = 'lookup';
     const own = fact.written === true || written.has(canonical(fact.path));
     const { entry, ctimeNs } = looker.look(path, use, own, use !== 'lookup' || !read.has(canonical(fact.path)), use === 'read' && fact.executed === true);
     entries.push(entry);
@@ -78,6 +79,22 @@ export function fingerprintRun(facts: readonly PathFacts[], options: RunEvidence
   }
   entries.sort(compareEvidencePaths);
   return { evidence: evidenceOf(entries), changedDuringRun: changed };
+}
+
+/**
+ * A world-writable directory with the sticky bit (/tmp, /var/tmp: chmod(2), S_ISVTX), outside the
+ * root: everyone's scratch space, whose names change all the time. Tools that look for their
+ * configuration list every directory above a project (oxlint does), and a listing of /tmp would
+ * make every such check STALE for a project under it. Its listing is left out; the files a run
+ * reads there are still recorded by their bytes, and the directory by its answer.
+ */
+function isSharedScratch(path: string): boolean {
+  try {
+    const mode = lstatSync(path).mode;
+    return (mode & 0o1002) === 0o1002 && (mode & 0o170000) === 0o040000;
+  } catch {
+    return false;
+  }
 }
 
 /**

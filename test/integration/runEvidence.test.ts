@@ -216,6 +216,15 @@ fs.readFileSync('src/a.ts'); fs.readdirSync('listed'); fs.existsSync('probe.js')
     expect(changed()).toEqual(['listed']);
   });
 
+  it('records /tmp, listed from a project outside it, by its answer alone: a shared scratch directory whose names change all the time', async () => {
+    const root = project('scratch-listing', { 'a.txt': 'a' });
+    const { facts, startedAt } = await traceFacts(root, `const fs = require('node:fs'); fs.readdirSync(${JSON.stringify(tmpdir())}); fs.readdirSync('.');`);
+    const { evidence } = fingerprint(root, facts, startedAt);
+    const at = byPath(evidence.entries);
+    expect(at.get(realpathSync(tmpdir()))).toEqual({ path: realpathSync(tmpdir()), use: 'lookup', type: 'directory' });
+    expect(at.get('.')).toMatchObject({ use: 'listed', type: 'directory' });
+  });
+
   it('binds a file the run only stat-ed by its size and modification time, as a tool that trusts stat (eslint --cache, make) decides', async () => {
     const root = project('stat-only', { 'src/x.ts': 'x', 'src/y.ts': 'y' });
     const { facts, startedAt } = await traceFacts(root, `const fs = require('node:fs'); fs.statSync('src/x.ts'); fs.statSync('src/y.ts'); fs.readFileSync(fs.realpathSync('src/y.ts'));`);
