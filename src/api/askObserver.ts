@@ -63,6 +63,7 @@ export async function askObserver(
       healthy: true,
       source: 'observer',
       sourceIdentities: new Map(),
+      ...(answer.changedEvidence ? { changedEvidence: answer.changedEvidence } : {}),
     };
     const observed = planCheck({ root: project.root, definition, scripts: project.scripts, splitScript: project.splitScript, env, envKey: result.envKey }).observed;
     return { definition, observed, inputs, receipt: answer.receipt };

@@ -1,12 +1,14 @@
 import { decide, type CheckStatus } from '../core/decide.js';
 import type { CheckDefinition } from '../core/definition.js';
 import type { ObservedContext, Observation } from '../core/observation.js';
+import type { Receipt } from '../core/receipt.js';
 import { planCheck } from '../exec/checkPlan.js';
+import { observationFor } from '../fs/verifyEvidence.js';
 import { InputScanner } from '../fs/inputScanner.js';
 import { startScans, type StartedScans } from '../fs/startedScans.js';
 import { diskFullNotice, noteOnce } from '../store/diskFull.js';
 import { readConsistently } from '../store/openStore.js';
-import { latestReceipt } from '../store/receipts.js';
+import { latestReceipt, loadEvidence } from '../store/receipts.js';
 import { saveStatCache } from '../store/statCacheTable.js';
 import type { Project } from './project.js';
 import { withSession, type Session } from './session.js';
@@ -17,19 +19,25 @@ export interface CheckObservation {
   inputs: Observation;
 }
 
-/** Observes each check's context and inputs now, sharing one scan between them. */
+/**
+ * Observes each check's context and inputs now, sharing one scan between them. With the
+ * checks' latest receipts, a traced receipt is compared with its evidence looked at again,
+ * and the declared inputs are scanned only for the checks that need them.
+ */
 export function observeChecks(
   project: Project,
   session: Session,
   definitions: CheckDefinition[],
   env: NodeJS.ProcessEnv,
   scans: StartedScans = startScans(project, definitions),
+  receipts: readonly (Receipt | null)[] = [],
 ): CheckObservation[] {
-  const scanner = new InputScanner(project.root, project.excluded, session.statCache, scans.installed, scans.sources);
-  const observations = definitions.map((definition) => ({
+  let scanner: InputScanner | undefined;
+  const declared = (definition: CheckDefinition) => () => (scanner ??= new InputScanner(project.root, project.excluded, session.statCache, scans.installed, scans.sources)).observe(definition);
+  const observations = definitions.map((definition, index) => ({
     definition,
     observed: planCheck({ root: project.root, definition, scripts: project.scripts, splitScript: project.splitScript, env, envKey: session.envKey }).observed,
-    inputs: scanner.observe(definition),
+    inputs: observationFor(project.root, (digest) => loadEvidence(session.db, digest), session.statCache, receipts[index] ?? null, declared(definition)),
   }));
   if (!saveStatCache(session.db, session.statCache)) noteOnce(session.notices, diskFullNotice(session.stateDir));
   return observations;
@@ -44,10 +52,10 @@ export async function scanStatus(
 ): Promise<{ checks: CheckStatus[]; observedAt: number; durationMs: number; notices: string[] }> {
   const started = Date.now();
   return withSession(project, async (session) => {
-    const observations = observeChecks(project, session, definitions, env, scans);
     // All from one file: a damaged page found at the third check must not leave the first two
     // answered from the damaged store.
-    const receipts = readConsistently(session.db, () => observations.map(({ definition }) => latestReceipt(session.db, definition.name)));
+    const receipts = readConsistently(session.db, () => definitions.map((definition) => latestReceipt(session.db, definition.name)));
+    const observations = observeChecks(project, session, definitions, env, scans, receipts);
     const checks = observations.map(({ definition, observed, inputs }, index) => decide(definition, observed, inputs, receipts[index] ?? null));
     return { checks, observedAt: started, durationMs: Date.now() - started, notices: session.notices };
   }, env);

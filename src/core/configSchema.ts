@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CHECK_KINDS, PACKAGE_MANAGERS, RESERVED_DIRS, type Config } from './config.js';
+import { CHECK_KINDS, EVIDENCE_MODES, PACKAGE_MANAGERS, RESERVED_DIRS, type Config } from './config.js';
 import { CONFIG_LIMITS } from './configLimits.js';
 import { VouchError } from './errors.js';
 import { globProblem } from './globRules.js';
@@ -59,6 +59,7 @@ export const checkSchema = z
       .max(CONFIG_LIMITS.listItems)
       .optional()
       .describe('Environment variables, besides the defaults, whose values decide the outcome.'),
+    mode: z.enum(EVIDENCE_MODES).optional().describe('traced: bound to what the run touched; declared (default): to what inputs and installed match.'),
   })
   .check((ctx) => {
     const check = ctx.value;

@@ -1,5 +1,4 @@
 import { contextDigest } from './context.js';
-import { describeEvidenceChange } from './evidence.js';
 import { definitionDigest, type CheckDefinition } from './definition.js';
 import type { ObservedContext, Observation } from './observation.js';
 import { reason, type Reason } from './reason.js';
@@ -52,7 +51,7 @@ export function decide(
   }
   if (observation.manifest.digest !== latest.manifestDigest) {
     const named = observation.changedEvidence ?? [];
-    const listed = named.slice(0, 3).map(describeEvidenceChange).join('; ');
+    const listed = named.slice(0, 3).join('; ');
     const more = named.length > 3 ? `; and ${named.length - 3} more` : '';
     changes.push(reason('inputs-changed', `inputs changed since run ${latest.runId}${listed === '' ? '' : `: ${listed}${more}`}`));
   }

@@ -1,5 +1,4 @@
 import type { CheckContext } from './context.js';
-import type { EvidenceChange } from './evidence.js';
 import type { Manifest } from './manifest.js';
 import type { Reason } from './reason.js';
 
@@ -15,8 +14,8 @@ export interface Observation {
    * visible here.
    */
   sourceIdentities: Map<string, string>;
-  /** For a traced receipt's evidence looked at again: what differs, to name it in the reason. */
-  changedEvidence?: EvidenceChange[];
+  /** For a traced receipt's evidence looked at again: what differs, said for people, to name it in the reason. */
+  changedEvidence?: string[];
 }
 
 /** The context as observed now, with anything that could not be established. */

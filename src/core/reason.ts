@@ -32,6 +32,9 @@ export const REASON_CODES = [
 
 export type ReasonCode = (typeof REASON_CODES)[number];
 
+/** The codes of a receipt's evidence notes (core/receipt.ts): they say how it was made, never why it is not CURRENT. */
+export const NOTE_CODES = ['trace-unavailable', 'trace-incomplete', 'read-outside-inputs'] as const satisfies readonly ReasonCode[];
+
 export function reason(code: ReasonCode, message: string): Reason {
   return { code, message };
 }

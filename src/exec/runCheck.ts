@@ -15,6 +15,9 @@ import { newRunId } from './runId.js';
 import { emptyRunLog, LOG_KEPT_BYTES, openRunLog, type RunLog } from './runLog.js';
 import type { Output } from '../core/output.js';
 import type { CommandSplitter } from '../core/scriptContext.js';
+import type { EvidenceEntry } from '../core/evidence.js';
+import type { TracedRecord } from '../core/receiptBuilder.js';
+import type { TracePlan } from './traceRun.js';
 
 export interface RunRequest {
   root: string;
@@ -71,14 +74,17 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
     if (skipped) return skipped;
   }
   // Loaded only now: a check the observer finds current is skipped without the scan's code.
-  const [{ InputScanner }, { startScans }, { insertReceipt, latestReceipt }, { saveStatCache }, { buildReceipt }, { spawnCheck }] = await Promise.all([
+  const [{ InputScanner }, { startScans }, { insertReceipt, latestReceipt, loadEvidence }, { saveStatCache }, { buildReceipt }, { spawnCheck }, { observationFor }] = await Promise.all([
     import('../fs/inputScanner.js'),
     import('../fs/startedScans.js'),
     import('../store/receipts.js'),
     import('../store/statCacheTable.js'),
     import('../core/receiptBuilder.js'),
     import('./spawnCheck.js'),
+    import('../fs/verifyEvidence.js'),
   ]);
+  // Only a traced check loads the tracer.
+  const tracing = definition.mode === 'traced' ? await import('./traceRun.js') : null;
   const runId = newRunId();
   let waited = false;
   const lock = await acquireRunLock(request.stateDir, { runId, check: definition.name, startedAt: Date.now() }, (holder) => {
@@ -102,7 +108,8 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
     const inputsBefore = observe(startedFirst);
     if (request.ifDue) {
       // Decided under the lock: a run that just finished may have made this one unnecessary.
-      const status = decide(definition, before.observed, inputsBefore, latestReceipt(db, definition.name));
+      const latest = latestReceipt(db, definition.name);
+      const status = decide(definition, before.observed, observationFor(request.root, (digest) => loadEvidence(db, digest), statCache, latest, () => inputsBefore), latest);
       if (status.reuseEligible) {
         saveStatCache(db, statCache);
         return { action: 'skipped', status, exitCode: 0 };
@@ -123,12 +130,22 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
       // Before the check starts: a link at the log's path, or no room for it, is vouch's own answer.
       throw notWritable(request.stateDir, error);
     }
+    let trace: TracePlan | null = null;
+    if (tracing && before.executable) {
+      try {
+        trace = tracing.planTrace(request.stateDir, runId, before.executable, before.argv);
+      } catch (error) {
+        log.close();
+        throw notWritable(request.stateDir, error);
+      }
+    }
+    const spawned = trace?.traced ? { executable: trace.argv[0]!, argv: trace.argv } : { executable: before.executable, argv: before.argv };
     request.onStart(runId, before.argv);
     const startedAt = Date.now();
-    const outcome = before.executable
+    const outcome = spawned.executable
       ? await spawnCheck({
-          executable: before.executable,
-          argv: before.argv,
+          executable: spawned.executable,
+          argv: spawned.argv,
           cwd: request.root,
           env: before.env,
           log,
@@ -141,6 +158,12 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
 
     const after = plan(envKey);
     const inputsAfter = observe();
+    let traced: { record: TracedRecord; entries: EvidenceEntry[] | null } | null = null;
+    if (trace !== null) {
+      traced = trace.traced
+        ? await tracing!.finishTrace(trace, { root: request.root, stateDir: request.stateDir, statCache, startedAt, env: before.env, declared: inputsAfter.manifest.entries })
+        : { record: trace.record, entries: null };
+    }
     const { receipt, exitCode } = buildReceipt({
       runId,
       definition,
@@ -153,10 +176,11 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
       finishedAt,
       logPath: relative(request.stateDir, logPath),
       logKeptBytes: LOG_KEPT_BYTES,
+      ...(traced ? { traced: traced.record } : {}),
     });
     // The check has run: from here on its exit code stands, and the report says what vouch could not do.
     let error: RunError | null = null;
-    const save = () => insertReceipt(db, receipt, inputsAfter.manifest.entries);
+    const save = () => insertReceipt(db, receipt, traced?.entries ?? inputsAfter.manifest.entries);
     try {
       save();
     } catch (failure) {

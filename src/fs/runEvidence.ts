@@ -1,5 +1,6 @@
 import { realpathSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { homedir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
 import { compareEvidencePaths, evidenceOf, evidencePath, isSkippedPath, useOf, type Evidence, type EvidenceEntry } from '../core/evidence.js';
 import type { LookupAnswer, PathFacts } from '../core/runFacts.js';
 import type { StatCache } from '../core/statCache.js';
@@ -14,6 +15,8 @@ export interface RunEvidenceOptions {
   statCache: StatCache;
   /** When the check started, in ms since the epoch (Date.now()). */
   startedAt: number;
+  /** The check's environment: where npm keeps its logs. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface RunEvidence {
@@ -40,16 +43,21 @@ const CLOCK_SLACK_NS = 50_000_000n;
  */
 export function fingerprintRun(facts: readonly PathFacts[], options: RunEvidenceOptions): RunEvidence {
   const realRoot = realpathSync.native(options.root);
-  const skipped = skippedPrefixes(realRoot, options.stateDir);
+  const skipped = skippedPrefixes(realRoot, options.stateDir, options.env ?? process.env);
   const looker = new EvidenceLooker(realRoot, options.statCache, nowNs());
   const startedNs = BigInt(options.startedAt) * 1_000_000n - CLOCK_SLACK_NS;
   const entries: EvidenceEntry[] = [];
   const changed: string[] = [];
+  const canonical = canonicalPaths();
+  // A file written by one name and read by another (through a linked directory, as a package
+  // manager's node_modules often is) is the run's own under both.
+  const written = new Set<string>();
+  for (const fact of facts) if (fact.written) written.add(canonical(fact.path));
   for (const fact of facts) {
     const use = useOf(fact);
     if (use === null || isSkippedPath(fact.path, skipped)) continue;
     const path = evidencePath(fact.path, realRoot);
-    const own = fact.written === true;
+    const own = fact.written === true || written.has(canonical(fact.path));
     const { entry, ctimeNs } = looker.look(path, use, own);
     entries.push(entry);
     if (entry.type === 'error' && entry.digest === CHANGING) changed.push(path);
@@ -57,6 +65,28 @@ export function fingerprintRun(facts: readonly PathFacts[], options: RunEvidence
   }
   entries.sort(compareEvidencePaths);
   return { evidence: evidenceOf(entries), changedDuringRun: changed };
+}
+
+/**
+ * A path with its directory's links resolved, as it is now; the last name is kept as it is (a
+ * file the run removed has no real path of its own any more).
+ */
+function canonicalPaths(): (path: string) => string {
+  const parents = new Map<string, string>();
+  return (path) => {
+    if (path === '/') return path;
+    const parent = dirname(path);
+    let real = parents.get(parent);
+    if (real === undefined) {
+      try {
+        real = realpathSync.native(parent);
+      } catch {
+        real = parent;
+      }
+      parents.set(parent, real);
+    }
+    return `${real === '/' ? '' : real}/${basename(path)}`;
+  };
 }
 
 function movedUnderRun(fact: PathFacts, entry: EvidenceEntry, ctimeNs: bigint | null, startedNs: bigint): boolean {
@@ -92,8 +122,8 @@ function answerFound(answer: LookupAnswer): boolean | null {
  * Left out besides the system's own files: the Node installation running this process (its
  * version is in the context), unless the root is inside it, and vouch's state dir.
  */
-function skippedPrefixes(realRoot: string, stateDir: string): string[] {
-  const skipped: string[] = [];
+function skippedPrefixes(realRoot: string, stateDir: string, env: NodeJS.ProcessEnv): string[] {
+  const skipped: string[] = [...npmLogDirs(env)];
   const node = nodePrefix();
   if (node !== null && !isWithin(realRoot, node)) skipped.push(node);
   try {
@@ -102,6 +132,26 @@ function skippedPrefixes(realRoot: string, stateDir: string): string[] {
     // Not there yet: nothing of it can be in the trace.
   }
   return skipped;
+}
+
+/**
+ * npm writes its own debug log into its logs directory on every command and lists it to remove
+ * old ones (https://docs.npmjs.com/cli/v10/using-npm/logging). Every npm command anywhere
+ * would otherwise make every check run through npm STALE, and the log never decides a result.
+ */
+function npmLogDirs(env: NodeJS.ProcessEnv): string[] {
+  const dirs = [join(homedir(), '.npm', '_logs')];
+  if (env.npm_config_cache) dirs.push(join(env.npm_config_cache, '_logs'));
+  if (env.npm_config_logs_dir) dirs.push(env.npm_config_logs_dir);
+  const real: string[] = [];
+  for (const dir of dirs) {
+    try {
+      real.push(realpathSync.native(dir));
+    } catch {
+      real.push(dir);
+    }
+  }
+  return real;
 }
 
 let cachedNodePrefix: string | null | undefined;

@@ -1,7 +1,8 @@
 import { realpathSync } from 'node:fs';
-import { diffEvidence, evidenceOf, type EvidenceChange, type EvidenceEntry } from '../core/evidence.js';
+import { describeEvidenceChange, diffEvidence, evidenceOf, type EvidenceChange, type EvidenceEntry } from '../core/evidence.js';
 import { nowNs } from '../core/identity.js';
 import type { Observation } from '../core/observation.js';
+import type { Receipt } from '../core/receipt.js';
 import { reason, type Reason } from '../core/reason.js';
 import type { StatCache } from '../core/statCache.js';
 import { CHANGING, EvidenceLooker } from './evidenceLook.js';
@@ -40,6 +41,33 @@ export function evidenceObservation(verified: VerifiedEvidence, source: Observat
     healthy: true,
     source,
     sourceIdentities: new Map(),
-    changedEvidence: verified.changes,
+    changedEvidence: verified.changes.map(describeEvidenceChange),
   };
+}
+
+/**
+ * What a receipt is compared with. A traced receipt is bound to what its run touched, so the
+ * observation is its evidence looked at again, whatever the declared inputs match; a declared
+ * receipt (or none) is compared with the declared inputs, observed by the caller only if needed.
+ */
+export function observationFor(
+  root: string,
+  loadEvidence: (digest: string) => EvidenceEntry[] | null,
+  statCache: StatCache,
+  receipt: Receipt | null,
+  declared: () => Observation,
+  source: Observation['source'] = 'scan',
+): Observation {
+  if (receipt?.evidence.mode !== 'traced') return declared();
+  const entries = loadEvidence(receipt.manifestDigest);
+  if (entries === null) {
+    return {
+      manifest: { digest: '', entries: [] },
+      problems: [reason('observation-unhealthy', `the evidence of run ${receipt.runId} is missing from the store; run "vouch run ${receipt.check}" again`)],
+      healthy: true,
+      source,
+      sourceIdentities: new Map(),
+    };
+  }
+  return evidenceObservation(verifyEvidence(root, entries, statCache), source);
 }

@@ -98,6 +98,7 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
     index,
     session,
     store,
+    statCache,
     log: options.log,
   });
   service.tellStoreNotices();

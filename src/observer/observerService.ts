@@ -1,6 +1,8 @@
 import type { Store } from '../store/openStore.js';
 import { readConsistently, reopenIfReplaced, storeGeneration } from '../store/openStore.js';
-import { latestReceipt } from '../store/receipts.js';
+import { latestReceipt, loadEvidence } from '../store/receipts.js';
+import type { StatCache } from '../core/statCache.js';
+import { observationFor } from '../fs/verifyEvidence.js';
 import type { FaultKind, GapCode, GapReason, ObserveParams, ObserveResult, ObservedInputs, ObserverInfo, PingResult } from './protocol.js';
 import { PROTOCOL } from './protocol.js';
 import { InvalidParams } from './rpcServer.js';
@@ -21,6 +23,8 @@ export interface ObserverServiceOptions {
   index: WarmIndex;
   session: WatchSession;
   store: Store;
+  /** Shared with the index: a traced receipt's files are hashed once across both. */
+  statCache: StatCache;
   log(message: string): void;
 }
 
@@ -99,15 +103,21 @@ export class ObserverService {
       envKey: this.options.envKey,
       observedAt: answer.snapshot.observedAt,
       checks: checks.map((check, position) => {
-        const observation = answer.observations[position];
-        if (!observation) throw new Error('unreachable: one observation per check');
+        const indexed = answer.observations[position];
+        if (!indexed) throw new Error('unreachable: one observation per check');
+        const receipt = receipts[position] ?? null;
+        // A traced receipt's evidence (ignored files, paths outside the root) is looked at
+        // again here, after the barrier, as a direct status would: the index covers only the
+        // declared inputs.
+        const observation = observationFor(this.options.root, (digest) => loadEvidence(store.db, digest), this.options.statCache, receipt, () => indexed, 'observer');
         return {
           name: check.name,
           manifestDigest: observation.manifest.digest,
-          inputCount: observation.manifest.entries.length,
+          inputCount: observation === indexed ? observation.manifest.entries.length : (receipt?.inputCount ?? 0),
           problems: observation.problems,
-          ...(params.entries ? { entries: observation.manifest.entries } : {}),
-          receipt: receipts[position] ?? null,
+          ...(params.entries && observation === indexed ? { entries: observation.manifest.entries } : {}),
+          ...(observation.changedEvidence ? { changedEvidence: observation.changedEvidence } : {}),
+          receipt,
         };
       }),
     };

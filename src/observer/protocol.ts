@@ -34,6 +34,8 @@ export interface ObservedCheck {
   inputCount: number;
   problems: Reason[];
   entries?: InputEntry[];
+  /** For a traced receipt: which of its evidence entries differ now, to name them in the reason. */
+  changedEvidence?: string[];
   receipt: Receipt | null;
 }
 

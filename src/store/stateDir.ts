@@ -15,7 +15,7 @@ const DIR_MODE = 0o700;
 const FILE_MODE = 0o600;
 
 /** The subdirectories vouch keeps in a state dir. */
-export type StateSubdir = 'logs' | 'locks' | 'observer';
+export type StateSubdir = 'logs' | 'locks' | 'observer' | 'traces';
 
 /** Creates, or checks, the state dir and its .gitignore, so the user's own .gitignore is left alone. */
 export function ensureStateDir(stateDir: string): void {

@@ -49,7 +49,8 @@ async function rig(): Promise<Rig> {
   const watcher = new FakeWatcher();
   const logs: string[] = [];
   const log = (message: string) => logs.push(message);
-  const index: WarmIndex = new WarmIndex(root, [], loadStatCache(store.db), (error) => log(error.message), (snapshot) => session.scanned(snapshot));
+  const statCache = loadStatCache(store.db);
+  const index: WarmIndex = new WarmIndex(root, [], statCache, (error) => log(error.message), (snapshot) => session.scanned(snapshot));
   const session = new WatchSession({
     root,
     stateDir,
@@ -61,7 +62,7 @@ async function rig(): Promise<Rig> {
     orphaned: () => false,
     onOrphaned: () => undefined,
   });
-  const service = new ObserverService({ root, version: '9.9.9', build: 'b1', socket: '/nowhere.sock', started: Date.now(), readyMs: () => 42, envKey: KEY, index, session, store, log });
+  const service = new ObserverService({ root, version: '9.9.9', build: 'b1', socket: '/nowhere.sock', started: Date.now(), readyMs: () => 42, envKey: KEY, index, session, store, statCache, log });
   const made = { project, watcher, index, session, service, store, logs };
   rigs.push(made);
   index.track([CHECK]);

@@ -158,6 +158,7 @@ describe('buildReceipt(run)', () => {
         { code: 'inputs-changed-during-run', message: 'inputs changed while the check ran: src/a.ts, src/b.ts, src/z.ts' },
         { code: 'inputs-changed-during-run', message: 'the tools or environment changed while the check ran' },
       ],
+      evidence: { mode: 'declared', notes: [] },
     });
   });
 
@@ -189,5 +190,31 @@ describe('buildReceipt(run)', () => {
     const before = { manifest: manifestOf([source('a')]), sourceIdentities: ids({ a: 'i1', gone: 'i2' }) };
     const after = { manifest: manifestOf([source('a')]), sourceIdentities: ids({ a: 'i1' }), problems: [] };
     expect(changedDuringRun(before, after)).toEqual([]);
+  });
+});
+
+describe('buildReceipt(run) of a traced check', () => {
+  const note = { code: 'read-outside-inputs' as const, message: 'the run read 1 file in the root that its declared inputs do not match, which tracing covers: .env' };
+  // The declared inputs moved under the run: a traced receipt is not bound to them.
+  const moved = observation([source('src/a.ts', 'other'), source('src/b.ts')]);
+
+  it('is bound to the evidence: its digest and count, its changes during the run, and its notes', () => {
+    const { receipt } = buildReceipt(run({ inputsAfter: moved, traced: { kind: 'traced', digest: 'e'.repeat(64), count: 412, changedDuringRun: [], notes: [note] } }));
+    expect(receipt).toMatchObject({ manifestDigest: 'e'.repeat(64), inputCount: 412, reuseEligible: true, reasons: [], evidence: { mode: 'traced', notes: [note] } });
+  });
+
+  it('is not reusable when what the run touched moved under it, and names the paths', () => {
+    const { receipt } = buildReceipt(run({ traced: { kind: 'traced', digest: 'e'.repeat(64), count: 3, changedDuringRun: ['.env', '/etc/hosts'], notes: [] } }));
+    expect(receipt.reuseEligible).toBe(false);
+    expect(receipt.reasons).toEqual([{ code: 'inputs-changed-during-run', message: 'inputs changed while the check ran: .env, /etc/hosts' }]);
+  });
+
+  it('falls back to the declared inputs, with the note saying why, when the run could not be traced', () => {
+    const fallback = { code: 'trace-unavailable' as const, message: 'not traced, so its declared inputs stand in: strace is not installed' };
+    const { receipt } = buildReceipt(run({ inputsAfter: moved, traced: { kind: 'fallback', note: fallback } }));
+    expect(receipt.evidence).toEqual({ mode: 'declared', notes: [fallback] });
+    expect(receipt.manifestDigest).toBe(moved.manifest.digest);
+    // The declared inputs are its evidence again, and they moved while it ran.
+    expect(receipt.reasons.map((r) => r.code)).toEqual(['inputs-changed-during-run']);
   });
 });
