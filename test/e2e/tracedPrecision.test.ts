@@ -1,10 +1,10 @@
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { traceAvailability } from '../../src/exec/trace/tracer.js';
 import { configText, statusOf, type Json } from '../helpers/answers.js';
 import { ContentStore, installPackage, lockfileText, relativeLink, virtualStorePath, type StorePackage } from '../helpers/pnpmStore.js';
-import { CLI, cleanEnv, REPO, tempProject, type TempProject } from '../helpers/project.js';
+import { CLI, cleanEnv, REPO, spawnVouch, tempProject, type TempProject } from '../helpers/project.js';
 
 /*
  * Precision of traced receipts on a pnpm workspace (issue 17, "Precision"): a real `tsc --noEmit`
@@ -55,6 +55,13 @@ writeFileSync('node_modules/.cache/other/result.txt', 'ok\\n');
 readFileSync('node_modules/.cache/other/result.txt', 'utf8');
 `;
 
+/** A third traced check: says it started (outside the root), then works for a while, so that something can happen next to the project meanwhile. */
+const slowCheck = (marker: string) => `import { readFileSync, writeFileSync } from 'node:fs';
+readFileSync('packages/a/src/index.ts', 'utf8');
+writeFileSync(${JSON.stringify(marker)}, 'started');
+await new Promise((resolve) => setTimeout(resolve, 1500));
+`;
+
 const FILES: Record<string, string> = {
   'pnpm-workspace.yaml': "packages:\n  - 'packages/*'\n",
   'package.json': JSON.stringify({ name: 'ws', private: true, scripts: { typecheck: 'tsc --noEmit' } }, null, 2) + '\n',
@@ -78,6 +85,7 @@ const FILES: Record<string, string> = {
   'vouch.config.json': configText([
     { name: 'typecheck', kind: 'typecheck', command: ['node', TSC, '--noEmit', '-p', 'tsconfig.json'], mode: 'traced' },
     { name: 'cache', kind: 'custom', command: ['node', 'cache.mjs'], mode: 'traced' },
+    { name: 'slow', kind: 'custom', command: ['node', 'slow.mjs'], mode: 'traced' },
   ]),
 };
 
@@ -99,6 +107,11 @@ describe(TITLE, () => {
     const result = project.vouch(['run', check]);
     expect(result.code, `vouch run ${check}:\n${result.stdout}\n${result.stderr}`).toBe(0);
   };
+  /** Each test starts from a CURRENT receipt of its own, whatever the test before it left. */
+  const freshReceipt = (check = 'typecheck') => {
+    if (status(check).freshness !== 'CURRENT') run(check);
+    expectCurrent(check, 'a fresh run');
+  };
 
   beforeAll(() => {
     if (!availability.available) return;
@@ -111,7 +124,7 @@ describe(TITLE, () => {
     shell = join(scratch, 'shell');
     writeFileSync(shell, `#!/bin/sh\necho '${realpathSync(CLI)}'\n`);
     chmodSync(shell, 0o755);
-    project = tempProject('traced-precision', { ...FILES, 'pnpm-lock.yaml': lockfileText({ '.': [], 'packages/a': ['dep'], 'packages/b': ['@ws/a'] }, [DEP]) });
+    project = tempProject('traced-precision', { ...FILES, 'slow.mjs': slowCheck(join(scratch, 'slow-started')), 'pnpm-lock.yaml': lockfileText({ '.': [], 'packages/a': ['dep'], 'packages/b': ['@ws/a'] }, [DEP]) });
     installPackage(project.root, store, DEP, { dependents: ['packages/a'] });
     relativeLink(join(project.root, 'packages/b/node_modules/@ws/a'), join(project.root, 'packages/a'));
     run('typecheck');
@@ -132,16 +145,19 @@ describe(TITLE, () => {
   });
 
   it.skipIf(!availability.available)('editing README.md leaves it CURRENT', () => {
+    freshReceipt();
     writeFileSync(join(project.root, 'README.md'), '# workspace\n\nNow with more words.\n');
     expectCurrent('typecheck', 'README.md edited');
   });
 
   it.skipIf(!availability.available)('editing CLAUDE.md leaves it CURRENT', () => {
+    freshReceipt();
     writeFileSync(join(project.root, 'CLAUDE.md'), '# notes for agents\n\nRun vouch first.\n');
     expectCurrent('typecheck', 'CLAUDE.md edited');
   });
 
   it.skipIf(!availability.available)('running `vouch agent setup claude` leaves it CURRENT', () => {
+    freshReceipt();
     const before = readFileSync(join(project.root, 'CLAUDE.md'), 'utf8');
     const setup = project.vouch(['agent', 'setup', 'claude', '--apply'], { env: cleanEnv({ HOME: home, SHELL: shell }) });
     expect(setup.code, `${setup.stdout}\n${setup.stderr}`).toBe(0);
@@ -151,6 +167,7 @@ describe(TITLE, () => {
   });
 
   it.skipIf(!availability.available)('a second traced check writing its own cache under node_modules/ leaves it CURRENT, and itself CURRENT', () => {
+    freshReceipt();
     run('cache');
     expectCurrent('cache', 'its own run');
     expectCurrent('typecheck', "the cache check's run");
@@ -160,6 +177,8 @@ describe(TITLE, () => {
   });
 
   it.skipIf(!availability.available)('installing another project from the same store (link counts and change times of the installed files) leaves it CURRENT', () => {
+    freshReceipt();
+    freshReceipt('cache');
     const other = join(scratch, 'other-project');
     installPackage(other, store, DEP);
     installPackage(join(scratch, 'third-project'), store, DEP);
@@ -168,6 +187,8 @@ describe(TITLE, () => {
   });
 
   it.skipIf(!availability.available)('an edit to a source it read makes it STALE, naming the file; the revert makes it CURRENT again', () => {
+    freshReceipt();
+    freshReceipt('cache');
     const path = join(project.root, 'packages/a/src/index.ts');
     writeFileSync(path, A_SOURCE.replace('double(2)', 'double(3)'));
     const found = status();
@@ -180,7 +201,29 @@ describe(TITLE, () => {
     expectCurrent('typecheck', 'the edit reverted');
   });
 
+  it.skipIf(!availability.available)('a file created next to the project while a check runs (in a directory the check only looked up) leaves its receipt CURRENT', async () => {
+    // Every Node program resolves its working directory's real path, looking up each directory
+    // above the root: a file created in one of them (a shell's history in the home directory, a
+    // sibling checkout) changes no answer the check got.
+    const marker = join(scratch, 'slow-started');
+    rmSync(marker, { force: true });
+    const child = spawnVouch(project.root, ['run', 'slow']);
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    while (!existsSync(marker)) await new Promise((resolve) => setTimeout(resolve, 10));
+    const sibling = mkdtempSync(join(dirname(project.root), 'traced-precision-sibling-'));
+    try {
+      expect(await exited, output).toBe(0);
+      expectCurrent('slow', 'a sibling of the root created while it ran');
+    } finally {
+      rmSync(sibling, { recursive: true, force: true });
+    }
+  });
+
   it.skipIf(!availability.available)('a new version of the installed dependency makes it STALE', () => {
+    freshReceipt();
     const dir = installPackage(project.root, store, DEP_2, { dependents: ['packages/a'] });
     const found = status();
     expect(found.freshness, JSON.stringify(found.reasons)).toBe('STALE');

@@ -11,7 +11,7 @@ import { CATEGORIES, drawCategory, type Category, type Draw } from './tracedMuta
  * Per mutation: apply it, ask; a relevant one answered CURRENT is a false CURRENT. Ground truth:
  * a sample of CURRENT answers (1 in `rerunEvery`, and the first `rerunFirst` of every variant)
  * is held to a real, untraced run of the check, which must print the receipt's digest. The first
- * few of every relevant variant are run too, to prove the campaign: a relevant mutation that
+ * `proveFirst` of every relevant variant are run too, to prove the campaign: a relevant mutation that
  * changes nothing the check prints is a mistake in the fixture (the own-cache rule aside).
  * Then revert and ask again: a revert not CURRENT is counted, and the check is traced again.
  */
@@ -31,7 +31,10 @@ export interface CampaignOptions {
   /** Traces the check again (a new receipt); returns the digest it printed. */
   trace(): Promise<string>;
   rerunEvery: number;
+  /** The first this many CURRENT answers of every irrelevant variant are held to a real run. */
   rerunFirst: number;
+  /** The first this many answers of every relevant variant are run too, to prove the mutation relevant. */
+  proveFirst: number;
   retraceEvery: number;
   categories?: readonly Category[];
 }
@@ -128,13 +131,12 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
     else if (answer.freshness === 'STALE') counts.stale++;
     else counts.unverified++;
 
-    const early = counts.mutations <= options.rerunFirst;
     if (category.expect === 'stale') {
       if (answer.freshness === 'CURRENT') result.falseCurrent.push(failure(`CURRENT after a relevant mutation${category.byRule ? ' (relevant by the own-cache rule)' : ''}`));
-      else if (!category.byRule && early && rerun(counts) === baseline) result.fixtureMistakes.push(failure('the check printed the same digest: this mutation is not relevant'));
+      else if (!category.byRule && counts.mutations <= options.proveFirst && rerun(counts) === baseline) result.fixtureMistakes.push(failure('the check printed the same digest: this mutation is not relevant'));
     } else if (answer.freshness !== 'CURRENT') {
       if (!result.missReasons.has(key)) result.missReasons.set(key, `${answer.freshness}: ${messages(answer)}`);
-    } else if (early || draw.int(options.rerunEvery) === 0) {
+    } else if (counts.current <= options.rerunFirst || draw.int(options.rerunEvery) === 0) {
       const digest = rerun(counts);
       if (digest !== baseline) result.falseCurrent.push(failure(`CURRENT, but the check now prints ${digest}, not ${baseline}`));
     }

@@ -91,7 +91,8 @@ describe(TITLE, () => {
         status: statusNow,
         trace: async () => traceRun(),
         rerunEvery: RERUN_EVERY,
-        rerunFirst: 3,
+        rerunFirst: 2,
+        proveFirst: 1,
         retraceEvery: RETRACE_EVERY,
       });
       console.log(campaignReport(result, `traced campaign, ${SEED.replay()}`));
