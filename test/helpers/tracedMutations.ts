@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { linkSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { importPackage, installPackage, relativeLink, removeImported, virtualStorePath, type ImportMethod, type StorePackage } from './pnpmStore.js';
@@ -98,7 +99,14 @@ function sameSizeOther(bytes: Buffer, draw: Draw): Buffer {
   return out;
 }
 
-const EDITS = ['rewrite', 'same size, one byte', 'append a line', 'empty it', 'delete it'] as const;
+const EDITS = ['rewrite', 'same size, one byte', 'same size, one byte, mtime put back', 'append a line', 'empty it', 'delete it'] as const;
+
+/** Sets a file's mtime to the nanosecond (Date-based utimes would round it): only its ctime then tells the rewrite. */
+function setMtimeNs(abs: string, mtimeNs: bigint): void {
+  const at = `@${mtimeNs / 1_000_000_000n}.${(mtimeNs % 1_000_000_000n).toString().padStart(9, '0')}`;
+  const touched = spawnSync('touch', ['-m', '-d', at, abs], { encoding: 'utf8' });
+  if (touched.status !== 0) throw new Error(`touch ${abs}: ${touched.stderr}`);
+}
 
 /** Changes a file's bytes (or removes it) so that whoever reads it sees something else. */
 function editFile(abs: string, draw: Draw, relink?: (abs: string, bytes: Buffer) => void): { edit: string; revert(): void } {
@@ -112,6 +120,12 @@ function editFile(abs: string, draw: Draw, relink?: (abs: string, bytes: Buffer)
     case 'same size, one byte':
       writeFileSync(abs, sameSizeOther(saved.bytes, draw));
       break;
+    case 'same size, one byte, mtime put back': {
+      const before = statSync(abs, { bigint: true }).mtimeNs;
+      writeFileSync(abs, sameSizeOther(saved.bytes, draw));
+      setMtimeNs(abs, before);
+      break;
+    }
     case 'append a line':
       writeFileSync(abs, Buffer.concat([saved.bytes, Buffer.from(`appended ${draw.word()}\n`)]));
       break;
@@ -335,12 +349,31 @@ export const CATEGORIES: Category[] = [
     expect: 'stale',
     weight: 1,
     apply(fx, draw) {
-      const variant = draw.pick(['new version, new code', 'new version, same code', 'installed file patched in place']);
+      const variant = draw.pick(['new version, new code', 'new version, same code', 'installed file patched in place', "store file patched through another checkout's link"]);
       if (variant === 'installed file patched in place') {
         const abs = join(pkgDir(fx), 'util.js');
         const saved = save(abs);
         writeFileSync(abs, `exports.value = '${draw.word()}';\n`);
         return { variant, detail: `${virtualStorePath(PKG_100)}/util.js patched (the store's file with it)`, revert: () => restore(saved, relinkFromStore(fx)) };
+      }
+      if (variant === "store file patched through another checkout's link") {
+        // The same inode as the project's file, when the project's is still a link into the store.
+        const other = join(fx.otherCheckout, 'patcher');
+        const abs = join(importPackage(other, fx.store, PKG_100), 'util.js');
+        const mine = join(pkgDir(fx), 'util.js');
+        const shared = statSync(abs).ino === statSync(mine).ino;
+        const saved = save(mine);
+        writeFileSync(abs, `exports.value = '${draw.word()}';\n`);
+        if (!shared) writeFileSync(mine, readFileSync(abs));
+        return {
+          variant,
+          detail: `util.js patched through ${abs}${shared ? '' : ' (and the project copy, not a link)'}`,
+          revert() {
+            writeFileSync(abs, saved.bytes);
+            restore(saved, relinkFromStore(fx));
+            removePath(fx.otherCheckout);
+          },
+        };
       }
       const version = `1.${1 + draw.int(9)}.${draw.int(10)}`;
       const method = draw.pick(['hardlink', 'copy'] as const);
