@@ -1,10 +1,15 @@
-import { groupInputs } from '../core/inputGroups.js';
+import type { EvidenceEntry } from '../core/evidence.js';
 // Types only: zod stays out of command paths; the document is defined once in core/json.
 import type { ExplainInputsDocument } from '../core/json/explainInputs.js';
-import type { InputsReport } from './explainInputs.js';
+import { reportGroups, type InputsReport } from './explainInputs.js';
 import { receiptJson } from './reportJson.js';
 
 type ContextJson = NonNullable<ExplainInputsDocument['context']>;
+type EvidenceEntryJson = NonNullable<ExplainInputsDocument['evidence']>[number];
+
+export function evidenceEntryJson(entry: EvidenceEntry): EvidenceEntryJson {
+  return { path: entry.path, use: entry.use, own: entry.own === true, type: entry.type, link: entry.link ?? null, digest: entry.digest ?? null };
+}
 
 /**
  * The document of `vouch explain CHECK --inputs --json`: the receipt's own
@@ -17,7 +22,7 @@ export function explainInputsJson(report: InputsReport, stateDir: string): Expla
   return {
     schema: 1 as const,
     check: report.definition.name,
-    mode: 'declared' as const,
+    mode: report.mode,
     receipt: receipt ? receiptJson(receipt, stateDir) : null,
     declared: receipt ? { inputs: receipt.definition.inputs, installed: receipt.definition.installed } : null,
     context: context
@@ -35,7 +40,8 @@ export function explainInputsJson(report: InputsReport, stateDir: string): Expla
           scripts: (context.scripts ?? []).map((script) => ({ name: script.name, body: script.body, digest: script.digest })),
         }
       : null,
-    groups: receipt && report.entries ? groupInputs(report.entries) : null,
+    groups: reportGroups(report),
+    evidence: receipt && report.evidence ? report.evidence.map(evidenceEntryJson) : null,
     notices: report.notices,
   };
 }

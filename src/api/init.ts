@@ -6,6 +6,7 @@ import { globMatcher } from '../fs/globMatcher.js';
 import { CONFIG_FILE } from '../core/config.js';
 import { checkStateDir, ensureStateDir } from '../store/stateDir.js';
 import { VouchError } from '../core/errors.js';
+import { traceAvailability } from '../exec/trace/tracer.js';
 import { proposeConfig, type Proposal } from './initProposal.js';
 import {
   detectPackageManager,
@@ -65,6 +66,7 @@ export async function init(options: InitOptions): Promise<InitResult> {
     tsc: findTsc(root),
     workspaceInstallDirs: workspaceInstallDirs(root),
     rootField: rootField === '' ? undefined : rootField,
+    tracing: traceAvailability(),
   });
   if (packageManager.name === 'yarn' && existsSync(join(root, '.pnp.cjs'))) {
     proposal.notes.push(

@@ -20,6 +20,12 @@ export interface ProposalInput {
   workspaceInstallDirs?: readonly string[];
   /** The config's "root" field, when the config file does not sit in the root. */
   rootField?: string;
+  /**
+   * Whether a run can be traced here (exec/trace/tracer.ts's traceAvailability), and if not why:
+   * traced checks are proposed only where tracing works. Left out, checks are declared and
+   * nothing is said.
+   */
+  tracing?: { available: true } | { available: false; message: string };
 }
 
 export interface ProposedCheck {
@@ -139,6 +145,15 @@ export function proposeConfig(input: ProposalInput): Proposal {
 
   proposed.sort((a, b) => KIND_ORDER.indexOf(a.check.kind) - KIND_ORDER.indexOf(b.check.kind));
 
+  if (proposed.length > 0 && input.tracing !== undefined) {
+    if (input.tracing.available) {
+      for (const p of proposed) p.check.mode = 'traced';
+      notes.push(TRACED_NOTE);
+    } else {
+      notes.push(declaredNote(input.tracing.message));
+    }
+  }
+
   // Field order is the order a reader wants: format, where, how, what.
   const config: Config = {
     schema: 1,
@@ -147,6 +162,20 @@ export function proposeConfig(input: ProposalInput): Proposal {
     checks: proposed.map((p) => p.check),
   };
   return { config, checks: proposed, skipped, notes };
+}
+
+const EVIDENCE_DOCS = 'see "Evidence: declared or traced" in docs/config.md';
+
+const TRACED_NOTE =
+  'Checks are proposed "traced": a receipt holds the files its run really read, listed and looked up, so an edit to a file ' +
+  `a check never reads leaves it CURRENT. Their "inputs" stand in where tracing cannot run; ${EVIDENCE_DOCS}.`;
+
+/** Said once, not per check: the reason is the machine's, the same for every check. */
+function declaredNote(why: string): string {
+  return (
+    'Checks are proposed "declared" (a receipt holds the files its "inputs" globs match), not "traced" (what its run really reads), ' +
+    `because tracing cannot run here: ${why}. Once it can, add "mode": "traced" to a check; ${EVIDENCE_DOCS}.`
+  );
 }
 
 function scriptsOf(packageJson: Record<string, unknown>): Record<string, string> {

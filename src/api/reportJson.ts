@@ -3,13 +3,14 @@ import type { Project } from './project.js';
 import type { RunReport } from './run.js';
 import type { StatusReport } from './status.js';
 import type { CheckStatus } from '../core/decide.js';
-import type { EntrySummary, InputChange } from '../core/diff.js';
-import type { Receipt } from '../core/receipt.js';
+import type { EntrySummary, InputChange, ValueChange } from '../core/diff.js';
+import type { Receipt, ReceiptEvidence } from '../core/receipt.js';
 // Types only: zod stays out of the status, run and hook paths; the documents are defined once in core/json.
 import type { ExplainDocument, InputChangeJson } from '../core/json/explain.js';
 import type { LogDocument } from '../core/json/log.js';
 import type { RunDocument } from '../core/json/run.js';
-import type { CheckStatusJson, ReceiptJson, ReceiptSummaryJson, StatusDocument } from '../core/json/status.js';
+import type { CheckStatusJson, EvidenceJson, ReceiptJson, ReceiptSummaryJson, StatusDocument } from '../core/json/status.js';
+import { explainedEvidenceJson } from './explainJson.js';
 
 /*
  * The documents of the --json contract (docs/json.md), built in one place so
@@ -31,20 +32,32 @@ export function receiptSummaryJson(receipt: Receipt): ReceiptSummaryJson {
     duration_ms: receipt.durationMs,
     exit_code: receipt.exitCode,
     signal: receipt.signal,
+    evidence: evidenceJson(receipt.evidence),
   };
 }
 
 /** A whole receipt, as log and run report it. */
 export function receiptJson(receipt: Receipt, stateDir: string): ReceiptJson {
   return {
-    ...receiptSummaryJson(receipt),
+    run_id: receipt.runId,
+    started_at: iso(receipt.startedAt),
+    finished_at: iso(receipt.finishedAt),
+    duration_ms: receipt.durationMs,
+    exit_code: receipt.exitCode,
+    signal: receipt.signal,
     check: receipt.check,
     result: receipt.result,
     reuse_eligible: receipt.reuseEligible,
     reasons: receipt.reasons,
     input_count: receipt.inputCount,
+    evidence: evidenceJson(receipt.evidence),
     log_path: `${stateDir}/${receipt.logPath}`,
   };
+}
+
+function evidenceJson(evidence: ReceiptEvidence | undefined): EvidenceJson {
+  // An observer started by an older vouch answers with receipts that predate the field: theirs is declared.
+  return evidence === undefined ? { mode: 'declared', notes: [] } : { mode: evidence.mode, notes: evidence.notes };
 }
 
 export function statusJson(status: CheckStatus): CheckStatusJson {
@@ -84,11 +97,21 @@ export function explanationJson(result: Explanation): ExplainDocument {
     check: statusJson(result.status),
     // The diffs hold values of the config and context types, which ValueChange does not narrow per field:
     // the schema states each field's value, and test/e2e/jsonSchema.test.ts checks real output against it.
-    definition_changes: result.definitionChanges as ExplainDocument['definition_changes'],
+    definition_changes: result.definitionChanges.map(definitionChangeJson) as ExplainDocument['definition_changes'],
     context_changes: result.contextChanges as ExplainDocument['context_changes'],
     input_changes: result.inputChanges.map(inputChangeJson),
+    evidence: explainedEvidenceJson(result.evidence),
     notices: result.notices,
   };
+}
+
+/**
+ * A definition holds `mode` only when it is traced (core/definition.ts), so that declared checks
+ * kept their digests: its absence is "declared", which JSON says, since it never leaves a field out.
+ */
+function definitionChangeJson(change: ValueChange): ValueChange {
+  if (change.field !== 'mode') return change;
+  return { field: 'mode', old: change.old ?? 'declared', new: change.new ?? 'declared' };
 }
 
 function inputChangeJson(change: InputChange): InputChangeJson {

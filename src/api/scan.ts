@@ -32,12 +32,13 @@ export function observeChecks(
   scans: StartedScans = startScans(project, definitions),
   receipts: readonly (Receipt | null)[] = [],
 ): CheckObservation[] {
-  let scanner: InputScanner | undefined;
-  const declared = (definition: CheckDefinition) => () => (scanner ??= new InputScanner(project.root, project.excluded, session.statCache, scans.installed, scans.sources)).observe(definition);
+  let made: InputScanner | undefined;
+  const scanner = () => (made ??= new InputScanner(project.root, project.excluded, session.statCache, scans.installed, scans.sources));
+  const declared = (definition: CheckDefinition) => () => scanner().observe(definition);
   const observations = definitions.map((definition, index) => ({
     definition,
     observed: planCheck({ root: project.root, definition, scripts: project.scripts, splitScript: project.splitScript, env, envKey: session.envKey }).observed,
-    inputs: observationFor(project.root, (digest) => loadEvidence(session.db, digest), session.statCache, receipts[index] ?? null, declared(definition)),
+    inputs: observationFor(project.root, (digest) => loadEvidence(session.db, digest), session.statCache, receipts[index] ?? null, declared(definition), () => scanner().trustProblems()),
   }));
   if (!saveStatCache(session.db, session.statCache)) noteOnce(session.notices, diskFullNotice(session.stateDir));
   return observations;

@@ -1,6 +1,6 @@
-import type { InputsReport } from '../api/explainInputs.js';
+import { reportGroups, type InputsReport } from '../api/explainInputs.js';
 import { describeScriptBody } from '../core/scriptContext.js';
-import { groupInputs, type InputGroup } from '../core/inputGroups.js';
+import type { InputGroup } from '../core/inputGroups.js';
 import { formatCount, plural } from '../core/changeText.js';
 import { formatAge } from './format.js';
 
@@ -14,11 +14,19 @@ export function inputsText(report: InputsReport, all: boolean): string[] {
   if (receipt === null) {
     return [`${name}: no receipt yet, so nothing is known about what it depends on ("vouch run ${name}" makes one)`];
   }
-  const out = [`${name}: inputs of receipt ${receipt.runId} (${receipt.result}, from ${formatAge(receipt.finishedAt)}), as declared (globs observed when it ran)`];
-  if (report.entries === null) {
-    out.push('  its input manifest could not be read: what it depends on is not known');
+  const how = report.mode === 'traced' ? 'as traced (what its run read, listed and looked up)' : 'as declared (globs observed when it ran)';
+  const out = [`${name}: inputs of receipt ${receipt.runId} (${receipt.result}, from ${formatAge(receipt.finishedAt)}), ${how}`];
+  const groups = reportGroups(report);
+  if (groups === null) {
+    out.push(`  its ${report.mode === 'traced' ? 'evidence' : 'input manifest'} could not be read: what it depends on is not known`);
   } else {
-    for (const group of groupInputs(report.entries)) out.push(...groupLines(group, all));
+    // A traced receipt has seven kinds, most of them often empty: only those it has are shown.
+    for (const group of groups) if (report.mode === 'declared' || group.count > 0) out.push(...groupLines(group, all, report.mode === 'traced'));
+  }
+  const notes = receipt.evidence.notes;
+  if (notes.length > 0) {
+    out.push('notes:');
+    for (const note of notes) out.push(`  ${note.code}: ${note.message}`);
   }
   const { context, definition } = receipt;
   out.push('context:');
@@ -37,21 +45,35 @@ export function inputsText(report: InputsReport, all: boolean): string[] {
   out.push('declared:');
   out.push(`  inputs: ${definition.inputs.join(' ')}`);
   out.push(`  installed: ${definition.installed.length === 0 ? '(none)' : definition.installed.join(' ')}`);
-  if (!all && report.entries !== null && report.entries.length > 0) out.push('(--all lists every path; --json gives them all)');
+  if (!all && groups !== null && groups.some((group) => group.count > 0)) out.push('(--all lists every path; --json gives them all)');
   return out;
 }
 
-function groupLines(group: InputGroup, all: boolean): string[] {
-  const what = group.kind === 'source' ? 'source' : 'installed';
+/** What each group holds, and what its paths are called. */
+const GROUP_WORDS: Record<InputGroup['kind'], { title: string; one: string; many?: string }> = {
+  source: { title: 'source', one: 'file' },
+  installed: { title: 'installed', one: 'file' },
+  read: { title: 'read', one: 'file' },
+  listed: { title: 'listed', one: 'directory', many: 'directories' },
+  found: { title: 'looked up, found', one: 'path' },
+  absent: { title: 'looked up, absent', one: 'path' },
+  outside: { title: 'outside the root', one: 'path' },
+  own: { title: 'its own (written by the run)', one: 'path' },
+};
+
+function groupLines(group: InputGroup, all: boolean, traced = false): string[] {
+  const words = GROUP_WORDS[group.kind];
+  // A traced receipt's installed paths are files read, directories listed and lookups alike.
+  const one = traced && group.kind === 'installed' ? 'path' : words.one;
   const header =
-    group.kind === 'installed'
-      ? `${what}: ${plural(group.count, 'file')} in ${plural(group.buckets.length, 'package')}`
-      : `${what}: ${plural(group.count, 'file')} in ${plural(group.buckets.length, 'directory', 'directories')}`;
+    group.by === 'package'
+      ? `${words.title}: ${plural(group.count, one, words.many)} in ${plural(group.buckets.length, 'package')}`
+      : `${words.title}: ${plural(group.count, one, words.many)} in ${plural(group.buckets.length, 'directory', 'directories')}`;
   const out = [header];
   const width = Math.max(0, ...group.buckets.slice(0, LISTED_BUCKETS).map((bucket) => bucket.name.length));
   for (const bucket of group.buckets.slice(0, LISTED_BUCKETS)) out.push(`  ${bucket.name.padEnd(width)}  ${formatCount(bucket.count)}`);
   const more = group.buckets.length - LISTED_BUCKETS;
-  if (more > 0) out.push(`  … and ${plural(more, group.kind === 'installed' ? 'more package' : 'more directory', group.kind === 'installed' ? 'more packages' : 'more directories')}`);
+  if (more > 0) out.push(`  … and ${plural(more, group.by === 'package' ? 'more package' : 'more directory', group.by === 'package' ? 'more packages' : 'more directories')}`);
   if (all) for (const path of group.paths) out.push(`    ${path}`);
   return out;
 }

@@ -1,6 +1,7 @@
 import type { InputChange } from './diff.js';
+import type { EvidenceChange, EvidenceEntry } from './evidence.js';
 import { IDENTITY_FIELDS } from './identity.js';
-import { installedBucketOf } from './inputGroups.js';
+import { evidencePackageOf, installedBucketOf } from './inputGroups.js';
 
 /*
  * Input changes summarised for people. Source changes are listed one per line
@@ -97,4 +98,80 @@ function summariseInstalled(changes: InputChange[], countsOf: () => InstalledCou
   }
   list.sort((a, b) => packageChangeCount(b) - packageChangeCount(a) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return { kind: 'packages', files: changes.length, packages: list };
+}
+
+/*
+ * A traced receipt's changes (core/evidence.ts's EvidenceChange), summarised the same way:
+ * changes outside any installed package listed up to a limit, changes under node_modules
+ * counted per package once they are many. A reinstall of the same bytes is no change to a
+ * traced receipt; a version change is, and shows as the old package's paths gone.
+ */
+
+/** The changes under one installed package (installedPackageOf). */
+export interface PackageEvidenceChanges {
+  name: string;
+  /** The receipt's entries in it. */
+  entries: number;
+  changed: number;
+  /** Changed entries that are absent now. */
+  gone: number;
+  /** Every changed entry was one the run read (a file's content), so "files" says it. */
+  reads: boolean;
+}
+
+export type InstalledEvidenceSummary =
+  | { kind: 'listed'; changes: EvidenceChange[] }
+  /** Counted per package, sorted by how many entries changed (most first), then by name. */
+  | { kind: 'packages'; changes: number; packages: PackageEvidenceChanges[] };
+
+export interface EvidenceChangeSummary {
+  /** The first `limit` changes under no installed package (or of the run's own), and how many more there are. */
+  other: EvidenceChange[];
+  moreOther: number;
+  installed: InstalledEvidenceSummary;
+}
+
+/**
+ * `entriesPerPackage` (the receipt's evidence entries per installed package) is asked for only
+ * when installed changes are many.
+ */
+export function summariseEvidenceChanges(
+  changes: readonly EvidenceChange[],
+  entriesPerPackage: () => ReadonlyMap<string, number>,
+  limit = LISTED_CHANGES,
+): EvidenceChangeSummary {
+  const other: EvidenceChange[] = [];
+  const installed: EvidenceChange[] = [];
+  // The run's own entries are few and say something else (its cache, changed by someone else): never counted away.
+  for (const change of changes) (change.before.own || evidencePackageOf(change.before) === null ? other : installed).push(change);
+  return { other: other.slice(0, limit), moreOther: Math.max(0, other.length - limit), installed: summariseInstalledEvidence(installed, entriesPerPackage, limit) };
+}
+
+function summariseInstalledEvidence(changes: EvidenceChange[], entriesPerPackage: () => ReadonlyMap<string, number>, limit: number): InstalledEvidenceSummary {
+  if (changes.length <= limit) return { kind: 'listed', changes };
+  const counts = entriesPerPackage();
+  const packages = new Map<string, PackageEvidenceChanges>();
+  for (const change of changes) {
+    const name = evidencePackageOf(change.before) as string;
+    let entry = packages.get(name);
+    if (!entry) {
+      entry = { name, entries: counts.get(name) ?? 0, changed: 0, gone: 0, reads: true };
+      packages.set(name, entry);
+    }
+    entry.changed += 1;
+    if (change.now.type === 'absent') entry.gone += 1;
+    if (change.use !== 'read') entry.reads = false;
+  }
+  const list = [...packages.values()].sort((a, b) => b.changed - a.changed || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return { kind: 'packages', changes: changes.length, packages: list };
+}
+
+/** The receipt's evidence entries per installed package, for summariseEvidenceChanges. */
+export function evidencePerPackage(entries: readonly Pick<EvidenceEntry, 'path' | 'type'>[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const entry of entries) {
+    const name = evidencePackageOf(entry);
+    if (name !== null) counts.set(name, (counts.get(name) ?? 0) + 1);
+  }
+  return counts;
 }

@@ -59,7 +59,12 @@ export const checkSchema = z
       .max(CONFIG_LIMITS.listItems)
       .optional()
       .describe('Environment variables, besides the defaults, whose values decide the outcome.'),
-    mode: z.enum(EVIDENCE_MODES).optional().describe('traced: bound to what the run touched; declared (default): to what inputs and installed match.'),
+    mode: z
+      .enum(EVIDENCE_MODES)
+      .optional()
+      .describe(
+        'What a receipt is bound to. "declared" (the default): the files the inputs and installed globs match. "traced": what each run really read, listed and looked up, recorded with strace (Linux); the declared globs stand in where tracing cannot run.',
+      ),
   })
   .check((ctx) => {
     const check = ctx.value;
@@ -215,6 +220,11 @@ function jsonPath(path: readonly PropertyKey[]): string {
   return out;
 }
 
+/** A mode is new to most readers: say what each does and what leaving it out means. */
+const MODE_HINT =
+  '; "declared" (the default, also when "mode" is left out) binds a receipt to the files its globs match, ' +
+  '"traced" to what its run really read (see "Evidence: declared or traced" in docs/config.md)';
+
 function describeIssue(issue: z.core.$ZodIssue): string {
   switch (issue.code) {
     case 'unrecognized_keys':
@@ -222,7 +232,7 @@ function describeIssue(issue: z.core.$ZodIssue): string {
     case 'invalid_type':
       return `expected ${issue.expected}`;
     case 'invalid_value':
-      return `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+      return `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}${issue.path.at(-1) === 'mode' ? MODE_HINT : ''}`;
     default:
       // A sentence of its own (why a glob can never match) reads wrong after "expected".
       return (issue as { params?: { sentence?: boolean } }).params?.sentence ? issue.message : `expected ${issue.message}`;

@@ -102,14 +102,14 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
     const { db, statCache, envKey, writable } = await request.session().catch((error: unknown) => {
       throw isDiskFull(error) ? diskFull(request.stateDir, error) : error;
     });
-    const observe = (scans: StartedScans = startScans(request, [definition])) =>
-      new InputScanner(request.root, request.excluded, statCache, scans.installed, scans.sources).observe(definition);
+    const scanner = (scans: StartedScans = startScans(request, [definition])) => new InputScanner(request.root, request.excluded, statCache, scans.installed, scans.sources);
+    const observe = (scans?: StartedScans) => scanner(scans).observe(definition);
     const before = plan(envKey);
     const inputsBefore = observe(startedFirst);
     if (request.ifDue) {
       // Decided under the lock: a run that just finished may have made this one unnecessary.
       const latest = latestReceipt(db, definition.name);
-      const status = decide(definition, before.observed, observationFor(request.root, (digest) => loadEvidence(db, digest), statCache, latest, () => inputsBefore), latest);
+      const status = decide(definition, before.observed, observationFor(request.root, (digest) => loadEvidence(db, digest), statCache, latest, () => inputsBefore, () => inputsBefore.problems.filter((problem) => problem.code === 'state-dir-in-git')), latest);
       if (status.reuseEligible) {
         saveStatCache(db, statCache);
         return { action: 'skipped', status, exitCode: 0 };

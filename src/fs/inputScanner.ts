@@ -93,6 +93,14 @@ export class InputScanner {
     };
   }
 
+  /**
+   * Why no receipt here can be trusted, whatever its inputs: a state dir git lists may hold
+   * someone else's receipts. A traced receipt's evidence is looked at only without it.
+   */
+  trustProblems(): Reason[] {
+    return this.listSources().problems.filter((problem) => problem.code === 'state-dir-in-git');
+  }
+
   private listSources(): SourceListing {
     this.sources ??= this.sourceListing.finish();
     return this.sources;

@@ -26,10 +26,12 @@ export interface RunEvidence {
 }
 
 /**
- * The kernel's coarse clock stamps ctime up to a tick behind the real time (time(7)): a change
- * made just after the check started can carry a ctime a little before it.
+ * The kernel stamps ctime from its coarse clock, up to one tick (at most 10 ms, HZ=100) behind
+ * the real time (time(7), "The software clock"): a change made just after the check started can
+ * carry a ctime a little before it. The slack makes a change made just before the start count
+ * as during the run: a receipt not reusable, never a false CURRENT.
  */
-const CLOCK_SLACK_NS = 50_000_000n;
+const CLOCK_SLACK_NS = 20_000_000n;
 
 /**
  * Fingerprints a finished run's facts: each path it read, listed or looked up, as it is now.
@@ -68,34 +70,44 @@ export function fingerprintRun(facts: readonly PathFacts[], options: RunEvidence
 }
 
 /**
- * A path with its directory's links resolved, as it is now; the last name is kept as it is (a
- * file the run removed has no real path of its own any more).
+ * A path with every link resolved, as it is now; for a path that no longer exists (a file the
+ * run removed), its directory's links resolved and the last name as it is.
  */
 function canonicalPaths(): (path: string) => string {
   const parents = new Map<string, string>();
+  const real = (path: string): string | null => {
+    try {
+      return realpathSync.native(path);
+    } catch {
+      return null;
+    }
+  };
   return (path) => {
+    const whole = real(path);
+    if (whole !== null) return whole;
     if (path === '/') return path;
     const parent = dirname(path);
-    let real = parents.get(parent);
-    if (real === undefined) {
-      try {
-        real = realpathSync.native(parent);
-      } catch {
-        real = parent;
-      }
-      parents.set(parent, real);
+    let resolved = parents.get(parent);
+    if (resolved === undefined) {
+      resolved = real(parent) ?? parent;
+      parents.set(parent, resolved);
     }
-    return `${real === '/' ? '' : real}/${basename(path)}`;
+    return `${resolved === '/' ? '' : resolved}/${basename(path)}`;
   };
 }
 
 function movedUnderRun(fact: PathFacts, entry: EvidenceEntry, ctimeNs: bigint | null, startedNs: bigint): boolean {
-  if (ctimeNs !== null && ctimeNs >= startedNs) return true;
+  // What a read or a listing saw is what is there now only if it has not changed since the start.
+  // A lookup saw only what kind of thing was there, which the answers below compare.
+  if (entry.use !== 'lookup' && ctimeNs !== null && ctimeNs >= startedNs) return true;
   const found = foundByRun(fact);
   if (found === null) return false;
   // A dangling link is absent to a lookup that follows links and present to one that does not.
   if (entry.type === 'absent' && entry.link !== undefined) return false;
-  return found !== (entry.type !== 'absent');
+  if (found !== (entry.type !== 'absent')) return true;
+  // A file that became a directory, or the reverse; an answer about a link itself says nothing here.
+  const kind = fact.lookup?.answer.kind;
+  return entry.link === undefined && (kind === 'file' || kind === 'directory') && (entry.type === 'file' || entry.type === 'directory') && kind !== entry.type;
 }
 
 /** Whether the run found something at the path: true, false, or null when the trace does not say. */

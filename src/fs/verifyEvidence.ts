@@ -56,9 +56,13 @@ export function observationFor(
   statCache: StatCache,
   receipt: Receipt | null,
   declared: () => Observation,
+  /** Why no receipt can be trusted here (a state dir git lists): its evidence, which may be forged and name any path, is then not looked at. */
+  trustProblems: () => Reason[],
   source: Observation['source'] = 'scan',
 ): Observation {
   if (receipt?.evidence.mode !== 'traced') return declared();
+  const distrust = trustProblems();
+  if (distrust.length > 0) return { manifest: { digest: '', entries: [] }, problems: distrust, healthy: true, source, sourceIdentities: new Map() };
   const entries = loadEvidence(receipt.manifestDigest);
   if (entries === null) {
     return {

@@ -98,6 +98,8 @@ export function createVouchServer(options: McpServerOptions): McpServer {
       title: 'What a receipt depends on',
       description:
         "What a check's latest receipt depends on, as it recorded it: source files by directory, installed files by package, " +
+        'or, for a traced receipt, the files its run read, the directories it listed, the paths it looked up (found or absent), ' +
+        'installed packages, paths outside the root and its own cache; ' +
         'the context (environment variables by name only), the scripts it runs, and the globs it declared. Nothing is observed; ' +
         'the explain tool says what changed since.',
       inputSchema: { check: z.string().describe('a check name from vouch.config.json') },

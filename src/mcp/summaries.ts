@@ -1,11 +1,11 @@
 import type { Explanation } from '../api/explain.js';
-import type { InputsReport } from '../api/explainInputs.js';
+import { reportGroups, type InputsReport } from '../api/explainInputs.js';
 import type { RunReport } from '../api/run.js';
 import type { StatusReport } from '../api/status.js';
 import { summariseChanges } from '../core/changeSummary.js';
-import { installedSummaryLines, plural } from '../core/changeText.js';
+import { evidenceChangeLines, installedSummaryLines, plural } from '../core/changeText.js';
 import { describeContextChange, type InputChange } from '../core/diff.js';
-import { groupInputs } from '../core/inputGroups.js';
+import type { InputGroupKind } from '../core/inputGroups.js';
 import type { CheckStatus } from '../core/decide.js';
 import type { Receipt } from '../core/receipt.js';
 import { formatDuration } from '../core/humanTime.js';
@@ -32,7 +32,12 @@ export function explainSummary(result: Explanation): string {
   for (const c of result.definitionChanges) lines.push(`definition ${c.field} changed`);
   for (const c of result.contextChanges) lines.push(`context ${describeContextChange(c)}`);
   lines.push(...inputLines(result));
-  if (result.status.freshness === 'CURRENT' && result.inputChanges.length === 0) lines.push('nothing changed since the receipt');
+  const evidence = result.evidence;
+  if (evidence) {
+    for (const note of evidence.notes) lines.push(`note on the receipt: ${note.code}: ${note.message}`);
+    lines.push(...evidenceChangeLines(evidence.changes, evidence.entriesPerPackage, false, ''));
+  }
+  if (result.status.freshness === 'CURRENT' && result.inputChanges.length === 0 && (evidence?.changes.length ?? 0) === 0) lines.push('nothing changed since the receipt');
   return [...lines, ...notes(result.notices)].join('\n');
 }
 
@@ -109,17 +114,35 @@ export function inputsSummary(report: InputsReport): string {
   const name = report.definition.name;
   const { receipt } = report;
   if (receipt === null) return `${name}: no receipt yet, so nothing is known about what it depends on; the run tool makes one`;
-  const lines = [`${name}: receipt ${receipt.runId} (${receipt.result}), inputs as declared`];
-  if (report.entries === null) lines.push('its input manifest could not be read: what it depends on is not known');
+  const lines = [`${name}: receipt ${receipt.runId} (${receipt.result}), inputs as ${report.mode}`];
+  const groups = reportGroups(report);
+  if (groups === null) lines.push(`its ${report.mode === 'traced' ? 'evidence' : 'input manifest'} could not be read: what it depends on is not known`);
   else {
-    for (const group of groupInputs(report.entries)) {
-      const what = group.kind === 'source' ? 'source file' : 'installed file';
+    for (const group of groups) {
+      if (report.mode === 'traced' && group.count === 0) continue;
       const buckets = group.buckets.slice(0, LISTED_BUCKETS).map((bucket) => `${bucket.name} ${bucket.count}`);
       const more = group.buckets.length > LISTED_BUCKETS ? `, and ${plural(group.buckets.length - LISTED_BUCKETS, group.by === 'package' ? 'more package' : 'more directory')}` : '';
-      lines.push(`${plural(group.count, what)} (${buckets.join(', ')}${more})`);
+      const noun = GROUP_NOUNS[group.kind];
+      const installed = group.kind === 'installed' && report.mode === 'declared' ? INSTALLED_FILES : noun;
+      lines.push(`${plural(group.count, installed[0], installed[1])} (${buckets.join(', ')}${more})`);
     }
   }
+  for (const note of receipt.evidence.notes) lines.push(`${note.code}: ${note.message}`);
   const scripts = receipt.context.scripts ?? [];
   if (scripts.length > 0) lines.push(`scripts run: ${scripts.map((script) => script.name).join(', ')}`);
   return [...lines, ...notes(report.notices)].join('\n');
 }
+
+/** What a group's paths are called in the summary. */
+const GROUP_NOUNS: Record<InputGroupKind, [string, string]> = {
+  source: ['source file', 'source files'],
+  // A traced receipt's installed paths are files read, directories listed and lookups alike.
+  installed: ['installed path', 'installed paths'],
+  read: ['file read', 'files read'],
+  listed: ['directory listed', 'directories listed'],
+  found: ['path looked up and found', 'paths looked up and found'],
+  absent: ['path looked up and absent', 'paths looked up and absent'],
+  outside: ['path outside the root', 'paths outside the root'],
+  own: ['path of its own (written by the run)', 'paths of its own (written by the run)'],
+};
+const INSTALLED_FILES: [string, string] = ['installed file', 'installed files'];

@@ -109,7 +109,7 @@ export class ObserverService {
         // A traced receipt's evidence (ignored files, paths outside the root) is looked at
         // again here, after the barrier, as a direct status would: the index covers only the
         // declared inputs.
-        const observation = observationFor(this.options.root, (digest) => loadEvidence(store.db, digest), this.options.statCache, receipt, () => indexed, 'observer');
+        const observation = observationFor(this.options.root, (digest) => loadEvidence(store.db, digest), this.options.statCache, receipt, () => indexed, () => indexed.problems.filter((problem) => problem.code === 'state-dir-in-git'), 'observer');
         return {
           name: check.name,
           manifestDigest: observation.manifest.digest,

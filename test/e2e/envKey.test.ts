@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { MIGRATIONS } from '../../src/store/migrations.js';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -146,8 +147,9 @@ describe('the environment key', () => {
     expect(p.vouch(['run'], { env }).code).toBe(0);
     const db = new Database(join(p.root, '.vouch', 'state.db'));
     const receipts = (db.prepare('SELECT COUNT(*) AS n FROM receipts').get() as { n: number }).n;
-    // As the first schema left it: the key beside the digests.
+    // As the first schema left it: the key beside the digests, and receipts without evidence.
     db.prepare("INSERT INTO meta (key, value) VALUES ('env_key', ?)").run('cd'.repeat(32));
+    db.exec('ALTER TABLE receipts DROP COLUMN evidence');
     db.pragma('user_version = 1');
     db.close();
 
@@ -155,8 +157,10 @@ describe('the environment key', () => {
     expect(metaRows(p).filter((row) => row.key === 'env_key')).toEqual([]);
     const after = new Database(join(p.root, '.vouch', 'state.db'), { readonly: true });
     try {
-      expect(after.pragma('user_version', { simple: true })).toBe(2);
+      expect(after.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
       expect((after.prepare('SELECT COUNT(*) AS n FROM receipts').get() as { n: number }).n).toBe(receipts);
+      // Every receipt from before traced runs existed was declared.
+      expect(after.prepare('SELECT DISTINCT evidence FROM receipts').all()).toEqual([{ evidence: '{"mode":"declared","notes":[]}' }]);
     } finally {
       after.close();
     }

@@ -53,7 +53,7 @@ describe('vouch explain, summarised, and explain --inputs', () => {
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toBe('unit: no receipt yet, so nothing is known about what it depends on ("vouch run unit" makes one)\n');
     const json = p.json(['explain', 'unit', '--inputs'], { env });
-    expect(json).toEqual({ schema: 1, check: 'unit', mode: 'declared', receipt: null, declared: null, context: null, groups: null, notices: [] });
+    expect(json).toEqual({ schema: 1, check: 'unit', mode: 'declared', receipt: null, declared: null, context: null, notes: [], groups: null, evidence: null, notices: [] });
   });
 
   it('--inputs with a receipt: counts by directory and package, the context by name only, the declared globs', () => {

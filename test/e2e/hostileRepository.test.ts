@@ -1,3 +1,6 @@
+import Database from 'better-sqlite3';
+import { deflateRawSync } from 'node:zlib';
+import { evidenceOf } from '../../src/core/evidence.js';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -260,6 +263,33 @@ describe('a hostile repository, cloned and driven through status, run, the hook 
       expect(checks[0]?.reasons.map((r) => r.code)).toContain('state-dir-in-git');
     }
     claimRefused(results.prove);
+  });
+
+  it('a committed .vouch/ with a traced receipt that read nothing: never CURRENT, and its evidence is not looked at', async () => {
+    const traced = CONFIG({}, [{ name: 'test', kind: 'test', script: 'test', mode: 'traced' }]);
+    const place = hostileClone(
+      'committed-traced',
+      (origin) => {
+        writeFileSync(join(origin, 'check.mjs'), 'process.exit(0);\n');
+        git(origin, 'init', '-q');
+        expect(vouch(origin, ['run', 'test']).code).toBe(0);
+        // Forged: the receipt's evidence rewritten to none, so any tree would match it.
+        const db = new Database(join(origin, '.vouch', 'state.db'));
+        const empty = evidenceOf([]);
+        db.prepare('INSERT OR IGNORE INTO manifests (digest, entries) VALUES (?, ?)').run(empty.digest, deflateRawSync(Buffer.from('[]')));
+        db.exec('DROP TRIGGER receipts_are_immutable');
+        db.prepare('UPDATE receipts SET manifest_digest = ?, input_count = 0').run(empty.digest);
+        db.close();
+        rmSync(join(origin, '.vouch', 'logs'), { recursive: true, force: true });
+      },
+      traced,
+    );
+    const results = await drive(place);
+    for (const name of ['status', 'status again']) {
+      const checks = JSON.parse(results[name]?.stdout ?? '{}').checks as { name: string; freshness: string; reasons: { code: string }[] }[];
+      expect(checks.map((check) => check.freshness), name).toEqual(['UNVERIFIED']);
+      expect(checks[0]?.reasons.map((r) => r.code)).toContain('state-dir-in-git');
+    }
   });
 
   it('"root" pointing outside: refused before anything is written there', async () => {

@@ -9,12 +9,16 @@ import { parseConfig } from '../../src/core/configSchema.js';
 import { isVouchError } from '../../src/core/errors.js';
 import { proposeConfig, sanitiseName, type ProposalInput } from '../../src/api/initProposal.js';
 import { detectPackageManager } from '../../src/exec/detectPackageManager.js';
+import { probeTracing } from '../../src/exec/trace/tracer.js';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const cli = join(repo, 'dist', 'bin', 'main.js');
 const tmpBase = join(repo, '.tmp');
 const repoTsc = join(repo, 'node_modules', '.bin', 'tsc');
 const made: string[] = [];
+/** Whether a run can be traced here: init then proposes every check "traced". */
+const TRACING = probeTracing().available;
+const tracedHere = TRACING ? { mode: 'traced' } : {};
 
 beforeAll(() => {
   if (!existsSync(cli)) {
@@ -361,6 +365,32 @@ describe('proposeConfig', () => {
     const proposal = proposeConfig(input({ workspaceInstallDirs: ['packages/b', 'packages/a'], packageJson: { scripts: { test: 'vitest run' } } }));
     expect(proposal.checks[0]?.check.installed).toEqual(['node_modules/**', 'packages/a/node_modules/**', 'packages/b/node_modules/**']);
   });
+
+  it('proposes every check traced where tracing works, and says so once', () => {
+    const scripts = { packageJson: { scripts: { typecheck: 'tsc --noEmit', test: 'vitest run' } }, hasTsconfig: true, tsc: 'tsc' };
+    const proposal = proposeConfig(input({ ...scripts, tracing: { available: true } }));
+    expect(proposal.checks.map((p) => p.check.mode)).toEqual(['traced', 'traced']);
+    expect(proposal.notes).toEqual([expect.stringMatching(/^Checks are proposed "traced".*docs\/config\.md/)]);
+    expect(parseConfig(JSON.stringify(proposal.config), 'proposal').checks.map((c) => c.mode)).toEqual(['traced', 'traced']);
+  });
+
+  it('proposes declared checks where tracing cannot run, and says why once, with the fix', () => {
+    const why = 'strace is not installed: install strace: `apt-get install strace` (Debian, Ubuntu)';
+    const proposal = proposeConfig(input({ packageJson: { scripts: { lint: 'eslint .', test: 'vitest run' } }, tracing: { available: false, message: why } }));
+    expect(proposal.checks.map((p) => p.check)).toEqual([
+      { name: 'lint', kind: 'lint', script: 'lint' },
+      { name: 'test', kind: 'test', script: 'test' },
+    ]);
+    expect(proposal.notes).toHaveLength(1);
+    expect(proposal.notes[0]).toContain(`tracing cannot run here: ${why}.`);
+    expect(proposal.notes[0]).toContain('add "mode": "traced" to a check');
+  });
+
+  it('says nothing of tracing when the caller did not ask, or when there is nothing to propose', () => {
+    expect(proposeConfig(input({ packageJson: { scripts: { test: 'jest' } } })).notes).toEqual([]);
+    expect(proposeConfig(input({ packageJson: { scripts: { test: 'jest' } } })).checks[0]?.check).not.toHaveProperty('mode');
+    expect(proposeConfig(input({ packageJson: { scripts: { clean: 'rm -rf dist' } }, tracing: { available: true } })).notes).toEqual([]);
+  });
 });
 
 describe('vouch init (CLI)', () => {
@@ -388,7 +418,7 @@ describe('vouch init (CLI)', () => {
     expect(readFileSync(join(dir, '.vouch', '.gitignore'), 'utf8')).toBe('*\n');
     expect(readFileSync(join(dir, '.gitignore'), 'utf8')).toBe(userIgnore);
     expect(result.stdout).toContain('Package manager: npm, from the lockfile package-lock.json');
-    expect(result.stdout).toMatch(/typecheck \(typecheck\): npm run typecheck\s+->\s+tsc --noEmit/);
+    expect(result.stdout).toMatch(/typecheck \(typecheck(, traced)?\): npm run typecheck\s+->\s+tsc --noEmit/);
     expect(result.stdout).toContain('inputs narrowed to TypeScript, JavaScript and JSON files');
     expect(result.stdout).toMatch(/test:watch: .*watch/);
     expect(result.stdout).toContain('Wrote vouch.config.json');
@@ -533,6 +563,35 @@ describe('vouch init (CLI)', () => {
     expect(existsSync(join(dir, 'vouch.config.json'))).toBe(false);
   });
 
+  it.skipIf(!TRACING)(`proposes traced checks where strace can trace${TRACING ? '' : ' (SKIPPED: tracing cannot run here)'}`, () => {
+    const dir = project({ 'package.json': pkg({ scripts: { lint: 'oxlint', test: 'vitest run' } }) });
+    const json = initJson(dir, '--dry-run');
+    expect(json.config.checks.map((check) => [check.name, (check as { mode?: string }).mode])).toEqual([
+      ['lint', 'traced'],
+      ['test', 'traced'],
+    ]);
+    expect(json.notes.filter((note) => note.includes('"traced"'))).toHaveLength(1);
+    const text = vouchInit(dir, '--dry-run').stdout;
+    expect(text).toContain('lint (lint, traced): npm run lint');
+    expect(text).toContain('"mode": "traced"');
+  });
+
+  it('proposes declared checks where strace is missing, and says why once, naming how to install it', () => {
+    const dir = project({ 'package.json': pkg({ scripts: { lint: 'oxlint', test: 'vitest run' } }) });
+    // No strace on this PATH: init runs nothing else through it (node is process.execPath).
+    const env = { ...process.env, PATH: join(dir, 'no-such-dir') };
+    const result = spawnSync(process.execPath, [cli, 'init', '--dry-run', '--json'], { cwd: dir, encoding: 'utf8', env });
+    expect(result.status, result.stderr).toBe(0);
+    const json = JSON.parse(result.stdout) as { config: { checks: Record<string, unknown>[] }; notes: string[] };
+    for (const check of json.config.checks) expect(check).not.toHaveProperty('mode');
+    const notes = json.notes.filter((note) => note.includes('tracing cannot run here'));
+    expect(notes).toHaveLength(1);
+    expect(notes[0]).toMatch(/strace is not installed.*apt-get install strace/);
+    const text = spawnSync(process.execPath, [cli, 'init', '--dry-run'], { cwd: dir, encoding: 'utf8', env }).stdout;
+    expect(text).toContain('lint (lint): npm run lint');
+    expect(text.match(/tracing cannot run here/g)).toHaveLength(1);
+  });
+
   it('rejects arguments and unknown options as usage errors', () => {
     const dir = project({ 'package.json': pkg({ scripts: { test: 'jest' } }) });
     expect(vouchInit(dir, 'extra').code).toBe(2);
@@ -552,6 +611,7 @@ describe('vouch init (CLI)', () => {
       kind: 'typecheck',
       command: ['tsc', '--noEmit'],
       inputs: ['**/*.{ts,tsx,mts,cts,js,jsx,mjs,cjs,json,jsonc}'],
+      ...tracedHere,
     });
     expect(json.checks[0]?.reason).toContain('node_modules/.bin');
   });

@@ -189,7 +189,7 @@ describe("the MCP explain tool's text block", () => {
   const status = { name: 'unit', kind: 'test', freshness: 'STALE', result: 'PASS', reuseEligible: false, reasons: [], receipt: null } as unknown as CheckStatus;
   const explanation = (before: InputEntry[], after: InputEntry[]): Explanation => {
     const { changes, counts } = explainOf(before, after);
-    return { status, definitionChanges: [], contextChanges: [], inputChanges: changes, installedCounts: () => counts, notices: [] };
+    return { status, definitionChanges: [], contextChanges: [], inputChanges: changes, installedCounts: () => counts, evidence: null, notices: [] };
   };
 
   it('few changes: one line each, as before', () => {

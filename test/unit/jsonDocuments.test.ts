@@ -18,10 +18,12 @@ import { REPO } from '../helpers/project.js';
 const docs = readFileSync(join(REPO, 'docs', 'json.md'), 'utf8');
 
 /** The examples docs/json.md shows for each document, by name. */
-function docExamples(): Map<string, unknown> {
+/** The first example of each document; `also` collects the further ones (`<!-- example: NAME (what) -->`). */
+function docExamples(also: unknown[][] = []): Map<string, unknown> {
   const examples = new Map<string, unknown>();
-  for (const [, name, text] of docs.matchAll(/<!-- (?:agent-)?example: ([\w-]+) -->\n```json\n([\s\S]*?)\n```/g)) {
-    examples.set(name as string, JSON.parse(text as string));
+  for (const [, name, text] of docs.matchAll(/<!-- (?:agent-)?example: ([\w-]+)(?: \([\w -]+\))? -->\n```json\n([\s\S]*?)\n```/g)) {
+    if (examples.has(name as string)) also.push([name, JSON.parse(text as string)]);
+    else examples.set(name as string, JSON.parse(text as string));
   }
   return examples;
 }
@@ -49,11 +51,17 @@ describe('the JSON documents, defined once in src/core/json', () => {
   });
 
   it("every example in docs/json.md is accepted by its document's zod definition", () => {
-    const examples = docExamples();
+    const also: unknown[][] = [];
+    const examples = docExamples(also);
     expect([...examples.keys()].sort()).toEqual(JSON_DOCUMENTS.map((document) => document.name).sort());
     for (const document of JSON_DOCUMENTS) {
       const parsed = document.schema.safeParse(examples.get(document.name));
       expect(parsed.error?.issues, document.name).toBeUndefined();
+    }
+    for (const [name, example] of also) {
+      const parsed = JSON_DOCUMENTS.find((document) => document.name === name)?.schema.safeParse(example);
+      expect(parsed?.error?.issues, `${name as string} (a further example)`).toBeUndefined();
+      expect(parsed, `${name as string}: no such document`).toBeDefined();
     }
   });
 

@@ -1,5 +1,6 @@
 import { explain } from '../../api/explain.js';
 import { loadProject, type Project } from '../../api/project.js';
+import { evidenceChangeLines } from '../../core/changeText.js';
 import { describeContextChange } from '../../core/diff.js';
 import { VouchError } from '../../core/errors.js';
 import { inputChangeLines } from '../explainChanges.js';
@@ -22,10 +23,19 @@ changes are counted per package (after a reinstall, one line says that every
 installed file changed identity). --all lists every change; --json always
 gives the full list.
 
+A traced receipt (a check with "mode": "traced") is checked against what its
+run read, listed and looked up: each such path is looked at again, and the
+ones that differ are named ("src/a.ts: content changed"), installed ones
+counted per package when there are many. The receipt's notes say how it was
+made (e.g. trace-unavailable: the declared inputs stood in).
+
 --inputs says what the latest receipt depends on, as it recorded it: source
 files by top-level directory, installed files by package, its context (argv,
 executable, Node, package manager, environment variable names, the scripts it
-runs) and the inputs and installed globs it declared. Nothing is observed.
+runs) and the inputs and installed globs it declared. For a traced receipt:
+files read (by top-level directory), directories listed, paths looked up and
+found, paths looked up and absent, installed packages, paths outside the root,
+and the run's own (paths it wrote, then used). Nothing is observed.
 --all lists every path; --json gives them all. Without a receipt, nothing is
 known, and it says so.
 
@@ -63,6 +73,11 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   const receipt = status.receipt;
   out.push(`${status.name}: ${status.freshness}, result ${status.result ?? '-'}${receipt ? `, receipt ${receipt.runId} from ${formatAge(receipt.finishedAt)}` : ''}`);
   for (const r of status.reasons) out.push(`  ${r.code}: ${r.message}`);
+  const evidence = result.evidence;
+  if (evidence && evidence.notes.length > 0) {
+    out.push(`notes (how receipt ${receipt?.runId ?? '-'} was made):`);
+    for (const note of evidence.notes) out.push(`  ${note.code}: ${note.message}`);
+  }
   if (result.definitionChanges.length > 0) {
     out.push('definition:');
     for (const c of result.definitionChanges) out.push(`  ${c.field}: ${JSON.stringify(c.old)} -> ${JSON.stringify(c.new)}`);
@@ -75,7 +90,11 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     out.push('inputs:');
     for (const line of inputChangeLines(result.inputChanges, result.installedCounts, values.all)) out.push(`  ${line}`);
   }
-  if (status.freshness === 'CURRENT' && result.inputChanges.length === 0) out.push('nothing changed since the receipt');
+  if (evidence && evidence.changes.length > 0) {
+    out.push('inputs:');
+    for (const line of evidenceChangeLines(evidence.changes, evidence.entriesPerPackage, values.all)) out.push(`  ${line}`);
+  }
+  if (status.freshness === 'CURRENT' && result.inputChanges.length === 0 && (evidence?.changes.length ?? 0) === 0) out.push('nothing changed since the receipt');
   io.stdout.write(out.join('\n') + '\n');
   return 0;
 }

@@ -19,6 +19,9 @@ by the tool it runs (tsc, vue-tsc, eslint, oxlint, biome, prettier --check,
 vitest, jest, mocha, node --test, ava). Watch and dev modes, --fix/--write
 scripts and lifecycle scripts are left out, with the reason shown. With a
 tsconfig.json but no typecheck script, it proposes "tsc --noEmit".
+Where a run can be traced (Linux, with strace), each check is proposed
+"traced": its receipts hold what its runs really read. Elsewhere they are
+"declared", bound to their inputs globs, and init says why once.
 
 It never overwrites a config: when one exists it prints the proposal and
 writes nothing. Otherwise it writes the config and creates the state dir
@@ -105,7 +108,7 @@ function renderHuman(result: InitResult, cwd: string): string {
       check.script !== undefined
         ? `${pm.name} run ${check.script}${proposed.scriptCommand ? `  ->  ${proposed.scriptCommand}` : ''}`
         : (check.command ?? []).join(' ');
-    lines.push(`  ${check.name} (${check.kind}): ${runs}`);
+    lines.push(`  ${check.name} (${check.kind}${check.mode === 'traced' ? ', traced' : ''}): ${runs}`);
     lines.push(`      why: ${proposed.reason}`);
     lines.push(`      ${proposed.inputsNote}`);
     if (check.inputs) lines.push(`      inputs: ${check.inputs.join(', ')}`);

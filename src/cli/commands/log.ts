@@ -1,7 +1,8 @@
 import { log } from '../../api/log.js';
 import { loadProject } from '../../api/project.js';
 import { VouchError } from '../../core/errors.js';
-import { formatAge, formatDuration, table, writeNotices } from '../format.js';
+import type { Receipt } from '../../core/receipt.js';
+import { evidenceNoteLines, evidenceText, evidenceWorthShowing, formatAge, formatDuration, tableWithLines, writeNotices } from '../format.js';
 import { logJson } from '../../api/reportJson.js';
 import { writeJson, type CliIo } from '../io.js';
 import { parseCommand } from '../options.js';
@@ -43,19 +44,26 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     io.stdout.write('no receipts yet; "vouch run" records one\n');
     return 0;
   }
-  const rows = [['RUN', 'CHECK', 'RESULT', 'FINISHED', 'TOOK', 'EXIT', 'REUSABLE']];
+  io.stdout.write(logTable(receipts, Date.now()));
+  return 0;
+}
+
+/** One row per receipt; EVIDENCE and the notes as in status, when some receipt was traced or has notes. */
+export function logTable(receipts: readonly Receipt[], now: number): string {
+  const evidence = receipts.some(evidenceWorthShowing);
+  const rows = [['RUN', 'CHECK', 'RESULT', 'FINISHED', 'TOOK', 'EXIT', ...(evidence ? ['EVIDENCE'] : []), 'REUSABLE']];
   for (const receipt of receipts) {
     rows.push([
       receipt.runId,
       receipt.check,
       receipt.result,
-      formatAge(receipt.finishedAt),
+      formatAge(receipt.finishedAt, now),
       formatDuration(receipt.durationMs),
       receipt.signal ?? String(receipt.exitCode),
+      ...(evidence ? [evidenceText(receipt)] : []),
       receipt.reuseEligible ? 'yes' : `no: ${receipt.reasons.map((r) => r.code).join(', ') || 'failed'}`,
     ]);
   }
-  io.stdout.write(table(rows));
-  return 0;
+  return tableWithLines(rows, receipts.map(evidenceNoteLines));
 }
 

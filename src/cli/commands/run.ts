@@ -1,6 +1,6 @@
 import { loadProject } from '../../api/project.js';
 import { run as runChecks } from '../../api/run.js';
-import { formatAge, formatDuration, writeNotices } from '../format.js';
+import { evidenceNoteLines, evidenceText, evidenceWorthShowing, formatAge, formatDuration, writeNotices } from '../format.js';
 import { runReportJson } from '../../api/reportJson.js';
 import { writeJson, type CliIo } from '../io.js';
 import { parseCommand } from '../options.js';
@@ -54,7 +54,9 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     onFinish: (receipt, error) => {
       const how = receipt.signal ? `killed by ${receipt.signal}` : `exit ${receipt.exitCode}`;
       const reuse = receipt.reuseEligible ? '' : ` (not reusable: ${receipt.reasons.map((r) => r.message).join('; ')})`;
-      say(`${receipt.check} ${receipt.result} (${how}) in ${formatDuration(receipt.durationMs)}, receipt ${receipt.runId}${reuse}`);
+      const evidence = evidenceWorthShowing(receipt) ? ` (${evidenceText(receipt)})` : '';
+      say(`${receipt.check} ${receipt.result} (${how}) in ${formatDuration(receipt.durationMs)}, receipt ${receipt.runId}${evidence}${reuse}`);
+      for (const note of evidenceNoteLines(receipt)) say(`  ${note}`);
       if (error) say(`${error.message} [${error.code}]`);
     },
   });

@@ -1,6 +1,7 @@
 import { loadProject } from '../../api/project.js';
 import { status } from '../../api/status.js';
-import { formatAge, formatDuration, table, writeNotices } from '../format.js';
+import type { CheckStatus } from '../../core/decide.js';
+import { evidenceNoteLines, evidenceText, evidenceWorthShowing, formatAge, formatDuration, tableWithLines, writeNotices } from '../format.js';
 import { statusReportJson } from '../../api/reportJson.js';
 import { writeJson, type CliIo } from '../io.js';
 import { observerChoice, OBSERVER_OPTIONS, parseCommand } from '../options.js';
@@ -53,8 +54,18 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     }
     return 0;
   }
-  const rows = [['CHECK', 'FRESHNESS', 'RESULT', 'LAST RUN', 'TOOK', 'REASON']];
-  for (const check of report.checks) {
+  io.stdout.write(statusTable(report.checks, now));
+  return 0;
+}
+
+/**
+ * One row per check. An EVIDENCE column appears when some receipt was traced or has notes
+ * (a traced check that fell back), and each note follows its check's row on a line of its own.
+ */
+export function statusTable(checks: readonly CheckStatus[], now: number): string {
+  const evidence = checks.some((check) => evidenceWorthShowing(check.receipt));
+  const rows = [['CHECK', 'FRESHNESS', 'RESULT', 'LAST RUN', 'TOOK', ...(evidence ? ['EVIDENCE'] : []), 'REASON']];
+  for (const check of checks) {
     const receipt = check.receipt;
     rows.push([
       check.name,
@@ -62,10 +73,10 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       check.result ?? '-',
       receipt ? formatAge(receipt.finishedAt, now) : '-',
       receipt ? formatDuration(receipt.durationMs) : '-',
+      ...(evidence ? [receipt ? evidenceText(receipt) : '-'] : []),
       check.freshness === 'CURRENT' && check.reuseEligible ? '' : check.reasons.map((r) => r.message).join('; '),
     ]);
   }
-  io.stdout.write(table(rows));
-  return 0;
+  return tableWithLines(rows, checks.map((check) => evidenceNoteLines(check.receipt)));
 }
 

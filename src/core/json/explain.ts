@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { PACKAGE_MANAGERS } from '../config.js';
 import { SCRIPT_BODY_LIMIT } from '../scriptContext.js';
 import { notices, schemaVersion } from './common.js';
-import { checkStatus } from './status.js';
+import { checkStatus, reasons } from './status.js';
 
 /* `vouch explain CHECK --json` (docs/json.md, "vouch explain CHECK --json"). */
 
@@ -14,8 +14,8 @@ const definitionValue = z.xor([z.string(), strings, z.null()]).meta({ id: 'defin
 const definitionChange = z
   .strictObject({
     field: z
-      .enum(['name', 'kind', 'script', 'command', 'inputs', 'installed', 'env', 'packageManager'])
-      .describe("A field of the check's definition. packageManager is the only one in camelCase: it is the config's own field name."),
+      .enum(['name', 'kind', 'script', 'command', 'inputs', 'installed', 'env', 'packageManager', 'mode'])
+      .describe("A field of the check's definition. packageManager is the only one in camelCase: it is the config's own field name. mode's values are declared and traced."),
     old: definitionValue,
     new: definitionValue,
   })
@@ -116,6 +116,36 @@ const inputChange = z
     ],
   });
 
+const evidenceSide = z
+  .strictObject({
+    type: z.enum(['absent', 'file', 'directory', 'other', 'error']).describe('What is at the path, links followed.'),
+    link: z.string().nullable().describe('What the link says, when the path itself is a symbolic link; else null.'),
+    digest: z.string().nullable().describe("sha256 of a read file's bytes or of a listed directory's names; the error, for type error; else null."),
+  })
+  .meta({ id: 'evidence_side', description: 'One side of an evidence change: what the run left at the path, or what is there now.' });
+
+const evidenceChange = z
+  .strictObject({
+    path: z.string().min(1).describe('Relative to the root ("." for the root itself), absolute outside it.'),
+    use: z.enum(['read', 'listed', 'lookup']).describe('What the run did with it: read its content, listed its entries, or only looked it up.'),
+    own: z.boolean().describe('The run wrote it: it is held to what the run left there.'),
+    description: z.string().min(1).describe('The change in words, as the inputs-changed reason names it ("src/a.ts: content changed"). Not stable; compare old and new.'),
+    old: evidenceSide,
+    new: evidenceSide,
+  })
+  .meta({ id: 'evidence_change', description: "A traced receipt's evidence entry that differs now." });
+
+const evidence = z
+  .strictObject({
+    mode: z.enum(['declared', 'traced']).describe("How the receipt's inputs were found: the declared globs, or what its run read, listed and looked up."),
+    notes: reasons.describe('How the receipt was made (trace-unavailable, trace-incomplete, read-outside-inputs). Notes never make a receipt less reusable.'),
+    changes: z
+      .array(evidenceChange)
+      .describe("Traced: every evidence entry that differs now, sorted by path (input_changes is then empty). Declared: empty; input_changes has the changes."),
+  })
+  .nullable()
+  .meta({ id: 'receipt_evidence', description: "The receipt's evidence: its mode, its notes and, traced, what differs now. Null without a receipt." });
+
 export const explainDocument = z.strictObject({
   schema: schemaVersion,
   check: checkStatus,
@@ -125,9 +155,11 @@ export const explainDocument = z.strictObject({
   context_changes: z
     .array(contextChange)
     .describe('How the command, tools, platform or environment differ from the receipt\'s. Environment variables by name only.'),
-  input_changes: z.array(inputChange).describe('Inputs added, removed or changed since the receipt, sorted by path.'),
+  input_changes: z.array(inputChange).describe("A declared receipt's inputs added, removed or changed since, sorted by path. Empty for a traced receipt: evidence.changes has its changes."),
+  evidence,
   notices,
 });
 
 export type ExplainDocument = z.output<typeof explainDocument>;
 export type InputChangeJson = z.output<typeof inputChange>;
+export type EvidenceJson = z.output<typeof evidence>;

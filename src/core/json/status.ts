@@ -1,8 +1,8 @@
 // oxlint-disable unicorn/no-thenable -- `then` here is JSON Schema's keyword (https://json-schema.org/understanding-json-schema/reference/conditionals), not a promise's.
 import { z } from 'zod';
-import { CHECK_KINDS } from '../config.js';
+import { CHECK_KINDS, EVIDENCE_MODES } from '../config.js';
 import type { Freshness } from '../decide.js';
-import { REASON_CODES } from '../reason.js';
+import { REASON_CODES, type ReasonCode } from '../reason.js';
 import type { CheckResult } from '../receipt.js';
 import { absolutePath, durationMs, message, notices, schemaVersion, time, type SameMembers } from './common.js';
 
@@ -60,7 +60,37 @@ const receiptFields = {
   signal: signal.nullable().describe('The signal that ended the check, e.g. SIGTERM; null when it exited.'),
 };
 
-export const receiptSummary = z.strictObject(receiptFields).meta({
+/** The notes a receipt's evidence can carry: how it was made, never a reason against reusing it. */
+const FALLBACK_NOTES = ['trace-unavailable', 'trace-incomplete'] as const satisfies readonly ReasonCode[];
+const TRACED_NOTES = ['read-outside-inputs'] as const satisfies readonly ReasonCode[];
+
+export const evidence = z
+  .strictObject({
+    mode: z
+      .enum(EVIDENCE_MODES)
+      .describe(
+        "traced: the receipt is bound to what its run read, listed and looked up (a receipt's input_count counts those paths). declared: to the files its inputs and installed globs matched.",
+      ),
+    notes: z
+      .array(reason)
+      .describe(
+        'How the receipt was made; never a reason against reusing it. trace-unavailable, trace-incomplete: a traced check whose run could not be traced fully, so its declared inputs stood in. read-outside-inputs: a traced run read files its declared inputs do not match.',
+      ),
+  })
+  .meta({
+    id: 'evidence',
+    description: "What the receipt's inputs are, and how they were found.",
+    allOf: [
+      {
+        description: 'A traced receipt notes only reads outside the declared inputs; a declared one only why its traced check fell back.',
+        if: { properties: { mode: { const: 'traced' } } },
+        then: { properties: { notes: { type: 'array', items: { type: 'object', properties: { code: { enum: [...TRACED_NOTES] } } } } } },
+        else: { properties: { notes: { type: 'array', items: { type: 'object', properties: { code: { enum: [...FALLBACK_NOTES] } } } } } },
+      },
+    ],
+  });
+
+export const receiptSummary = z.strictObject({ ...receiptFields, evidence }).meta({
   id: 'receipt_summary',
   description: 'The receipt a status answer is about.',
   allOf: [HOW_IT_ENDED],
@@ -73,7 +103,12 @@ export const receipt = z
     result: checkResult,
     reuse_eligible: z.boolean().describe('PASS and nothing made the run itself doubtful.'),
     reasons: reasons.describe('Why the receipt itself is not reusable; a FAIL always carries failed first. Empty exactly when reuse_eligible is true.'),
-    input_count: z.number().int().min(0),
+    input_count: z
+      .number()
+      .int()
+      .min(0)
+      .describe('How many inputs the receipt is bound to: declared, the source and installed files its globs matched; traced, the paths its run touched (its evidence entries).'),
+    evidence,
     log_path: absolutePath,
   })
   .meta({
@@ -172,3 +207,4 @@ export type StatusDocument = z.output<typeof statusDocument>;
 export type CheckStatusJson = z.output<typeof checkStatus>;
 export type ReceiptSummaryJson = z.output<typeof receiptSummary>;
 export type ReceiptJson = z.output<typeof receipt>;
+export type EvidenceJson = z.output<typeof evidence>;
