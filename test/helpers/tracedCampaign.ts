@@ -132,7 +132,12 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
     else counts.unverified++;
 
     if (category.expect === 'stale') {
-      if (answer.freshness === 'CURRENT') result.falseCurrent.push(failure(`CURRENT after a relevant mutation${category.byRule ? ' (relevant by the own-cache rule)' : ''}`));
+      if (answer.freshness === 'CURRENT') {
+        // The ground truth, for the report: what the check prints now.
+        const digest = category.byRule ? null : rerun(counts);
+        const truth = digest === null ? ' (relevant by the own-cache rule)' : digest === baseline ? ` (the check still prints ${baseline})` : ` (the check now prints ${digest}, not ${baseline})`;
+        result.falseCurrent.push(failure(`CURRENT after a relevant mutation${truth}`));
+      }
       else if (!category.byRule && counts.mutations <= options.proveFirst && rerun(counts) === baseline) result.fixtureMistakes.push(failure('the check printed the same digest: this mutation is not relevant'));
     } else if (answer.freshness !== 'CURRENT') {
       if (!result.missReasons.has(key)) result.missReasons.set(key, `${answer.freshness}: ${messages(answer)}`);

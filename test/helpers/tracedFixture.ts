@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { configText } from './answers.js';
 import { ContentStore, installPackage, lockfileText, type StorePackage } from './pnpmStore.js';
@@ -19,6 +19,7 @@ import { cleanEnv, REPO, tempProject, type TempProject } from './project.js';
  * - resolves require('./lib/mod'), which stats lib/mod and lib/mod.js (absent) before lib/mod.json;
  * - follows a symbolic link (realpathSync of data/active.txt) and reads it; reads another link's
  *   target (readlinkSync of data/pointer, which dangles);
+ * - executes bin/helper.sh (a shell script: its mode matters as much as its bytes);
  * - reads its cache node_modules/.cache/mine/prev, which an earlier run left, then rewrites it;
  * - writes node_modules/.cache/mine/x, then reads it back (its own cache);
  * - requires `pkg`, installed as pnpm installs it: node_modules/pkg a link into
@@ -54,6 +55,7 @@ export const PREV_CACHE = 'cache v1\n';
 export function checkProgram(outside: string): string {
   return `// The traced campaign's check (test/helpers/tracedFixture.ts says what it touches and why).
 import { createHash } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { relative } from 'node:path';
@@ -87,6 +89,13 @@ try {
 note('mod', mod + ' ' + hash(read(mod)));
 note('active', here(realpathSync('data/active.txt')) + ' ' + hash(read('data/active.txt')));
 note('pointer', readlinkSync('data/pointer'));
+let helped;
+try {
+  helped = execFileSync('./bin/helper.sh', { encoding: 'utf8' }).trim();
+} catch (error) {
+  helped = '<' + (error.code ?? error.status) + '>';
+}
+note('exec', helped);
 mkdirSync('node_modules/.cache/mine', { recursive: true });
 note('prev', hash(read('node_modules/.cache/mine/prev')));
 writeFileSync('node_modules/.cache/mine/prev', ${JSON.stringify(PREV_CACHE)});
@@ -99,6 +108,8 @@ process.stdout.write(JSON.stringify({ digest: hash(seen.join('\\n')), seen }) + 
 }
 
 export const OWN_CACHES = ['node_modules/.cache/mine/prev', 'node_modules/.cache/mine/x'];
+
+export const HELPER_SCRIPT = '#!/bin/sh\necho helper one\n';
 
 /** The files of the project, the check aside. */
 export const PROJECT_FILES: Record<string, string> = {
@@ -117,6 +128,7 @@ export const PROJECT_FILES: Record<string, string> = {
   'variants/same.txt': 'variant one\n',
   'variants/two.txt': 'variant two\n',
   'docs/guide.md': '# guide\n',
+  'bin/helper.sh': HELPER_SCRIPT,
 };
 
 export const OUTSIDE_FILES: Record<string, string> = {
@@ -175,6 +187,7 @@ export function tracedFixture(name = 'traced-campaign'): TracedFixture {
   mkdirSync(join(root, 'data'));
   symlinkSync('../variants/one.txt', join(root, 'data', 'active.txt'));
   symlinkSync('alpha', join(root, 'data', 'pointer'));
+  chmodSync(join(root, 'bin', 'helper.sh'), 0o755);
   // Committed as git would see them (the links and the lock file), not the ignored files.
   project.git('add', '-A');
   project.git('commit', '-qm', 'links and lock file');

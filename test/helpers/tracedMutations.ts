@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { linkSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, linkSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { importPackage, installPackage, relativeLink, removeImported, virtualStorePath, type ImportMethod, type StorePackage } from './pnpmStore.js';
 import { lockfileFor, PKG_100, PREV_CACHE, type TracedFixture } from './tracedFixture.js';
@@ -164,6 +164,7 @@ function reinstallBaseline(fx: TracedFixture, method: ImportMethod = 'hardlink')
 
 /** Files the check reads, by content, that no other category replaces wholesale: touched or rewritten with the same bytes. */
 const READ_FILES = [
+  'bin/helper.sh',
   'src/main.txt',
   '.env',
   'config.local.json',
@@ -307,6 +308,27 @@ export const CATEGORIES: Category[] = [
           symlinkSync('alpha', pointer);
           relativeLink(join(fx.root, 'node_modules/pkg'), pkgDir(fx));
           removePath(join(fx.root, 'node_modules/.pnpm/pkg@1.0.0-copy'));
+        },
+      };
+    },
+  },
+  {
+    name: 'a file the check executes',
+    expect: 'stale',
+    weight: 1,
+    apply(fx, draw) {
+      const abs = join(fx.root, 'bin/helper.sh');
+      const saved = save(abs);
+      const variant = draw.pick(['execute bit removed', 'script edited', 'same size, one byte']);
+      if (variant === 'execute bit removed') chmodSync(abs, 0o644);
+      else if (variant === 'script edited') writeFileSync(abs, `#!/bin/sh\necho helper ${draw.word()}\n`);
+      else writeFileSync(abs, saved.bytes.toString().replace('one', sameSizeOther(Buffer.from('one'), draw).toString()));
+      return {
+        variant,
+        detail: `bin/helper.sh: ${variant}`,
+        revert() {
+          restore(saved);
+          chmodSync(abs, 0o755);
         },
       };
     },
@@ -518,20 +540,23 @@ export const CATEGORIES: Category[] = [
     },
   },
   {
-    name: 'a file the check reads, touched or rewritten with the same bytes',
+    name: 'a file the check reads: touched, rewritten with the same bytes, or made executable',
     expect: 'current',
     weight: 1,
     apply(fx, draw) {
       const path = draw.pick([...READ_FILES, 'OUTSIDE/settings.json']);
       const abs = fileIn(fx, path);
-      const variant = draw.pick(['touched', 'same bytes rewritten', 'replaced by a copy (new inode)']);
+      const variant = draw.pick(['touched', 'same bytes rewritten', 'replaced by a copy (new inode)', 'made executable (a file it only reads)']);
       const bytes = readFileSync(abs);
-      if (variant === 'touched') {
+      const mode = statSync(abs).mode;
+      if (variant === 'made executable (a file it only reads)') {
+        if (path === 'bin/helper.sh') chmodSync(abs, 0o755);
+        else chmodSync(abs, mode | 0o111);
+      } else if (variant === 'touched') {
         const when = new Date(Date.now() - draw.int(1e9));
         utimesSync(abs, when, when);
       } else if (variant === 'same bytes rewritten') writeFileSync(abs, bytes);
       else {
-        const mode = statSync(abs).mode;
         unlinkSync(abs);
         writeFileSync(abs, bytes, { mode });
       }
@@ -539,6 +564,7 @@ export const CATEGORIES: Category[] = [
         variant,
         detail: `${path}: ${variant}`,
         revert() {
+          chmodSync(abs, mode & 0o7777);
           // A package file copied out of the store goes back to being a link to the store's.
           if (variant === 'replaced by a copy (new inode)' && path.startsWith('node_modules/.pnpm/')) {
             unlinkSync(abs);
