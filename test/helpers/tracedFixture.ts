@@ -14,7 +14,7 @@ import { cleanEnv, REPO, tempProject, type TempProject } from './project.js';
  * - reads a tracked source (src/main.txt);
  * - reads two files git ignores (.env, config.local.json);
  * - reads a file outside the root (OUTSIDE/settings.json, a sibling directory);
- * - lists a directory (plugins/) and reads one file in it;
+ * - lists a directory (plugins/), names and types, and reads one file in it;
  * - probes lib/helper.ts, lib/helper.mjs, lib/helper.js with existsSync and reads the first found;
  * - resolves require('./lib/mod'), which stats lib/mod and lib/mod.js (absent) before lib/mod.json;
  * - follows a symbolic link (realpathSync of data/active.txt) and reads it; reads another link's
@@ -78,7 +78,9 @@ note('source', hash(read('src/main.txt')));
 note('env', hash(read('.env')));
 note('local', hash(read('config.local.json')));
 note('outside', hash(read(OUTSIDE + '/settings.json')));
-for (const name of readdirSync('plugins').sort()) note('plugin', name);
+// Names and types, as a glob that keeps only files (or skips links) decides from the listing alone.
+const kind = (entry) => (entry.isDirectory() ? '/' : entry.isSymbolicLink() ? '@' : '');
+for (const entry of readdirSync('plugins', { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) note('plugin', entry.name + kind(entry));
 note('plugin-a', hash(read('plugins/a.txt')));
 const helper = ['.ts', '.mjs', '.js'].map((ext) => 'lib/helper' + ext).find((path) => existsSync(path));
 note('helper', helper + ' ' + hash(read(helper ?? 'lib/none')));

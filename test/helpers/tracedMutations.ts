@@ -213,12 +213,12 @@ export const CATEGORIES: Category[] = [
     },
   },
   {
-    name: 'a listed directory: a file added, removed or renamed',
+    name: 'a listed directory: an entry added, removed, renamed or changed in type',
     expect: 'stale',
     weight: 1,
     apply(fx, draw) {
       const dir = join(fx.root, 'plugins');
-      const variant = draw.pick(['new file', 'new directory', 'file removed', 'file renamed', 'read file in it edited']);
+      const variant = draw.pick(['new file', 'new directory', 'file removed', 'file renamed', 'read file in it edited', 'an entry became a directory (same name)', 'an entry became a link (same name, same bytes)']);
       const name = `${draw.word()}.txt`;
       const b = save(join(dir, 'b.txt'));
       const a = save(join(dir, 'a.txt'));
@@ -235,6 +235,15 @@ export const CATEGORIES: Category[] = [
         case 'file renamed':
           renameSync(b.abs, join(dir, name));
           break;
+        case 'an entry became a directory (same name)':
+          unlinkSync(b.abs);
+          mkdirSync(b.abs);
+          break;
+        case 'an entry became a link (same name, same bytes)':
+          writeNew(join(fx.root, 'variants', `b-${name}`), b.bytes.toString());
+          unlinkSync(b.abs);
+          symlinkSync(`../variants/b-${name}`, b.abs);
+          break;
         default:
           writeFileSync(a.abs, sameSizeOther(a.bytes, draw));
       }
@@ -243,6 +252,7 @@ export const CATEGORIES: Category[] = [
         detail: `plugins/: ${variant} (${name})`,
         revert() {
           removePath(join(dir, name));
+          removePath(join(fx.root, 'variants', `b-${name}`));
           restore(b);
           restore(a);
         },
