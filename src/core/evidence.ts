@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { PathFacts } from './runFacts.js';
+export { isSkippedPath } from './systemPaths.js';
 
 /**
  * A traced receipt's evidence: one entry per path its run touched, fingerprinted by what the
@@ -80,29 +81,6 @@ export function useOf(facts: PathFacts): EvidenceUse | null {
   if (facts.lookup !== undefined || facts.linkTarget !== undefined) return 'lookup';
   // Only written: an output, not an input.
   return null;
-}
-
-/**
- * The system's own files, which the context rules cover (node's version, the platform) and a
- * check can neither change nor depend on apart from them: the Node binary's installation,
- * /usr, the libraries, and the kernel's pseudo file systems.
- */
-const SYSTEM_PREFIXES = ['/usr', '/lib', '/lib32', '/lib64', '/libx32', '/bin', '/sbin', '/proc', '/dev', '/sys'];
-
-/**
- * Whether a path (absolute, normalized) is left out of the evidence: a system file, or under
- * one of `skipped` (the Node installation, vouch's own state dir).
- */
-export function isSkippedPath(path: string, skipped: readonly string[]): boolean {
-  for (const prefix of SYSTEM_PREFIXES) if (isUnder(path, prefix)) return true;
-  for (const prefix of skipped) if (isUnder(path, prefix)) return true;
-  return false;
-}
-
-/** '/' is under nothing here: a prefix of '/' would leave every path out, and an empty evidence answers CURRENT forever. */
-function isUnder(path: string, prefix: string): boolean {
-  if (prefix === '/' || prefix === '') return false;
-  return path === prefix || (path.startsWith(prefix) && path.charCodeAt(prefix.length) === 47);
 }
 
 /** The evidence path of an absolute path: relative inside `realRoot`, absolute outside. */

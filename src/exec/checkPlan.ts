@@ -41,7 +41,8 @@ export function planCheck({ root, definition, scripts, splitScript, env, envKey 
   if (found === null) {
     problems.push(reason('executable-not-found', `"${argv[0]}" is not on PATH or in node_modules/.bin; install it, or fix the check's command`));
   }
-  const executable = found === null ? null : safeIdentity(found);
+  const traced = definition.mode === 'traced';
+  const executable = found === null ? null : safeIdentity(found, traced);
   const nodePath = resolveExecutable('node', root, path);
 
   let packageManager: CheckContext['packageManager'] = null;
@@ -71,9 +72,9 @@ export function planCheck({ root, definition, scripts, splitScript, env, envKey 
   return { argv, executable: found, env: childEnv, observed: { context, problems } };
 }
 
-function safeIdentity(path: string): ExecutableIdentity | null {
+function safeIdentity(path: string, traced = false): ExecutableIdentity | null {
   try {
-    return executableIdentity(path);
+    return executableIdentity(path, traced);
   } catch {
     return null;
   }

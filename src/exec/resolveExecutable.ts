@@ -1,3 +1,4 @@
+import { isSkippedPath } from '../core/systemPaths.js';
 import { accessSync, constants, realpathSync, statSync } from 'node:fs';
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { ExecutableIdentity } from '../core/context.js';
@@ -40,11 +41,17 @@ function executable(path: string): boolean {
 }
 
 /** Path as found and the identity of the file it leads to, so a replaced binary or link target is seen. */
-export function executableIdentity(path: string): ExecutableIdentity {
+export function executableIdentity(path: string, traced = false): ExecutableIdentity {
   const real = realpathSync.native(path);
   const stats = statSync(real, { bigint: true });
+  const mode = (stats.mode & 0o7777n).toString(8);
+  // A traced run's evidence holds the executable's bytes (it was executed and read), unless it is
+  // a system file the evidence leaves out; its identity then keeps only what the bytes do not
+  // say. Its inode's ctime moves whenever a pnpm store gains or loses a link to it, which must
+  // not make a traced check STALE.
+  if (traced && !isSkippedPath(real, [])) return { path: real, identity: `mode:${mode}` };
   return {
     path: real,
-    identity: [stats.dev, stats.ino, stats.size, (stats.mode & 0o7777n).toString(8), stats.mtimeNs, stats.ctimeNs].join(':'),
+    identity: [stats.dev, stats.ino, stats.size, mode, stats.mtimeNs, stats.ctimeNs].join(':'),
   };
 }

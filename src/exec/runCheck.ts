@@ -133,7 +133,7 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
     let trace: TracePlan | null = null;
     if (tracing && before.executable) {
       try {
-        trace = tracing.planTrace(request.stateDir, runId, before.executable, before.argv);
+        trace = tracing.planTrace(request.stateDir, definition.name, runId, before.executable, before.argv);
       } catch (error) {
         log.close();
         throw notWritable(request.stateDir, error);

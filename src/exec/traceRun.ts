@@ -1,5 +1,6 @@
 import { closeSync, readdirSync, realpathSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { sha256 } from '../core/digest.js';
 import type { EvidenceEntry } from '../core/evidence.js';
 import type { InputEntry } from '../core/manifest.js';
 import { reason, type Reason } from '../core/reason.js';
@@ -9,7 +10,7 @@ import { fingerprintRun } from '../fs/runEvidence.js';
 import { ensureStateSubdir, openStateFile } from '../store/stateDir.js';
 import { readTraceLog, tracedArgv, traceAvailability } from './trace/tracer.js';
 
-/** A trace log left by a vouch that died mid-run is removed by a later traced run after this long. */
+/** A trace log left by a vouch that died mid-run, of another check, is removed by a later traced run after this long. */
 const ABANDONED_LOG_MS = 24 * 60 * 60 * 1000;
 
 /** At most this many files are named in a read-outside-inputs note; the rest are counted. */
@@ -24,14 +25,16 @@ export type TracePlan =
  * Prepares a traced check's run: the tracer's argv around the check's, and a new log for it in
  * the state dir (owner-only, through no link). Tracing is probed once per process.
  */
-export function planTrace(stateDir: string, runId: string, executable: string, argv: readonly string[]): TracePlan {
+export function planTrace(stateDir: string, check: string, runId: string, executable: string, argv: readonly string[]): TracePlan {
   const availability = traceAvailability();
   if (!availability.available) {
     return { traced: false, record: { kind: 'fallback', note: reason('trace-unavailable', `not traced, so its declared inputs stand in: ${availability.message}`) } };
   }
   const dir = ensureStateSubdir(stateDir, 'traces');
-  removeAbandoned(dir);
-  const logPath = join(dir, `${runId}.trace`);
+  // Named by the check, whose lock the caller holds: any other log of it is a dead run's.
+  const prefix = `${sha256(check).slice(0, 16)}-`;
+  removeAbandoned(dir, prefix);
+  const logPath = join(dir, `${prefix}${runId}.trace`);
   closeSync(openStateFile(logPath, 'exclusive', stateDir));
   // The resolved executable, as the untraced spawn runs it: strace would otherwise look it up again.
   return { traced: true, logPath, argv: tracedArgv([executable, ...argv.slice(1)], logPath, availability.strace) };
@@ -83,7 +86,7 @@ function readOutsideNote(entries: readonly EvidenceEntry[], declared: readonly I
   const inside: string[] = [];
   let outsideRoot = 0;
   for (const entry of entries) {
-    if (entry.use !== 'read' || entry.own || entry.type !== 'file' || paths.has(entry.path)) continue;
+    if (entry.use !== 'read' || entry.own || entry.type !== 'file' || paths.has(entry.path) || isGitOwn(entry.path)) continue;
     if (entry.path.startsWith('/')) outsideRoot++;
     else inside.push(entry.path);
   }
@@ -94,7 +97,12 @@ function readOutsideNote(entries: readonly EvidenceEntry[], declared: readonly I
   return reason('read-outside-inputs', `the run read ${inside.length} file${inside.length === 1 ? '' : 's'} in the root that its declared inputs do not match, which tracing covers: ${named}${more}${beyond}`);
 }
 
-function removeAbandoned(dir: string): void {
+/** git's own files (.git/info/exclude, read by linters that honour it): no glob may name them. */
+function isGitOwn(path: string): boolean {
+  return path === '.git' || path.startsWith('.git/');
+}
+
+function removeAbandoned(dir: string, ours: string): void {
   let names: string[];
   try {
     names = readdirSync(dir);
@@ -105,7 +113,7 @@ function removeAbandoned(dir: string): void {
   for (const name of names) {
     if (!name.endsWith('.trace')) continue;
     try {
-      if (now - statSync(join(dir, name)).mtimeMs > ABANDONED_LOG_MS) unlinkSync(join(dir, name));
+      if (name.startsWith(ours) || now - statSync(join(dir, name)).mtimeMs > ABANDONED_LOG_MS) unlinkSync(join(dir, name));
     } catch {
       // gone already
     }

@@ -5,7 +5,10 @@ import { identityOf, isRacy } from '../core/identity.js';
 import type { StatCache } from '../core/statCache.js';
 import { hashFile } from './hashFile.js';
 
-/** An entry as looked at now, and the ctime of what is at the path (links followed), to tell a change made while a run ran. */
+/**
+ * An entry as looked at now, and the latest ctime of what is at the path: the link itself, if the
+ * path is one, and what it leads to. A change made while a run ran moves one of them.
+ */
 export interface Looked {
   entry: EvidenceEntry;
   ctimeNs: bigint | null;
@@ -34,13 +37,19 @@ export class EvidenceLooker {
     const abs = absoluteEvidencePath(path, this.realRoot);
     const base: Pick<EvidenceEntry, 'path' | 'use' | 'own'> = own ? { path, use, own: true } : { path, use };
     let link: string | undefined;
+    let linkCtimeNs: bigint | null = null;
     try {
       const lstats = lstatSync(abs, { bigint: true, throwIfNoEntry: false });
       if (lstats === undefined) return { entry: { ...base, type: 'absent' }, ctimeNs: null };
-      if (lstats.isSymbolicLink()) link = readlinkSync(abs, { encoding: 'buffer' }).toString('latin1');
+      if (lstats.isSymbolicLink()) {
+        link = readlinkSync(abs, { encoding: 'buffer' }).toString('latin1');
+        linkCtimeNs = lstats.ctimeNs;
+      }
     } catch (error) {
       return failed(base, error);
     }
+    const latest = (ctimeNs: bigint | null) => (linkCtimeNs !== null && (ctimeNs === null || linkCtimeNs > ctimeNs) ? linkCtimeNs : ctimeNs);
+    const looked = (entry: EvidenceEntry, ctimeNs: bigint | null): Looked => ({ entry, ctimeNs: latest(ctimeNs) });
     const withLink = link === undefined ? base : { ...base, link };
     for (let attempt = 0; attempt < 3; attempt++) {
       let stats: BigIntStats | undefined;
@@ -50,21 +59,21 @@ export class EvidenceLooker {
         return failed(withLink, error);
       }
       // A dangling link: the path names nothing.
-      if (stats === undefined) return { entry: { ...withLink, type: 'absent' }, ctimeNs: null };
+      if (stats === undefined) return looked({ ...withLink, type: 'absent' }, null);
       const ctimeNs = stats.ctimeNs;
       if (stats.isDirectory()) {
-        if (use !== 'listed') return { entry: { ...withLink, type: 'directory' }, ctimeNs };
+        if (use !== 'listed') return looked({ ...withLink, type: 'directory' }, ctimeNs);
         try {
-          return { entry: { ...withLink, type: 'directory', digest: namesDigest(abs) }, ctimeNs };
+          return looked({ ...withLink, type: 'directory', digest: namesDigest(abs) }, ctimeNs);
         } catch (error) {
           return failed(withLink, error);
         }
       }
-      if (!stats.isFile()) return { entry: { ...withLink, type: 'other' }, ctimeNs };
-      if (use !== 'read') return { entry: { ...withLink, type: 'file' }, ctimeNs };
+      if (!stats.isFile()) return looked({ ...withLink, type: 'other' }, ctimeNs);
+      if (use !== 'read') return looked({ ...withLink, type: 'file' }, ctimeNs);
       const identity = identityOf(stats);
       const cached = this.statCache.get(path);
-      if (cached?.identity === identity) return { entry: { ...withLink, type: 'file', digest: cached.digest }, ctimeNs };
+      if (cached?.identity === identity) return looked({ ...withLink, type: 'file', digest: cached.digest }, ctimeNs);
       let digest: string;
       try {
         digest = hashFile(abs, Number(stats.size));
@@ -76,7 +85,7 @@ export class EvidenceLooker {
       if (after === undefined || identityOf(after) !== identity) continue;
       if (isRacy(stats, this.observedAtNs)) this.statCache.delete(path);
       else this.statCache.set(path, identity, digest);
-      return { entry: { ...withLink, type: 'file', digest }, ctimeNs };
+      return looked({ ...withLink, type: 'file', digest }, ctimeNs);
     }
     return { entry: { ...withLink, type: 'error', digest: CHANGING }, ctimeNs: null };
   }

@@ -1,4 +1,4 @@
-import { realpathSync } from 'node:fs';
+import { lstatSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { compareEvidencePaths, evidenceOf, evidencePath, isSkippedPath, useOf, type Evidence, type EvidenceEntry } from '../core/evidence.js';
@@ -39,8 +39,13 @@ const CLOCK_SLACK_NS = 20_000_000n;
  * Looking after the run is sound only if nothing else changed those paths while it ran, so a
  * path the run did not write is "changed during the run" when:
  * - what is there now has a ctime after the run started (the kernel sets ctime on every change
- *   and nobody can set it back: a write, a rename onto it, a new link to it);
- * - it is absent now but the run found it, or present now but the run found nothing there.
+ *   and nobody can set it back: a write, a rename onto it, a new link to it), the path's own link
+ *   included;
+ * - inside the root, a directory on its way there does (a directory swapped for an older one by
+ *   two renames, a linked directory retargeted: what the path names now is older than the run,
+ *   but it is not what the run read);
+ * - it is absent now but the run found it, or present now but the run found nothing there; or a
+ *   link the run read now points elsewhere.
  * A path the run wrote is its own: what it left there is the evidence.
  */
 export function fingerprintRun(facts: readonly PathFacts[], options: RunEvidenceOptions): RunEvidence {
@@ -55,6 +60,7 @@ export function fingerprintRun(facts: readonly PathFacts[], options: RunEvidence
   // manager's node_modules often is) is the run's own under both.
   const written = new Set<string>();
   for (const fact of facts) if (fact.written) written.add(canonical(fact.path));
+  const wayMoved = movedDirectories(realRoot, startedNs, (dir) => written.has(canonical(dir)));
   for (const fact of facts) {
     const use = useOf(fact);
     if (use === null || isSkippedPath(fact.path, skipped)) continue;
@@ -63,7 +69,7 @@ export function fingerprintRun(facts: readonly PathFacts[], options: RunEvidence
     const { entry, ctimeNs } = looker.look(path, use, own);
     entries.push(entry);
     if (entry.type === 'error' && entry.digest === CHANGING) changed.push(path);
-    else if (!own && movedUnderRun(fact, entry, ctimeNs, startedNs)) changed.push(path);
+    else if (!own && (movedUnderRun(fact, entry, ctimeNs, startedNs) || (use !== 'lookup' && wayMoved(fact.path)))) changed.push(path);
   }
   entries.sort(compareEvidencePaths);
   return { evidence: evidenceOf(entries), changedDuringRun: changed };
@@ -96,10 +102,42 @@ function canonicalPaths(): (path: string) => string {
   };
 }
 
+/**
+ * Whether a directory between the root and a path inside it (the root included) changed since the
+ * run started, by lstat: a renamed or retargeted directory, or one whose entries changed. Each
+ * directory is asked once. Directories the run itself changed are its own doing.
+ */
+function movedDirectories(realRoot: string, startedNs: bigint, ownDoing: (dir: string) => boolean): (path: string) => boolean {
+  const moved = new Map<string, boolean>();
+  const dirMoved = (dir: string): boolean => {
+    let answer = moved.get(dir);
+    if (answer === undefined) {
+      let ctimeNs: bigint | null = null;
+      try {
+        ctimeNs = lstatSync(dir, { bigint: true, throwIfNoEntry: false })?.ctimeNs ?? null;
+      } catch {
+        // unreadable now: the path's own look says so
+      }
+      answer = ctimeNs !== null && ctimeNs >= startedNs && !ownDoing(dir);
+      moved.set(dir, answer);
+    }
+    return answer;
+  };
+  return (path) => {
+    if (path === realRoot || !path.startsWith(`${realRoot}/`)) return false;
+    for (let dir = dirname(path); ; dir = dirname(dir)) {
+      if (dirMoved(dir)) return true;
+      if (dir === realRoot || dir.length <= realRoot.length) return false;
+    }
+  };
+}
+
 function movedUnderRun(fact: PathFacts, entry: EvidenceEntry, ctimeNs: bigint | null, startedNs: bigint): boolean {
   // What a read or a listing saw is what is there now only if it has not changed since the start.
   // A lookup saw only what kind of thing was there, which the answers below compare.
   if (entry.use !== 'lookup' && ctimeNs !== null && ctimeNs >= startedNs) return true;
+  // A link the run read, now pointing elsewhere.
+  if (fact.linkTarget !== undefined && entry.link !== undefined && entry.link !== fact.linkTarget.target) return true;
   const found = foundByRun(fact);
   if (found === null) return false;
   // A dangling link is absent to a lookup that follows links and present to one that does not.

@@ -1,5 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -48,13 +48,22 @@ afterEach(() => {
   pidsDir = undefined;
 });
 
-function grandProject() {
+type Mode = 'declared' | 'traced';
+
+function grandProject(mode: Mode = 'declared') {
   pidsDir = mkdtempSync(join(tmpdir(), 'vouch-orphans-'));
   return tempProject('orphans', {
-    'vouch.config.json': JSON.stringify({ schema: 1, checks: [{ name: 'grand', kind: 'custom', command: ['node', 'grand.cjs'], inputs: ['grand.cjs'] }] }),
+    'vouch.config.json': JSON.stringify({ schema: 1, checks: [{ name: 'grand', kind: 'custom', command: ['node', 'grand.cjs'], inputs: ['grand.cjs'], mode }] }),
     'grand.cjs': GRAND,
   });
 }
+
+/** A traced check runs under strace, in the same group: tests of both modes, the traced one skipped without strace. */
+const STRACE = process.platform === 'linux' && spawnSync('strace', ['-V']).status === 0;
+const MODES: { mode: Mode; skip: boolean; title: string }[] = [
+  { mode: 'declared', skip: false, title: 'a declared check' },
+  { mode: 'traced', skip: !STRACE, title: STRACE ? 'a traced check (under strace)' : 'a traced check (SKIPPED: strace is not on PATH; apt-get install strace)' },
+];
 
 /** Running, not a zombie (an orphan nobody reaps stays in the process table as Z), and not a later process given the same pid. */
 function running(pid: number): boolean {
@@ -103,10 +112,10 @@ async function checkPids(pidsFile: string): Promise<[number, number]> {
 // The kill moments are drawn from VOUCH_SEED, or a fixed seed (test/helpers/seed.ts).
 const KILL_SEED = testSeed(import.meta.url, 3);
 
-describe('the check dies with vouch', () => {
-  it('kill -9 of vouch at random moments while the check runs leaves no process of the check, and no lock that blocks the next run', { timeout: 60_000 }, () =>
+describe.each(MODES)('the check dies with vouch: $title', ({ mode, skip }) => {
+  it.skipIf(skip)('kill -9 of vouch at random moments while the check runs leaves no process of the check, and no lock that blocks the next run', { timeout: 90_000 }, () =>
     withSeed(KILL_SEED, async () => {
-      project = grandProject();
+      project = grandProject(mode);
       const root = project.root;
       const survivors: string[] = [];
       const moment = mulberry32(KILL_SEED.value);
@@ -148,12 +157,14 @@ describe('the check dies with vouch', () => {
       const next = project.vouch(['run', 'grand', '--json'], { env: cleanEnv({ QUICK: '1' }), timeout: 30_000 });
       expect(next.code, next.stderr).toBe(0);
       expect(next.stderr).not.toMatch(/waiting for grand/);
-      expect(JSON.parse(next.stdout).runs[0]).toMatchObject({ action: 'ran', exit_code: 0, receipt: { result: 'PASS' } });
+      expect(JSON.parse(next.stdout).runs[0]).toMatchObject({ action: 'ran', exit_code: 0, receipt: { result: 'PASS', evidence: { mode } } });
       expect(existsSync(join(root, '.vouch', 'locks', 'grand.lock'))).toBe(false);
+      // The killed runs' trace logs are gone with the next run of the check.
+      if (mode === 'traced') expect(readdirSync(join(root, '.vouch', 'traces'))).toEqual([]);
     }));
 
-  it('SIGINT to vouch reaches the whole group of the check, its grandchild too, and vouch exits 130', { timeout: 30_000 }, async () => {
-    project = grandProject();
+  it.skipIf(skip)('SIGINT to vouch reaches the whole group of the check, its grandchild too, and vouch exits 130', { timeout: 30_000 }, async () => {
+    project = grandProject(mode);
     const pidsFile = join(pidsDir!, 'pids');
     const run = startRun(project.root, pidsFile);
     const [check, grandchild] = await checkPids(pidsFile);

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { linkSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, linkSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +8,7 @@ import type { PathFacts } from '../../src/core/runFacts.js';
 import { MemoryStatCache } from '../../src/core/statCache.js';
 import { finishTrace } from '../../src/exec/traceRun.js';
 import { runTraced } from '../../src/exec/trace/tracer.js';
+import { executableIdentity } from '../../src/exec/resolveExecutable.js';
 import { fingerprintRun } from '../../src/fs/runEvidence.js';
 import { verifyEvidence } from '../../src/fs/verifyEvidence.js';
 
@@ -94,6 +95,26 @@ fs.readFileSync('/proc/self/status');`,
     expect(evidence.digest).toBe(evidenceOf(evidence.entries).digest);
   });
 
+  it('holds a directory swapped by two renames, or a linked directory retargeted, while the run ran against it: what the path names now is older than the run', async () => {
+    const root = project('swapped', { 'cfg/app.json': 'first', 'cfg-next/app.json': 'next', 'v1/index.js': 'one', 'v2/index.js': 'two' });
+    symlinkSync('v1', join(root, 'pkg'));
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    const { facts, startedAt } = await traceFacts(
+      root,
+      `const fs = require('node:fs');
+fs.readFileSync('cfg/app.json'); fs.readFileSync('pkg/index.js');
+Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1200);`,
+      () => {
+        renameSync(join(root, 'cfg'), join(root, 'cfg-previous'));
+        renameSync(join(root, 'cfg-next'), join(root, 'cfg'));
+        unlinkSync(join(root, 'pkg'));
+        symlinkSync('v2', join(root, 'pkg'));
+      },
+    );
+    const { changedDuringRun } = fingerprint(root, facts, startedAt);
+    expect(changedDuringRun).toEqual(expect.arrayContaining(['cfg/app.json', 'pkg/index.js']));
+  });
+
   it("counts a file written through a linked directory and read through its real path as the run's own, not as moved under it", async () => {
     const root = project('alias', { 'real/keep.txt': '' });
     symlinkSync('real', join(root, 'linked'));
@@ -122,7 +143,8 @@ Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1200);`,
       },
     );
     const { changedDuringRun } = fingerprint(root, facts, startedAt);
-    expect(changedDuringRun.sort()).toEqual(['input.txt', 'later.txt']);
+    // The root's entries changed too (later.txt): everything read below it is doubtful as well.
+    expect(changedDuringRun).toEqual(expect.arrayContaining(['input.txt', 'later.txt', 'script.cjs']));
   });
 
   it("does not hold the run's own cache against it: written, then read, then compared with what it left", async () => {
@@ -216,5 +238,27 @@ describe('finishTrace: a trace that is not whole is never evidence', () => {
     expect(finished.entries).toBeNull();
     expect(finished.record).toMatchObject({ kind: 'fallback', note: { code: 'trace-incomplete' } });
     expect(finished.record.kind === 'fallback' && finished.record.note.message).toMatch(/declared inputs stand in/);
+  });
+});
+
+describe("a check's executable identity", () => {
+  it('of a traced check ignores a new link to its file in a shared store (its bytes are in the evidence), and of a declared check does not', () => {
+    const root = project('identity', { 'store/tool': '#!/bin/sh\nexit 0\n' });
+    chmodSync(join(root, 'store/tool'), 0o755);
+    mkdirSync(join(root, 'node_modules/.bin'), { recursive: true });
+    linkSync(join(root, 'store/tool'), join(root, 'node_modules/.bin/tool'));
+    const tool = join(root, 'node_modules/.bin/tool');
+    const traced = executableIdentity(tool, true);
+    const declared = executableIdentity(tool, false);
+    linkSync(join(root, 'store/tool'), join(root, 'another-checkout-tool'));
+    expect(executableIdentity(tool, true)).toEqual(traced);
+    expect(executableIdentity(tool, false)).not.toEqual(declared);
+    chmodSync(tool, 0o644);
+    expect(executableIdentity(tool, true)).not.toEqual(traced);
+  });
+
+  it('of a traced check under /usr keeps the whole identity: the evidence leaves system files out', () => {
+    const sh = realpathSync('/bin/sh');
+    expect(executableIdentity(sh, true)).toEqual(executableIdentity(sh, false));
   });
 });

@@ -132,4 +132,17 @@ console.log(JSON.stringify({ availability: m.traceAvailability(), run }));`;
     expect(run).toMatchObject({ traced: false, refusal: { code: 'ptrace-refused' } });
     expect(run.facts).toBeUndefined();
   });
+
+  it.skipIf(spawnSync('cc', ['--version']).status !== 0 || process.arch !== 'x64')('a traced program gets no io_uring (ENOSYS), so its file operations stay system calls the trace sees', async () => {
+    const root = join(dir, 'uring');
+    mkdirSync(root);
+    // io_uring_setup is system call 425 on x86-64 (arch/x86/entry/syscalls/syscall_64.tbl).
+    writeFileSync(join(root, 'uring.c'), '#include <stdio.h>\n#include <unistd.h>\n#include <sys/syscall.h>\nint main(void) { char p[120] = {0}; long r = syscall(425, 4, p); printf("%ld\\n", r); return 0; }\n');
+    expect(spawnSync('cc', ['-o', join(root, 'uring'), join(root, 'uring.c')]).status).toBe(0);
+    expect(spawnSync(join(root, 'uring'), { encoding: 'utf8' }).stdout.trim()).not.toBe('-1');
+    const run = await runTraced({ argv: [join(root, 'uring')], cwd: root, logDir: logs });
+    if (!run.traced) throw new Error(run.refusal.message);
+    expect(run.stdout.trim()).toBe('-1');
+    expect(run.facts.kind).toBe('facts');
+  });
 });

@@ -126,6 +126,8 @@ const HOOK_DECISION = [
   'core/reason.ts',
   'core/scriptContext.ts',
   'core/shellWords.ts',
+  // The system's paths, which a traced check's executable identity leaves to the evidence or keeps: no imports.
+  'core/systemPaths.ts',
   'core/version.ts',
   'exec/checkPlan.ts',
   'exec/detectPackageManager.ts',

@@ -239,3 +239,10 @@ describe('strace strings', () => {
     expect(parseCall('openat(AT_FDCWD</a,b>, "x", O_RDONLY) = -1 ENOENT (No such file or directory)')).toEqual({ name: 'openat', args: ['AT_FDCWD</a,b>', '"x"', 'O_RDONLY'], value: '-1', errno: 'ENOENT' });
   });
 });
+
+describe('strace log: io_uring', () => {
+  it('an injected io_uring_setup failure is nothing; a ring that was set up makes the facts unusable', () => {
+    expect([...facts(START + '100 io_uring_setup(4, {flags=0, sq_thread_cpu=0, sq_thread_idle=0}) = -1 ENOSYS (Function not implemented) (INJECTED)\n').keys()]).toEqual(['/usr/bin/node']);
+    expect(overflow(START + '100 io_uring_setup(4, {flags=0, sq_thread_cpu=0, sq_thread_idle=0, sq_entries=4, cq_entries=8}) = 3\n')).toMatchObject({ kind: 'overflow', reason: 'unparsed', detail: expect.stringMatching(/io_uring/) });
+  });
+});

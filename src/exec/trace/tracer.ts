@@ -42,9 +42,18 @@ export const STRACE_INSTALL_HINT = 'install strace: `apt-get install strace` (De
 /**
  * The traced calls: %file (every call that takes a path), %process (fork, clone, execve, so
  * each child's working directory is known), getdents64 (directory listings; `?getdents`, the
- * old call, where the architecture has it) and fchdir (a working directory from an fd).
+ * old call, where the architecture has it), fchdir (a working directory from an fd), and
+ * io_uring_setup, which INJECT answers.
  */
-export const TRACE_FILTER = 'trace=%file,%process,getdents64,?getdents,fchdir';
+export const TRACE_FILTER = 'trace=%file,%process,getdents64,?getdents,fchdir,?io_uring_setup';
+
+/**
+ * io_uring_setup fails with ENOSYS, as on a kernel without io_uring: file operations submitted
+ * to a ring are no system calls, and no tracer of system calls would see them (io_uring(7)).
+ * A runtime that gets no ring uses plain calls (libuv, under Node, does; io_uring_setup(2)).
+ * strace must stop on the call to inject, so it is in TRACE_FILTER too.
+ */
+export const INJECT = 'inject=io_uring_setup:error=ENOSYS';
 
 /** Long enough for any path Linux accepts (PATH_MAX, 4096): readlink's answer is printed as a string, cut at -s. */
 const STRING_LIMIT = 4096;
@@ -55,7 +64,7 @@ const STRING_LIMIT = 4096;
  * directory), -e signal=none keeps signal lines out. Flags as strace(1) documents them.
  */
 export function tracedArgv(argv: readonly string[], logPath: string, strace = 'strace'): string[] {
-  return [strace, '-f', '-qq', '--seccomp-bpf', '-y', '-s', String(STRING_LIMIT), '-e', TRACE_FILTER, '-e', 'signal=none', '-o', logPath, '--', ...argv];
+  return [strace, '-f', '-qq', '--seccomp-bpf', '-y', '-s', String(STRING_LIMIT), '-e', TRACE_FILTER, '-e', INJECT, '-e', 'signal=none', '-o', logPath, '--', ...argv];
 }
 
 let cached: TraceAvailability | undefined;
