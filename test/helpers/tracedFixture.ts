@@ -19,6 +19,7 @@ import { cleanEnv, REPO, tempProject, type TempProject } from './project.js';
  * - resolves require('./lib/mod'), which stats lib/mod and lib/mod.js (absent) before lib/mod.json;
  * - follows a symbolic link (realpathSync of data/active.txt) and reads it; reads another link's
  *   target (readlinkSync of data/pointer, which dangles);
+ * - stats data/sized.txt and notes its size, without reading it;
  * - executes bin/helper.sh (a shell script: its mode matters as much as its bytes);
  * - reads its cache node_modules/.cache/mine/prev, which an earlier run left, then rewrites it;
  * - writes node_modules/.cache/mine/x, then reads it back (its own cache);
@@ -56,7 +57,7 @@ export function checkProgram(outside: string): string {
   return `// The traced campaign's check (test/helpers/tracedFixture.ts says what it touches and why).
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { relative } from 'node:path';
 
@@ -91,6 +92,8 @@ try {
 note('mod', mod + ' ' + hash(read(mod)));
 note('active', here(realpathSync('data/active.txt')) + ' ' + hash(read('data/active.txt')));
 note('pointer', readlinkSync('data/pointer'));
+// Its size alone, never its bytes: as a cache of sizes and mtimes decides (eslint --cache, make).
+note('sized', statSync('data/sized.txt').size);
 let helped;
 try {
   helped = execFileSync('./bin/helper.sh', { encoding: 'utf8' }).trim();
@@ -131,6 +134,7 @@ export const PROJECT_FILES: Record<string, string> = {
   'variants/two.txt': 'variant two\n',
   'docs/guide.md': '# guide\n',
   'bin/helper.sh': HELPER_SCRIPT,
+  'data/sized.txt': 'twenty-one bytes ...\n',
 };
 
 export const OUTSIDE_FILES: Record<string, string> = {
@@ -186,7 +190,7 @@ export function tracedFixture(name = 'traced-campaign'): TracedFixture {
     'vouch.config.json': configText([{ name: CHECK_NAME, kind: 'custom', command: ['node', 'check.mjs'], mode: 'traced' }]),
   });
   const root = project.root;
-  mkdirSync(join(root, 'data'));
+  mkdirSync(join(root, 'data'), { recursive: true });
   symlinkSync('../variants/one.txt', join(root, 'data', 'active.txt'));
   symlinkSync('alpha', join(root, 'data', 'pointer'));
   chmodSync(join(root, 'bin', 'helper.sh'), 0o755);

@@ -323,6 +323,18 @@ export const CATEGORIES: Category[] = [
     },
   },
   {
+    name: 'a file the check only stats: its size changed',
+    expect: 'stale',
+    weight: 1,
+    apply(fx, draw) {
+      const abs = join(fx.root, 'data/sized.txt');
+      const saved = save(abs);
+      const variant = draw.pick(['grown', 'truncated']);
+      writeFileSync(abs, variant === 'grown' ? Buffer.concat([saved.bytes, Buffer.from(draw.word())]) : saved.bytes.subarray(0, draw.int(saved.bytes.length)));
+      return { variant, detail: `data/sized.txt (stat-ed, never read): ${variant}`, revert: () => restore(saved) };
+    },
+  },
+  {
     name: 'a file the check executes',
     expect: 'stale',
     weight: 1,

@@ -5,7 +5,7 @@ import { traceAvailability } from '../../src/exec/trace/tracer.js';
 import { cleanEnv } from '../helpers/project.js';
 import { ObserverTracker, PATIENT } from '../helpers/observer.js';
 import { mulberry32, testSeed, withSeed, type Seed } from '../helpers/seed.js';
-import { campaignReport, runCampaign, VARIANT_SEPARATOR, type Answer } from '../helpers/tracedCampaign.js';
+import { campaignReport, failureLines, runCampaign, VARIANT_SEPARATOR, type Answer } from '../helpers/tracedCampaign.js';
 import { CHECK_NAME, tracedFixture } from '../helpers/tracedFixture.js';
 import { CATEGORIES, Draw } from '../helpers/tracedMutations.js';
 
@@ -115,8 +115,8 @@ async function campaign(via: 'scan' | 'observer', mutations: number, seed: Seed)
         expect(ran.length, `no mutation of "${category.name}" ran`).toBeGreaterThan(0);
       }
     }
-    expect(result.fixtureMistakes, 'relevant mutations that change nothing the check prints: a mistake in the campaign').toEqual([]);
-    expect(result.falseCurrent, `false CURRENT answers, ${seed.replay()}`).toEqual([]);
+    expect(result.fixtureMistakes.length, `relevant mutations that change nothing the check prints, a mistake in the campaign:\n${failureLines(result.fixtureMistakes)}`).toBe(0);
+    expect(result.falseCurrent.length, `false CURRENT answers, ${seed.replay()}:\n${failureLines(result.falseCurrent)}`).toBe(0);
     expect(fallbacks, `answers that were not ${via === 'scan' ? "a scan's" : "the observer's"}`).toBe(0);
   } finally {
     const problems = await observers.cleanup();
