@@ -19,13 +19,28 @@
 //            the call go on (what it would do to know the answer); all four built with `cc` and
 //            skipped like native, and also when the kernel refuses user notification;
 //   traced   the tracer as vouch runs it (tracedArgv: -y, a log of every call), plus reading
-//            the log into run facts (reported apart as "parse").
-// The overhead is (traced + parse - plain) / plain, against the goal of <= 10 %.
+//            the log into run facts (reported apart as "parse");
+//   declared `vouch run TOOL` with the check declared (its default inputs): the product's path,
+//            its own scans before and after the run included;
+//   product  `vouch run TOOL` with the same check `"mode": "traced"`: traced as above, its facts
+//            fingerprinted and its receipt written with its evidence. product against declared is
+//            the overhead a user sees;
+// and, asked for with --ways, variants of strace's flags (each times the run and reads the log,
+// so a variant that loses what the parser needs shows as an unusable trace):
+//   noprocess  TRACE_FILTER with %process narrowed to the calls the parser reads (clone, clone3,
+//              fork, vfork, execve, execveat, exit, exit_group): no stops on wait4, kill, ...;
+//   noy        tracedArgv without -y: what decoding fds (one readlink per fd argument) costs;
+//              the parser needs the paths, so its trace is unusable (timed, not a candidate).
+// The overhead is (traced + parse - plain) / plain, against the goal of <= 10 %. Each way also
+// reports its CPU time (user + system of every process of the run, tracer included), which a busy
+// machine disturbs far less than wall time.
 //
 //   npm run build && node bench/trace.mjs [--sources 400] [--rounds 5] [--out .tmp/bench-trace] [--tools tsc,eslint,vitest,oxlint]
+//                                         [--ways plain,stops,native,notify,notify2,notifysp,lookup,traced,declared,product,noprocess,noy]
 
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { loadavg } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -40,6 +55,7 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "5" },
     out: { type: "string", default: join(REPO, ".tmp", "bench-trace") },
     tools: { type: "string", default: "tsc,eslint,vitest,oxlint" },
+    ways: { type: "string", default: "plain,stops,native,notify,notify2,notifysp,lookup,traced,declared,product" },
   },
 });
 const TRACER = join(REPO, "dist", "exec", "trace", "tracer.js");
@@ -91,27 +107,43 @@ mkdirSync(logs);
 // Vitest's own cache would make every run after the first cheaper than the first.
 const env = { ...process.env, CI: "1", NO_COLOR: "1" };
 
+// CPU time of the waited-for children (user + system, proc(5) /proc/self/stat cutime and cstime, in
+// clock ticks): every process of the run once reaped, tracer and tracees alike. Wall time on a busy
+// machine says as much about the other work as about the run; CPU time much less so.
+const TICK_MS = 1000 / Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout.trim() || 100);
+function childrenCpuMs() {
+  const stat = readFileSync("/proc/self/stat", "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // Fields 16 and 17 of the line, counted from 1; fields[0] is field 3.
+  return (Number(fields[13]) + Number(fields[14])) * TICK_MS;
+}
+
 function timed(argv) {
+  const cpuBefore = childrenCpuMs();
   const started = process.hrtime.bigint();
   const result = spawnSync(argv[0], argv.slice(1), { cwd: root, env, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
-  return { ms, status: result.status, output: `${result.stdout}${result.stderr}` };
+  return { ms, cpu: childrenCpuMs() - cpuBefore, status: result.status, output: `${result.stdout}${result.stderr}` };
 }
 
 let serial = 0;
-async function traced(argv) {
+async function traced(argv, makeArgv = tracedArgv) {
   const logPath = join(logs, `${++serial}.log`);
   writeFileSync(logPath, "", { flag: "wx" });
-  const run = timed(tracedArgv(argv, logPath));
+  const run = timed(makeArgv(argv, logPath));
   const parseStarted = process.hrtime.bigint();
   const read = await readTraceLog(logPath, root);
   const parseMs = Number(process.hrtime.bigint() - parseStarted) / 1e6;
   const logBytes = statSync(logPath).size;
-  const lines = readFileSync(logPath, "utf8").split("\n").length - 1;
+  const text = readFileSync(logPath, "utf8");
+  const lines = text.split("\n").length - 1;
+  // Calls by name, each once (a split call's resumed half is not counted again): what the stops are spent on.
+  const calls = {};
+  for (const match of text.matchAll(/^\d+ +([a-z_0-9]+)\(/gm)) calls[match[1]] = (calls[match[1]] ?? 0) + 1;
   rmSync(logPath);
   if (!read.started) throw new Error(`strace did not start ${argv.join(" ")}:\n${run.output}`);
-  const facts = read.facts.kind === "facts" ? read.facts.paths.length : `overflow (${read.facts.reason}: ${read.facts.detail})`;
-  return { ...run, parseMs, logBytes, lines, facts };
+  const facts = read.facts.kind === "facts" ? read.facts.paths.length : `unusable (${read.facts.reason}: ${String(read.facts.detail).slice(0, 120)})`;
+  return { ...run, parseMs, logBytes, lines, facts, calls };
 }
 
 // The native floor, built once per run into the logs directory.
@@ -136,87 +168,144 @@ const NOTIFY_WAYS = { notify: notifyArgv, notify2: notify2Argv, notifysp: notify
 
 const stopsArgv = (argv) => ["strace", "-f", "-qq", "--seccomp-bpf", "-c", "-e", TRACE_FILTER, "-o", "/dev/null", "--", ...argv];
 
+// Variants of strace's flags, measured to tune tracedArgv (see the header).
+const NARROW_FILTER = TRACE_FILTER.replace("%process", "clone,clone3,?fork,?vfork,execve,execveat,exit,exit_group");
+const VARIANTS = {
+  noprocess: (argv, logPath) => tracedArgv(argv, logPath).map((arg) => (arg === TRACE_FILTER ? NARROW_FILTER : arg)),
+  noy: (argv, logPath) => tracedArgv(argv, logPath).filter((arg) => arg !== "-y"),
+};
+
+// The product's own path: `vouch run TOOL`, the check declared and traced, with a config and a
+// state dir each, kept beside the project (outside its root, so neither is an input).
+const VOUCH = join(REPO, "dist", "bin", "main.js");
+const product = {};
+for (const mode of ["declared", "traced"]) {
+  const config = { schema: 1, checks: Object.entries(TOOLS).map(([name, command]) => ({ name, kind: "custom", command, ...(mode === "traced" ? { mode } : {}) })) };
+  const configPath = `${root}.vouch-${mode}.json`;
+  writeFileSync(configPath, `${JSON.stringify(config, null, 2)}\n`);
+  const stateDir = `${root}.state-${mode}`;
+  rmSync(stateDir, { recursive: true, force: true });
+  product[mode] = (tool) => [node, VOUCH, "run", tool, "--config", configPath, "--root", root, "--state-dir", stateDir];
+}
+
+/** How many receipts of a state dir are traced, and their notes: a traced check that fell back to its declared inputs would measure nothing. */
+function receiptModes(stateDir) {
+  const Database = createRequire(join(REPO, "package.json"))("better-sqlite3");
+  const db = new Database(join(stateDir, "state.db"), { readonly: true });
+  try {
+    return db.prepare("SELECT check_name, evidence FROM receipts").all().map((row) => ({ check: row.check_name, ...JSON.parse(row.evidence) }));
+  } finally {
+    db.close();
+  }
+}
+
+const wanted = values.ways.split(",").filter(Boolean);
+const KNOWN_WAYS = ["plain", "stops", "native", ...Object.keys(NOTIFY_WAYS), "traced", "declared", "product", ...Object.keys(VARIANTS)];
+for (const way of wanted) if (!KNOWN_WAYS.includes(way)) throw new Error(`unknown way ${way}; one of ${KNOWN_WAYS.join(", ")}`);
+const ways = KNOWN_WAYS.filter((way) => wanted.includes(way) && (way !== "native" || native) && (!NOTIFY_WAYS[way] || notify));
+if (!ways.includes("plain")) ways.unshift("plain");
+
 const rounds = Number(values.rounds);
 const loadBefore = loadavg();
 const results = {};
 for (const tool of tools) {
   const argv = TOOLS[tool];
   const plain0 = timed(argv);
-  const samples = { plain: [], stops: [], native: [], notify: [], notify2: [], notifysp: [], lookup: [], traced: [], parse: [], total: [] };
+  const samples = Object.fromEntries([...ways, "parse", "total", ...Object.keys(VARIANTS).map((v) => `${v}_parse`)].map((way) => [way, []]));
   let last = null;
+  const variantFacts = {};
   let notifiedCalls = null;
-  // One warm-up of each, untimed: the first run pays for cold caches.
-  timed(stopsArgv(argv));
-  if (native) timed(nativeArgv(argv));
-  if (notify) for (const way of Object.values(NOTIFY_WAYS)) timed(way(argv));
-  await traced(argv);
+  const expectExit = (run, what) => {
+    if (run.status !== plain0.status) throw new Error(`${tool} ${what} exited ${run.status}, untraced ${plain0.status}:\n${run.output.slice(-2000)}`);
+    return run;
+  };
+  const runWay = async (way) => {
+    if (way === "plain") return expectExit(timed(argv), "plain");
+    if (way === "stops") return timed(stopsArgv(argv));
+    if (way === "native") return expectExit(timed(nativeArgv(argv)), "under traceFloor");
+    if (NOTIFY_WAYS[way]) {
+      const run = expectExit(timed(NOTIFY_WAYS[way](argv)), `under traceNotify (${way})`);
+      if (way === "notify") notifiedCalls = Number(/(\d+) notified calls/.exec(run.output)?.[1]);
+      return run;
+    }
+    if (way === "declared" || way === "product") return expectExit(timed(product[way === "product" ? "traced" : "declared"](tool)), `through vouch run (${way})`);
+    if (VARIANTS[way]) {
+      const run = await traced(argv, VARIANTS[way]);
+      expectExit(run, `traced (${way})`);
+      samples[`${way}_parse`].push(run.parseMs);
+      variantFacts[way] = run.facts;
+      return run;
+    }
+    last = expectExit(await traced(argv), "traced");
+    samples.parse.push(last.parseMs);
+    samples.total.push(last.ms + last.parseMs);
+    return last;
+  };
+  // One warm-up of each, untimed: the first run pays for cold caches (and makes the first receipts).
+  for (const way of ways) await runWay(way);
+  for (const key of Object.keys(samples)) samples[key] = [];
+  const cpu = Object.fromEntries(ways.map((way) => [way, []]));
   for (let round = 0; round < rounds; round++) {
-    const ways = ["plain", "stops", ...(native ? ["native"] : []), ...(notify ? Object.keys(NOTIFY_WAYS) : []), "traced"];
     const order = round % 2 === 0 ? ways : [...ways].reverse();
     for (const way of order) {
-      if (way === "plain") {
-        const run = timed(argv);
-        if (run.status !== plain0.status) throw new Error(`${tool} exited ${run.status}, first ${plain0.status}`);
-        samples.plain.push(run.ms);
-      } else if (way === "stops") samples.stops.push(timed(stopsArgv(argv)).ms);
-      else if (way === "native") {
-        const run = timed(nativeArgv(argv));
-        if (run.status !== plain0.status) throw new Error(`${tool} under traceFloor exited ${run.status}, untraced ${plain0.status}:\n${run.output}`);
-        samples.native.push(run.ms);
-      } else if (NOTIFY_WAYS[way]) {
-        const run = timed(NOTIFY_WAYS[way](argv));
-        if (run.status !== plain0.status) throw new Error(`${tool} under traceNotify (${way}) exited ${run.status}, untraced ${plain0.status}:\n${run.output}`);
-        samples[way].push(run.ms);
-        if (way === "notify") notifiedCalls = Number(/(\d+) notified calls/.exec(run.output)?.[1]);
-      } else {
-        last = await traced(argv);
-        if (last.status !== plain0.status) throw new Error(`${tool} traced exited ${last.status}, untraced ${plain0.status}:\n${last.output}`);
-        samples.traced.push(last.ms);
-        samples.parse.push(last.parseMs);
-        samples.total.push(last.ms + last.parseMs);
-      }
+      const run = await runWay(way);
+      samples[way].push(run.ms);
+      cpu[way].push(run.cpu);
     }
   }
-  const p50 = (xs) => summarize(xs).p50;
+  const p50 = (xs) => summarize(xs)?.p50 ?? null;
   const plain = p50(samples.plain);
-  const percent = (x) => `${Math.round(((x - plain) / plain) * 1000) / 10} %`;
-  results[tool] = {
-    exit: plain0.status,
-    plain_ms: summarize(samples.plain),
-    stops_ms: summarize(samples.stops),
-    native_ms: summarize(samples.native),
-    notify_ms: summarize(samples.notify),
-    notify2_ms: summarize(samples.notify2),
-    notifysp_ms: summarize(samples.notifysp),
-    lookup_ms: summarize(samples.lookup),
-    traced_ms: summarize(samples.traced),
-    parse_ms: summarize(samples.parse),
-    overhead_stops: percent(p50(samples.stops)),
-    overhead_native: native ? percent(p50(samples.native)) : null,
-    overhead_notify: notify ? percent(p50(samples.notify)) : null,
-    overhead_notify2: notify ? percent(p50(samples.notify2)) : null,
-    overhead_notifysp: notify ? percent(p50(samples.notifysp)) : null,
-    overhead_lookup: notify ? percent(p50(samples.lookup)) : null,
-    overhead_traced: percent(p50(samples.traced)),
-    overhead_total: percent(p50(samples.total)),
-    ratio_total: Math.round((p50(samples.total) / plain) * 100) / 100,
-    facts: last.facts,
-    notified_calls: notifiedCalls,
-    log_lines: last.lines,
-    log_bytes: last.logBytes,
-  };
+  const percent = (x, base = plain) => (x === null ? null : `${Math.round(((x - base) / base) * 1000) / 10} %`);
+  const figure = {};
+  const plainCpu = p50(cpu.plain);
+  figure.plain_cpu_ms = summarize(cpu.plain);
+  for (const way of ways) if (way !== "plain") {
+    figure[`${way}_ms`] = summarize(samples[way]);
+    figure[`overhead_${way}`] = percent(p50(samples[way]));
+    figure[`${way}_cpu_ms`] = summarize(cpu[way]);
+    figure[`cpu_overhead_${way}`] = percent(p50(cpu[way]), plainCpu);
+  }
+  if (ways.includes("traced")) {
+    figure.parse_ms = summarize(samples.parse);
+    figure.overhead_total = percent(p50(samples.total));
+    figure.ratio_total = Math.round((p50(samples.total) / plain) * 100) / 100;
+    figure.facts = last.facts;
+    figure.log_lines = last.lines;
+    figure.log_bytes = last.logBytes;
+    figure.calls = Object.fromEntries(Object.entries(last.calls).sort((a, b) => b[1] - a[1]));
+  }
+  for (const variant of Object.keys(VARIANTS)) if (ways.includes(variant)) {
+    figure[`${variant}_parse_ms`] = summarize(samples[`${variant}_parse`]);
+    figure[`${variant}_facts`] = variantFacts[variant];
+    if (ways.includes("traced")) figure[`${variant}_over_traced`] = percent(p50(samples[variant]), p50(samples.traced));
+  }
+  for (const variant of Object.keys(VARIANTS)) if (ways.includes(variant) && ways.includes("traced")) figure[`${variant}_cpu_over_traced`] = percent(p50(cpu[variant]), p50(cpu.traced));
+  if (ways.includes("declared") && ways.includes("product")) {
+    figure.product_cpu_over_declared = percent(p50(cpu.product), p50(cpu.declared));
+    figure.product_over_declared = percent(p50(samples.product), p50(samples.declared));
+    figure.product_minus_declared_ms = Math.round(p50(samples.product) - p50(samples.declared));
+  }
+  if (notifiedCalls !== null) figure.notified_calls = notifiedCalls;
+  results[tool] = { exit: plain0.status, plain_ms: summarize(samples.plain), ...figure };
   console.error(`${tool}: ${JSON.stringify(results[tool])}`);
 }
+
+// Every product receipt of a traced check must be traced, or the product rows measured a fallback.
+const productModes = ways.includes("product") ? receiptModes(`${root}.state-traced`) : [];
+const fellBack = productModes.filter((receipt) => receipt.mode !== "traced");
+if (fellBack.length > 0) throw new Error(`traced checks made declared receipts: ${JSON.stringify(fellBack.slice(0, 3))}`);
 
 console.log(
   JSON.stringify(
     {
       sources: project.sources,
       rounds,
+      ways,
       node: process.version,
       strace: spawnSync("strace", ["-V"], { encoding: "utf8" }).stdout.split("\n")[0],
       load_before: loadBefore.map((x) => Math.round(x * 100) / 100),
       load_after: loadavg().map((x) => Math.round(x * 100) / 100),
+      product_receipts: productModes.length > 0 ? { traced: productModes.length, notes: [...new Set(productModes.flatMap((r) => r.notes.map((n) => n.code)))] } : null,
       results,
     },
     null,

@@ -9,7 +9,8 @@ export { isSkippedPath } from './systemPaths.js';
  * - `read` (opened for reading, or executed): the file's content.
  * - `listed` (a directory's entries were read): a digest of its names.
  * - `lookup` (stat, access, readlink, an open that found nothing): only the answer: absent,
- *   file, directory or other, and a symbolic link's target.
+ *   file, directory or other, a symbolic link's target, and for a file its size and modification
+ *   time (what a tool that trusts stat alone decides from).
  *
  * Every entry also records whether the path itself is a symbolic link and where it points, so
  * a link retargeted at a file of the same bytes is still seen by a run that resolved it.
@@ -33,7 +34,7 @@ export interface EvidenceEntry {
   type: EvidenceType;
   /** The target, when the path itself is a symbolic link. */
   link?: string;
-  /** sha256 of the bytes (read file), of the names (listed directory), or the errno ('error'). */
+  /** sha256 of the bytes (read file), of the names (listed directory), `SIZE:MTIME_NS` (looked-up file), or the errno ('error'). */
   digest?: string;
 }
 
@@ -127,6 +128,7 @@ export function describeEvidenceChange(change: EvidenceChange): string {
   if (before.type !== now.type) return `${change.path}: ${describeType(before)} → ${describeType(now)}`;
   if (before.link !== now.link) return `${change.path}: link ${before.link === undefined ? 'appeared' : now.link === undefined ? 'replaced by a ' + now.type : 'retargeted to ' + now.link}`;
   if (before.use === 'listed') return `${change.path}: entries added or removed`;
+  if (before.use === 'lookup') return `${change.path}: size or modification time changed`;
   return `${change.path}: content changed`;
 }
 

@@ -105,17 +105,21 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
     const scanner = (scans: StartedScans = startScans(request, [definition])) => new InputScanner(request.root, request.excluded, statCache, scans.installed, scans.sources);
     const observe = (scans?: StartedScans) => scanner(scans).observe(definition);
     const before = plan(envKey);
-    const inputsBefore = observe(startedFirst);
+    const first = scanner(startedFirst);
+    // Observed only when needed: a traced receipt found current is skipped on its evidence alone.
+    let observedBefore: Observation | undefined;
+    const declaredBefore = () => (observedBefore ??= first.observe(definition));
     if (request.ifDue) {
       // Decided under the lock: a run that just finished may have made this one unnecessary.
       const latest = latestReceipt(db, definition.name);
-      const status = decide(definition, before.observed, observationFor(request.root, (digest) => loadEvidence(db, digest), statCache, latest, () => inputsBefore, () => inputsBefore.problems.filter((problem) => problem.code === 'state-dir-in-git')), latest);
+      const status = decide(definition, before.observed, observationFor(request.root, (digest) => loadEvidence(db, digest), statCache, latest, declaredBefore, () => first.trustProblems()), latest);
       if (status.reuseEligible) {
         saveStatCache(db, statCache);
         return { action: 'skipped', status, exitCode: 0 };
       }
     }
 
+    const inputsBefore = declaredBefore();
     // A check run now could leave no receipt: vouch's own error is the answer, before it starts.
     if (!writable) {
       throw new VouchError('disk-full', `the disk holding the state dir ${request.stateDir} is full, so the receipt of a run could not be saved and the check was not started; free space on it, or keep state elsewhere with --state-dir DIR`, DISK_FULL_EXIT);

@@ -33,15 +33,19 @@ export class EvidenceLooker {
     private readonly observedAtNs: bigint,
   ) {}
 
-  look(path: string, use: EvidenceUse, own: boolean): Looked {
+  /** `statDigest` false: a looked-up file's size and time are not asked (its bytes are read under another name). */
+  look(path: string, use: EvidenceUse, own: boolean, statDigest = true): Looked {
     const abs = absoluteEvidencePath(path, this.realRoot);
     const base: Pick<EvidenceEntry, 'path' | 'use' | 'own'> = own ? { path, use, own: true } : { path, use };
     let link: string | undefined;
     let linkCtimeNs: bigint | null = null;
+    // Not a link: lstat said all stat would, and the first look needs no second call.
+    let known: BigIntStats | undefined;
     try {
       const lstats = lstatSync(abs, { bigint: true, throwIfNoEntry: false });
       if (lstats === undefined) return { entry: { ...base, type: 'absent' }, ctimeNs: null };
-      if (lstats.isSymbolicLink()) {
+      if (!lstats.isSymbolicLink()) known = lstats;
+      else {
         link = readlinkSync(abs, { encoding: 'buffer' }).toString('latin1');
         linkCtimeNs = lstats.ctimeNs;
       }
@@ -52,9 +56,10 @@ export class EvidenceLooker {
     const looked = (entry: EvidenceEntry, ctimeNs: bigint | null): Looked => ({ entry, ctimeNs: latest(ctimeNs) });
     const withLink = link === undefined ? base : { ...base, link };
     for (let attempt = 0; attempt < 3; attempt++) {
-      let stats: BigIntStats | undefined;
+      let stats: BigIntStats | undefined = known;
+      known = undefined;
       try {
-        stats = statSync(abs, { bigint: true, throwIfNoEntry: false });
+        stats ??= statSync(abs, { bigint: true, throwIfNoEntry: false });
       } catch (error) {
         return failed(withLink, error);
       }
@@ -70,6 +75,10 @@ export class EvidenceLooker {
         }
       }
       if (!stats.isFile()) return looked({ ...withLink, type: 'other' }, ctimeNs);
+      // A lookup of a file is answered with its size and modification time too: a tool that
+      // decides from them alone (eslint --cache, prettier --cache, tsc -b's up-to-date check, make)
+      // does not read a file whose stat it finds unchanged.
+      if (use === 'lookup' && statDigest) return looked({ ...withLink, type: 'file', digest: `${stats.size}:${stats.mtimeNs}` }, ctimeNs);
       if (use !== 'read') return looked({ ...withLink, type: 'file' }, ctimeNs);
       const identity = identityOf(stats);
       const cached = this.statCache.get(path);

@@ -61,12 +61,17 @@ export function fingerprintRun(facts: readonly PathFacts[], options: RunEvidence
   const written = new Set<string>();
   for (const fact of facts) if (fact.written) written.add(canonical(fact.path));
   const wayMoved = movedDirectories(realRoot, startedNs, (dir) => written.has(canonical(dir)));
+  // A file looked up by one name and read by another (a package through pnpm's links, looked up
+  // by the resolver and read at its real path) is bound by its bytes; its size and time, which
+  // a reinstall of the same bytes changes, are asked only of files no name of which was read.
+  const read = new Set<string>();
+  for (const fact of facts) if (useOf(fact) === 'read') read.add(canonical(fact.path));
   for (const fact of facts) {
     const use = useOf(fact);
     if (use === null || isSkippedPath(fact.path, skipped)) continue;
     const path = evidencePath(fact.path, realRoot);
     const own = fact.written === true || written.has(canonical(fact.path));
-    const { entry, ctimeNs } = looker.look(path, use, own);
+    const { entry, ctimeNs } = looker.look(path, use, own, use !== 'lookup' || !read.has(canonical(fact.path)));
     entries.push(entry);
     if (entry.type === 'error' && entry.digest === CHANGING) changed.push(path);
     else if (!own && (movedUnderRun(fact, entry, ctimeNs, startedNs) || (use !== 'lookup' && wayMoved(fact.path)))) changed.push(path);
@@ -169,12 +174,13 @@ function answerFound(answer: LookupAnswer): boolean | null {
 }
 
 /**
- * Left out besides the system's own files: the Node installation running this process (its
- * version is in the context), unless the root is inside it, and vouch's state dir.
+ * Left out besides the system's own files: the Node binary running this process (its version
+ * is in the context; the rest of its installation, global packages included, is not left out),
+ * and vouch's state dir.
  */
 function skippedPrefixes(realRoot: string, stateDir: string, env: NodeJS.ProcessEnv): string[] {
   const skipped: string[] = [...npmLogDirs(env)];
-  const node = nodePrefix();
+  const node = nodeBinary();
   if (node !== null && !isWithin(realRoot, node)) skipped.push(node);
   try {
     skipped.push(realpathSync.native(stateDir));
@@ -204,19 +210,17 @@ function npmLogDirs(env: NodeJS.ProcessEnv): string[] {
   return real;
 }
 
-let cachedNodePrefix: string | null | undefined;
+let cachedNodeBinary: string | null | undefined;
 
-/** The directory node is installed in: `PREFIX/bin/node` gives PREFIX. */
-function nodePrefix(): string | null {
-  if (cachedNodePrefix !== undefined) return cachedNodePrefix;
+/** The Node binary, links resolved. */
+function nodeBinary(): string | null {
+  if (cachedNodeBinary !== undefined) return cachedNodeBinary;
   try {
-    const bin = dirname(realpathSync.native(process.execPath));
-    cachedNodePrefix = bin.endsWith('/bin') ? dirname(bin) : bin;
+    cachedNodeBinary = realpathSync.native(process.execPath);
   } catch {
-    cachedNodePrefix = null;
+    cachedNodeBinary = null;
   }
-  if (cachedNodePrefix === '/') cachedNodePrefix = null;
-  return cachedNodePrefix;
+  return cachedNodeBinary;
 }
 
 function isWithin(path: string, prefix: string): boolean {

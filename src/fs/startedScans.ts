@@ -17,9 +17,13 @@ export interface ScanPlace {
   stateDir: string;
 }
 
-/** Starts listing the sources and walking the checks' install trees. */
+/**
+ * Starts listing the sources and walking the checks' install trees. A traced check's install
+ * trees are not walked ahead: its receipt is bound to its evidence, and only a receipt that fell
+ * back to the declared inputs needs them (the scan then starts the walk itself).
+ */
 export function startScans(place: ScanPlace, definitions: readonly CheckDefinition[]): StartedScans {
   const installed = new InstalledScans(place.root, nowNs(), place.stateDir);
-  for (const definition of definitions) installed.start(definition.installed);
+  for (const definition of definitions) if (definition.mode !== 'traced') installed.start(definition.installed);
   return { installed, sources: startSourceListing(place.root, place.excluded) };
 }

@@ -23,7 +23,7 @@ export interface VerifiedEvidence {
 export function verifyEvidence(root: string, recorded: readonly EvidenceEntry[], statCache: StatCache): VerifiedEvidence {
   const realRoot = realpathSync.native(root);
   const looker = new EvidenceLooker(realRoot, statCache, nowNs());
-  const entries = recorded.map((entry) => looker.look(entry.path, entry.use, entry.own === true).entry);
+  const entries = recorded.map((entry) => looker.look(entry.path, entry.use, entry.own === true, !(entry.use === 'lookup' && entry.type === 'file' && entry.digest === undefined)).entry);
   const problems: Reason[] = [];
   const changing = entries.filter((entry) => entry.type === 'error' && entry.digest === CHANGING);
   if (changing.length > 0) {

@@ -198,6 +198,19 @@ fs.readFileSync('src/a.ts'); fs.readdirSync('listed'); fs.existsSync('probe.js')
     expect(changed()).toEqual([]);
   });
 
+  it('binds a file the run only stat-ed by its size and modification time, as a tool that trusts stat (eslint --cache, make) decides', async () => {
+    const root = project('stat-only', { 'src/x.ts': 'x', 'src/y.ts': 'y' });
+    const { facts, startedAt } = await traceFacts(root, `const fs = require('node:fs'); fs.statSync('src/x.ts'); fs.statSync('src/y.ts'); fs.readFileSync(fs.realpathSync('src/y.ts'));`);
+    const statCache = new MemoryStatCache();
+    const { evidence } = fingerprint(root, facts, startedAt, statCache);
+    const at = byPath(evidence.entries);
+    expect(at.get('src/x.ts')).toMatchObject({ use: 'lookup', type: 'file', digest: expect.stringMatching(/^1:\d+$/) });
+    const changed = () => verifyEvidence(root, evidence.entries, statCache).changes.map((change) => change.path);
+    expect(changed()).toEqual([]);
+    writeFileSync(join(root, 'src/x.ts'), 'edited, never read');
+    expect(changed()).toEqual(['src/x.ts']);
+  });
+
   it('takes a hard link count change or a reinstall of the same bytes as no change, and a version change as one', async () => {
     const store = join(dir, 'store');
     mkdirSync(store, { recursive: true });
