@@ -329,9 +329,18 @@ export const CATEGORIES: Category[] = [
     apply(fx, draw) {
       const abs = join(fx.root, 'data/sized.txt');
       const saved = save(abs);
+      const mtimeNs = statSync(abs, { bigint: true }).mtimeNs;
       const variant = draw.pick(['grown', 'truncated']);
       writeFileSync(abs, variant === 'grown' ? Buffer.concat([saved.bytes, Buffer.from(draw.word())]) : saved.bytes.subarray(0, draw.int(saved.bytes.length)));
-      return { variant, detail: `data/sized.txt (stat-ed, never read): ${variant}`, revert: () => restore(saved) };
+      return {
+        variant,
+        detail: `data/sized.txt (stat-ed, never read): ${variant}`,
+        revert() {
+          // Its size and mtime are what a stat-trusting tool sees: both go back.
+          restore(saved);
+          setMtimeNs(abs, mtimeNs);
+        },
+      };
     },
   },
   {
