@@ -27,7 +27,7 @@ import { CATEGORIES, Draw } from '../helpers/tracedMutations.js';
  * ground-truth sample (1 CURRENT answer in N, default 50); VOUCH_SEED=N replays one sequence
  * (test/helpers/seed.ts). The suite runs 1,000 mutations (about 30 s of CPU: each costs two
  * in-process statuses of about 4 ms, and the ground truth a hundred-odd runs of the check). The
- * proof the issue asks for, 10,000 mutations (a few minutes):
+ * proof the issue asks for, 10,000 mutations (two minutes on two idle cores, ten under load):
  *
  *   VOUCH_CAMPAIGN_MUTATIONS=10000 npx vitest run test/integration/tracedCampaign.test.ts
  */
