@@ -8,7 +8,7 @@ type ContextJson = NonNullable<ExplainInputsDocument['context']>;
 type EvidenceEntryJson = NonNullable<ExplainInputsDocument['evidence']>[number];
 
 export function evidenceEntryJson(entry: EvidenceEntry): EvidenceEntryJson {
-  return { path: entry.path, use: entry.use, own: entry.own === true, type: entry.type, link: entry.link ?? null, digest: entry.digest ?? null };
+  return { path: entry.path, use: entry.use, own: entry.own === true, type: entry.type, link: entry.link ?? null, digest: entry.digest ?? null, executable: entry.executable ?? null };
 }
 
 /**

@@ -34,6 +34,8 @@ export interface EvidenceEntry {
   type: EvidenceType;
   /** The target, when the path itself is a symbolic link. */
   link?: string;
+  /** For a file the run executed: whether it may be executed (any execute bit). */
+  executable?: boolean;
   /** sha256 of the bytes (read file), of the names (listed directory), `SIZE:MTIME_NS` (looked-up file), or the errno ('error'). */
   digest?: string;
 }
@@ -53,7 +55,8 @@ function field(value: string | undefined): string {
 
 /** One entry's line in the digest; every variable part carries its length, so no two entries share a line. */
 export function evidenceLine(entry: EvidenceEntry): string {
-  return `${field(entry.path)} ${entry.use} ${entry.own ? 'o' : '-'} ${entry.type} ${field(entry.link)} ${entry.digest ?? '-'}\n`;
+  const exec = entry.executable === undefined ? '' : entry.executable ? ' x' : ' -';
+  return `${field(entry.path)} ${entry.use} ${entry.own ? 'o' : '-'} ${entry.type} ${field(entry.link)} ${entry.digest ?? '-'}${exec}\n`;
 }
 
 export function compareEvidencePaths(a: EvidenceEntry, b: EvidenceEntry): number {
@@ -127,7 +130,8 @@ export function describeEvidenceChange(change: EvidenceChange): string {
   const { before, now } = change;
   if (before.type !== now.type) return `${change.path}: ${describeType(before)} → ${describeType(now)}`;
   if (before.link !== now.link) return `${change.path}: link ${before.link === undefined ? 'appeared' : now.link === undefined ? 'replaced by a ' + now.type : 'retargeted to ' + now.link}`;
-  if (before.use === 'listed') return `${change.path}: entries added or removed`;
+  if (before.executable !== now.executable) return `${change.path}: ${now.executable ? 'made executable' : 'no longer executable'}`;
+  if (before.use === 'listed') return `${change.path}: entries added, removed or changed kind`;
   if (before.use === 'lookup') return `${change.path}: size or modification time changed`;
   return `${change.path}: content changed`;
 }

@@ -33,8 +33,11 @@ export class EvidenceLooker {
     private readonly observedAtNs: bigint,
   ) {}
 
-  /** `statDigest` false: a looked-up file's size and time are not asked (its bytes are read under another name). */
-  look(path: string, use: EvidenceUse, own: boolean, statDigest = true): Looked {
+  /**
+   * `statDigest` false: a looked-up file's size and time are not asked (its bytes are read under
+   * another name). `execBit`: a file the run executed also records whether it may be executed.
+   */
+  look(path: string, use: EvidenceUse, own: boolean, statDigest = true, execBit = false): Looked {
     const abs = absoluteEvidencePath(path, this.realRoot);
     const base: Pick<EvidenceEntry, 'path' | 'use' | 'own'> = own ? { path, use, own: true } : { path, use };
     let link: string | undefined;
@@ -82,7 +85,8 @@ export class EvidenceLooker {
       if (use !== 'read') return looked({ ...withLink, type: 'file' }, ctimeNs);
       const identity = identityOf(stats);
       const cached = this.statCache.get(path);
-      if (cached?.identity === identity) return looked({ ...withLink, type: 'file', digest: cached.digest }, ctimeNs);
+      const file = execBit ? { ...withLink, executable: (stats.mode & 0o111n) !== 0n } : withLink;
+      if (cached?.identity === identity) return looked({ ...file, type: 'file', digest: cached.digest }, ctimeNs);
       let digest: string;
       try {
         digest = hashFile(abs, Number(stats.size));
@@ -94,17 +98,23 @@ export class EvidenceLooker {
       if (after === undefined || identityOf(after) !== identity) continue;
       if (isRacy(stats, this.observedAtNs)) this.statCache.delete(path);
       else this.statCache.set(path, identity, digest);
-      return looked({ ...withLink, type: 'file', digest }, ctimeNs);
+      return looked({ ...file, type: 'file', digest }, ctimeNs);
     }
     return { entry: { ...withLink, type: 'error', digest: CHANGING }, ctimeNs: null };
   }
 }
 
 /** sha256 of a directory's names, sorted by bytes, each ended by NUL (the one byte no name holds). */
+/**
+ * sha256 of a directory's entries, sorted by name bytes: each name, the kind of entry (file,
+ * directory, link, other) and a NUL (the one byte no name holds). A walker that keeps only files
+ * decides from the kind as much as from the name.
+ */
 function namesDigest(abs: string): string {
-  const names = readdirSync(abs, { encoding: 'buffer' }).sort(Buffer.compare);
+  const entries = readdirSync(abs, { encoding: 'buffer', withFileTypes: true }) as unknown as { name: Buffer; isFile(): boolean; isDirectory(): boolean; isSymbolicLink(): boolean }[];
+  entries.sort((a, b) => Buffer.compare(a.name, b.name));
   const hash = createHash('sha256');
-  for (const name of names) hash.update(name).update('\0');
+  for (const entry of entries) hash.update(entry.name).update(entry.isFile() ? '/f\0' : entry.isDirectory() ? '/d\0' : entry.isSymbolicLink() ? '/l\0' : '/o\0');
   return hash.digest('hex');
 }
 

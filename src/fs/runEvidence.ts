@@ -71,7 +71,7 @@ export function fingerprintRun(facts: readonly PathFacts[], options: RunEvidence
     if (use === null || isSkippedPath(fact.path, skipped)) continue;
     const path = evidencePath(fact.path, realRoot);
     const own = fact.written === true || written.has(canonical(fact.path));
-    const { entry, ctimeNs } = looker.look(path, use, own, use !== 'lookup' || !read.has(canonical(fact.path)));
+    const { entry, ctimeNs } = looker.look(path, use, own, use !== 'lookup' || !read.has(canonical(fact.path)), use === 'read' && fact.executed === true);
     entries.push(entry);
     if (entry.type === 'error' && entry.digest === CHANGING) changed.push(path);
     else if (!own && (movedUnderRun(fact, entry, ctimeNs, startedNs) || (use !== 'lookup' && wayMoved(fact.path)))) changed.push(path);

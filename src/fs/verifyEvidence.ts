@@ -6,6 +6,7 @@ import type { Receipt } from '../core/receipt.js';
 import { reason, type Reason } from '../core/reason.js';
 import type { StatCache } from '../core/statCache.js';
 import { CHANGING, EvidenceLooker } from './evidenceLook.js';
+import { startPathStats } from './nativeTreeScan.js';
 
 export interface VerifiedEvidence {
   /** The receipt's entries as they are now, in its order. */
@@ -20,16 +21,49 @@ export interface VerifiedEvidence {
  * Looks again at every path a traced receipt's run touched, as the run used it: the answer to
  * "is what it read still what it read?". Nothing else about the tree matters to the receipt.
  */
-export function verifyEvidence(root: string, recorded: readonly EvidenceEntry[], statCache: StatCache): VerifiedEvidence {
+export function verifyEvidence(root: string, recorded: readonly EvidenceEntry[], statCache: StatCache, expectedDigest?: string): VerifiedEvidence {
   const realRoot = realpathSync.native(root);
   const looker = new EvidenceLooker(realRoot, statCache, nowNs());
-  const entries = recorded.map((entry) => looker.look(entry.path, entry.use, entry.own === true, !(entry.use === 'lookup' && entry.type === 'file' && entry.digest === undefined)).entry);
+  const known = knownFiles(realRoot, recorded, statCache);
+  const entries = recorded.map(
+    (entry, index) =>
+      known.get(index) ?? looker.look(entry.path, entry.use, entry.own === true, !(entry.use === 'lookup' && entry.type === 'file' && entry.digest === undefined), entry.executable !== undefined).entry,
+  );
   const problems: Reason[] = [];
   const changing = entries.filter((entry) => entry.type === 'error' && entry.digest === CHANGING);
   if (changing.length > 0) {
     problems.push(reason('input-changing', `${changing[0]!.path}${changing.length > 1 ? ` and ${changing.length - 1} more` : ''} kept changing while vouch read it; run again once writes have finished`));
   }
-  return { entries, digest: evidenceOf(entries).digest, changes: diffEvidence(recorded, entries), problems };
+  const digest = evidenceOf(entries).digest;
+  // The same digest is the same entries: nothing to name.
+  return { entries, digest, changes: digest === expectedDigest ? [] : diffEvidence(recorded, entries), problems };
+}
+
+/**
+ * The files read inside the root that are still regular files with the identity the stat cache
+ * holds them by, found in bulk: lstat'ed on the native addon's threads and matched against the
+ * cache in one merge. The rest (links, directories, lookups, paths outside the root, a changed
+ * file, or no addon) are looked at one by one. Each found entry is what look() would make.
+ */
+function knownFiles(realRoot: string, recorded: readonly EvidenceEntry[], statCache: StatCache): Map<number, EvidenceEntry> {
+  const known = new Map<number, EvidenceEntry>();
+  const indexes: number[] = [];
+  for (let index = 0; index < recorded.length; index++) {
+    const entry = recorded[index]!;
+    if (entry.use === 'read' && entry.type === 'file' && entry.link === undefined && entry.executable === undefined && !entry.path.startsWith('/') && !entry.path.includes('\0')) indexes.push(index);
+  }
+  if (indexes.length === 0) return known;
+  const paths = indexes.map((index) => recorded[index]!.path);
+  const stats = startPathStats(realRoot, paths)?.finish();
+  if (!stats) return known;
+  const digests = statCache.digestsFor(paths, stats.identities);
+  for (let at = 0; at < indexes.length; at++) {
+    const digest = digests[at];
+    if (digest === undefined) continue;
+    const entry = recorded[indexes[at]!]!;
+    known.set(indexes[at]!, entry.own ? { path: entry.path, use: 'read', own: true, type: 'file', digest } : { path: entry.path, use: 'read', type: 'file', digest });
+  }
+  return known;
 }
 
 /** A traced receipt's evidence, looked at again, as an observation decide() compares with the receipt. */
@@ -73,5 +107,5 @@ export function observationFor(
       sourceIdentities: new Map(),
     };
   }
-  return evidenceObservation(verifyEvidence(root, entries, statCache), source);
+  return evidenceObservation(verifyEvidence(root, entries, statCache, receipt.manifestDigest), source);
 }

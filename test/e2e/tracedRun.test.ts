@@ -73,7 +73,7 @@ describe.skipIf(!STRACE)(TITLE, () => {
     for (const [path, edit, restore, named] of [
       ['.env', 'SECRET=2\n', 'SECRET=1\n', /\.env: content changed/],
       ['src/a.ts', 'export const a = 2;\n', 'export const a = 1;\n', /src\/a\.ts: content changed/],
-      ['fixtures/two.json', '{}', null, /fixtures: entries added or removed/],
+      ['fixtures/two.json', '{}', null, /fixtures: entries added, removed or changed kind/],
       ['src/a.local.ts', '', null, /src\/a\.local\.ts: absent → a file/],
     ] as const) {
       p.write(path, edit);

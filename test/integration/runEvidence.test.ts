@@ -198,6 +198,24 @@ fs.readFileSync('src/a.ts'); fs.readdirSync('listed'); fs.existsSync('probe.js')
     expect(changed()).toEqual([]);
   });
 
+  it("binds a script the run executed by its execute bit too, and a listing by its entries' kinds as well as their names", async () => {
+    const root = project('exec-kinds', { 'tool.sh': '#!/bin/sh\nexit 0\n', 'listed/a': '', 'listed/b': '' });
+    chmodSync(join(root, 'tool.sh'), 0o755);
+    const { facts, startedAt } = await traceFacts(root, `const fs = require('node:fs'); require('node:child_process').execFileSync('./tool.sh'); fs.readdirSync('listed');`);
+    const statCache = new MemoryStatCache();
+    const { evidence } = fingerprint(root, facts, startedAt, statCache);
+    expect(byPath(evidence.entries).get('tool.sh')).toMatchObject({ use: 'read', executable: true });
+    const changed = () => verifyEvidence(root, evidence.entries, statCache).changes.map((change) => change.path);
+    chmodSync(join(root, 'tool.sh'), 0o644);
+    expect(changed()).toEqual(['tool.sh']);
+    chmodSync(join(root, 'tool.sh'), 0o755);
+    expect(changed()).toEqual([]);
+    // Same names, one of another kind: a walker keeping files alone finds one fewer.
+    rmSync(join(root, 'listed/b'));
+    mkdirSync(join(root, 'listed/b'));
+    expect(changed()).toEqual(['listed']);
+  });
+
   it('binds a file the run only stat-ed by its size and modification time, as a tool that trusts stat (eslint --cache, make) decides', async () => {
     const root = project('stat-only', { 'src/x.ts': 'x', 'src/y.ts': 'y' });
     const { facts, startedAt } = await traceFacts(root, `const fs = require('node:fs'); fs.statSync('src/x.ts'); fs.statSync('src/y.ts'); fs.readFileSync(fs.realpathSync('src/y.ts'));`);

@@ -156,7 +156,7 @@ describe("a traced receipt's changes, summarised", () => {
     const counts = () => {
       throw new Error('counted');
     };
-    expect(evidenceChangeLines(changes, counts, false)).toEqual(['src: entries added or removed', 'src/a.ts: content changed', 'src/b.js: absent → a file']);
+    expect(evidenceChangeLines(changes, counts, false)).toEqual(['src: entries added, removed or changed kind', 'src/a.ts: content changed', 'src/b.js: absent → a file']);
   });
 
   it('many changes in a package: counted per package, "files" when every change is a read', () => {

@@ -55,7 +55,8 @@ const evidenceEntry = z
     digest: z
       .string()
       .nullable()
-      .describe("sha256 of a read file's bytes or of a listed directory's names; the error, for type error; else null."),
+      .describe("sha256 of a read file's bytes or of a listed directory's entries (names and kinds); SIZE:MTIME_NS of a file only looked up (null when its bytes were read under another name); the error, for type error; else null."),
+    executable: z.boolean().nullable().describe('For a file the run executed: whether it may be executed (any execute bit); else null.'),
   })
   .meta({ id: 'evidence_entry', description: "One path a traced receipt's run touched, fingerprinted by what the run did with it." });
 
