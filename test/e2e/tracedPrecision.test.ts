@@ -1,0 +1,241 @@
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { traceAvailability } from '../../src/exec/trace/tracer.js';
+import { configText, statusOf, type Json } from '../helpers/answers.js';
+import { ContentStore, installPackage, lockfileText, relativeLink, virtualStorePath, type StorePackage } from '../helpers/pnpmStore.js';
+import { CLI, cleanEnv, REPO, spawnVouch, tempProject, type TempProject } from '../helpers/project.js';
+
+/*
+ * Precision of traced receipts on a pnpm workspace (issue 17, "Precision"): a real `tsc --noEmit`
+ * over packages/a and packages/b, whose dependency is installed as pnpm installs it (hard links
+ * into a store outside the root, reached through symbolic links). After one traced run, nothing
+ * the compiler never read may take its receipt out of CURRENT: README.md, CLAUDE.md, `vouch agent
+ * setup`, a second traced check writing its own cache under node_modules/, another project
+ * installed from the same store. An edit to a file it read makes it STALE, and the reason names
+ * the file.
+ */
+
+const availability = traceAvailability();
+const TITLE = availability.available ? 'traced receipts on a pnpm workspace' : `traced receipts on a pnpm workspace (SKIPPED: tracing cannot run here: ${availability.code}: ${availability.message})`;
+
+const TSC = join(REPO, 'node_modules', 'typescript', 'bin', 'tsc');
+
+const DEP: StorePackage = {
+  name: 'dep',
+  version: '1.0.0',
+  files: {
+    'package.json': JSON.stringify({ name: 'dep', version: '1.0.0', main: 'index.js', types: 'index.d.ts' }, null, 2) + '\n',
+    'index.js': 'exports.double = (n) => n * 2;\n',
+    'index.d.ts': 'export declare function double(n: number): number;\n',
+  },
+};
+
+const DEP_2: StorePackage = {
+  ...DEP,
+  version: '2.0.0',
+  files: {
+    ...DEP.files,
+    'package.json': JSON.stringify({ name: 'dep', version: '2.0.0', main: 'index.js', types: 'index.d.ts' }, null, 2) + '\n',
+    'index.d.ts': 'export declare function double(n: number): string;\n',
+  },
+};
+
+const A_SOURCE = "import { double } from 'dep';\n\nexport const a: number = double(2);\n";
+
+/** A second traced check: reads the cache its last run left, then writes its own under node_modules/.cache. */
+const CACHE_CHECK = `import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+mkdirSync('node_modules/.cache/other', { recursive: true });
+let runs = 0;
+try {
+  runs = JSON.parse(readFileSync('node_modules/.cache/other/state.json', 'utf8')).runs;
+} catch {}
+writeFileSync('node_modules/.cache/other/state.json', JSON.stringify({ runs: runs + 1 }));
+writeFileSync('node_modules/.cache/other/result.txt', 'ok\\n');
+readFileSync('node_modules/.cache/other/result.txt', 'utf8');
+`;
+
+/** A third traced check: says it started (outside the root), then works for a while, so that something can happen next to the project meanwhile. */
+const slowCheck = (marker: string) => `import { readFileSync, writeFileSync } from 'node:fs';
+readFileSync('packages/a/src/index.ts', 'utf8');
+writeFileSync(${JSON.stringify(marker)}, 'started');
+await new Promise((resolve) => setTimeout(resolve, 1500));
+`;
+
+const FILES: Record<string, string> = {
+  'pnpm-workspace.yaml': "packages:\n  - 'packages/*'\n",
+  'package.json': JSON.stringify({ name: 'ws', private: true, scripts: { typecheck: 'tsc --noEmit' } }, null, 2) + '\n',
+  '.gitignore': 'node_modules/\n',
+  'README.md': '# workspace\n',
+  'CLAUDE.md': '# notes for agents\n',
+  'tsconfig.json':
+    JSON.stringify(
+      {
+        compilerOptions: { strict: true, noEmit: true, target: 'es2022', module: 'esnext', moduleResolution: 'bundler', types: [], skipLibCheck: false },
+        include: ['packages/*/src'],
+      },
+      null,
+      2,
+    ) + '\n',
+  'packages/a/package.json': JSON.stringify({ name: '@ws/a', version: '1.0.0', types: 'src/index.ts', dependencies: { dep: '^1.0.0' } }, null, 2) + '\n',
+  'packages/a/src/index.ts': A_SOURCE,
+  'packages/b/package.json': JSON.stringify({ name: '@ws/b', version: '1.0.0', dependencies: { '@ws/a': 'workspace:*' } }, null, 2) + '\n',
+  'packages/b/src/index.ts': "import { a } from '@ws/a';\n\nexport const b: number = a + 1;\n",
+  'cache.mjs': CACHE_CHECK,
+  'vouch.config.json': configText([
+    { name: 'typecheck', kind: 'typecheck', command: ['node', TSC, '--noEmit', '-p', 'tsconfig.json'], mode: 'traced' },
+    { name: 'cache', kind: 'custom', command: ['node', 'cache.mjs'], mode: 'traced' },
+    { name: 'slow', kind: 'custom', command: ['node', 'slow.mjs'], mode: 'traced' },
+  ]),
+};
+
+describe(TITLE, () => {
+  let project: TempProject;
+  let scratch: string;
+  let store: ContentStore;
+  let home: string;
+  let shell: string;
+
+  const status = (check = 'typecheck'): Json => statusOf(project, check);
+  const expectCurrent = (check = 'typecheck', after = '') => {
+    const found = status(check);
+    expect(found.freshness, `${check} after ${after}: ${JSON.stringify(found.reasons)}`).toBe('CURRENT');
+    expect(found.result).toBe('PASS');
+    expect(found.reuse_eligible).toBe(true);
+  };
+  const run = (check: string) => {
+    const result = project.vouch(['run', check]);
+    expect(result.code, `vouch run ${check}:\n${result.stdout}\n${result.stderr}`).toBe(0);
+  };
+  /** Each test starts from a CURRENT receipt of its own, whatever the test before it left. */
+  const freshReceipt = (check = 'typecheck') => {
+    if (status(check).freshness !== 'CURRENT') run(check);
+    expectCurrent(check, 'a fresh run');
+  };
+
+  beforeAll(async () => {
+    if (!availability.available) return;
+    mkdirSync(join(REPO, '.tmp'), { recursive: true });
+    scratch = mkdtempSync(join(REPO, '.tmp', 'traced-precision-outside-'));
+    store = new ContentStore(join(scratch, 'pnpm-store'));
+    home = join(scratch, 'home');
+    mkdirSync(home);
+    // A login shell stand-in that finds this vouch, as test/e2e/agentSetup.test.ts's does.
+    shell = join(scratch, 'shell');
+    writeFileSync(shell, `#!/bin/sh\necho '${realpathSync(CLI)}'\n`);
+    chmodSync(shell, 0o755);
+    project = tempProject('traced-precision', { ...FILES, 'slow.mjs': slowCheck(join(scratch, 'slow-started')), 'pnpm-lock.yaml': lockfileText({ '.': [], 'packages/a': ['dep'], 'packages/b': ['@ws/a'] }, [DEP]) });
+    installPackage(project.root, store, DEP, { dependents: ['packages/a'] });
+    relativeLink(join(project.root, 'packages/b/node_modules/@ws/a'), join(project.root, 'packages/a'));
+    // The state dir made first, and the root's change time left behind the run's clock slack:
+    // the first `vouch run` in a fresh project makes it, and tsc lists the root.
+    expect(project.vouch(['status']).code).not.toBeNull();
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    run('typecheck');
+  });
+
+  afterAll(() => {
+    project?.remove();
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
+  });
+
+  it.skipIf(!availability.available)('a traced run of tsc leaves a CURRENT traced receipt that read the sources and the installed types', () => {
+    expectCurrent('typecheck', 'the run');
+    const inputs = project.json(['explain', 'typecheck', '--inputs', '--all']);
+    const text = JSON.stringify(inputs);
+    expect(text).toContain('packages/a/src/index.ts');
+    expect(text).toContain('packages/b/src/index.ts');
+    expect(text).toContain('node_modules/.pnpm/dep@1.0.0/node_modules/dep/index.d.ts');
+  });
+
+  it.skipIf(!availability.available)('editing README.md leaves it CURRENT', () => {
+    freshReceipt();
+    writeFileSync(join(project.root, 'README.md'), '# workspace\n\nNow with more words.\n');
+    expectCurrent('typecheck', 'README.md edited');
+  });
+
+  it.skipIf(!availability.available)('editing CLAUDE.md leaves it CURRENT', () => {
+    freshReceipt();
+    writeFileSync(join(project.root, 'CLAUDE.md'), '# notes for agents\n\nRun vouch first.\n');
+    expectCurrent('typecheck', 'CLAUDE.md edited');
+  });
+
+  it.skipIf(!availability.available)('running `vouch agent setup claude` leaves it CURRENT', () => {
+    freshReceipt();
+    const before = readFileSync(join(project.root, 'CLAUDE.md'), 'utf8');
+    const setup = project.vouch(['agent', 'setup', 'claude', '--apply'], { env: cleanEnv({ HOME: home, SHELL: shell }) });
+    expect(setup.code, `${setup.stdout}\n${setup.stderr}`).toBe(0);
+    // Setup wrote the project's agent files: the case the issue names.
+    expect(readFileSync(join(project.root, 'CLAUDE.md'), 'utf8')).not.toBe(before);
+    expectCurrent('typecheck', 'vouch agent setup claude');
+  });
+
+  it.skipIf(!availability.available)('a second traced check writing its own cache under node_modules/ leaves it CURRENT, and itself CURRENT', () => {
+    freshReceipt();
+    run('cache');
+    expectCurrent('cache', 'its own run');
+    expectCurrent('typecheck', "the cache check's run");
+    run('cache');
+    expectCurrent('cache', 'its second run');
+    expectCurrent('typecheck', "the cache check's second run");
+  });
+
+  it.skipIf(!availability.available)('installing another project from the same store (link counts and change times of the installed files) leaves it CURRENT', () => {
+    freshReceipt();
+    freshReceipt('cache');
+    const other = join(scratch, 'other-project');
+    installPackage(other, store, DEP);
+    installPackage(join(scratch, 'third-project'), store, DEP);
+    expectCurrent('typecheck', 'two other projects installed from the same store');
+    expectCurrent('cache', 'two other projects installed from the same store');
+  });
+
+  it.skipIf(!availability.available)('an edit to a source it read makes it STALE, naming the file; the revert makes it CURRENT again', () => {
+    freshReceipt();
+    freshReceipt('cache');
+    const path = join(project.root, 'packages/a/src/index.ts');
+    writeFileSync(path, A_SOURCE.replace('double(2)', 'double(3)'));
+    const found = status();
+    expect(found.freshness, JSON.stringify(found.reasons)).toBe('STALE');
+    const reasons = found.reasons.map((r: Json) => `${r.code}: ${r.message}`).join('\n');
+    expect(reasons).toContain('inputs-changed');
+    expect(reasons).toContain('packages/a/src/index.ts');
+    expectCurrent('cache', 'an edit to a source only typecheck read');
+    writeFileSync(path, A_SOURCE);
+    expectCurrent('typecheck', 'the edit reverted');
+  });
+
+  it.skipIf(!availability.available)('a file created next to the project while a check runs (in a directory the check only looked up) leaves its receipt CURRENT', async () => {
+    // Every Node program resolves its working directory's real path, looking up each directory
+    // above the root: a file created in one of them (a shell's history in the home directory, a
+    // sibling checkout) changes no answer the check got.
+    const marker = join(scratch, 'slow-started');
+    rmSync(marker, { force: true });
+    const child = spawnVouch(project.root, ['run', 'slow']);
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    while (!existsSync(marker)) await new Promise((resolve) => setTimeout(resolve, 10));
+    const sibling = mkdtempSync(join(dirname(project.root), 'traced-precision-sibling-'));
+    try {
+      expect(await exited, output).toBe(0);
+      expectCurrent('slow', 'a sibling of the root created while it ran');
+    } finally {
+      rmSync(sibling, { recursive: true, force: true });
+    }
+  });
+
+  it.skipIf(!availability.available)('a new version of the installed dependency makes it STALE', () => {
+    freshReceipt();
+    const dir = installPackage(project.root, store, DEP_2, { dependents: ['packages/a'] });
+    const found = status();
+    expect(found.freshness, JSON.stringify(found.reasons)).toBe('STALE');
+    expect(found.reasons.map((r: Json) => r.message).join('\n')).toContain('packages/a/node_modules/dep');
+    // The new version's types fail the check: the receipt's PASS was about the old one.
+    const rerun = project.vouch(['run', 'typecheck']);
+    expect(rerun.code, rerun.stdout).not.toBe(0);
+    expect(dir).toBe(join(project.root, virtualStorePath(DEP_2)));
+    relativeLink(join(project.root, 'packages/a/node_modules/dep'), join(project.root, virtualStorePath(DEP)));
+  });
+});
