@@ -69,7 +69,12 @@ export type OverflowReason =
   /** A path the tracer could not read whole (truncated, unreadable, or relative to an unknown directory). */
   | 'unknown-path'
   /** A line of the trace the parser could not understand. */
-  | 'unparsed';
+  | 'unparsed'
+  /**
+   * The run asked a process outside its trace (a daemon it connected to), or a kernel ring, to
+   * do work whose reads no trace of the run sees.
+   */
+  | 'outside-work';
 
 export type RunFacts =
   | { kind: 'facts'; paths: PathFacts[] }

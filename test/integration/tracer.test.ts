@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -144,5 +145,27 @@ console.log(JSON.stringify({ availability: m.traceAvailability(), run }));`;
     if (!run.traced) throw new Error(run.refusal.message);
     expect(run.stdout.trim()).toBe('-1');
     expect(run.facts.kind).toBe('facts');
+  });
+
+  it('a run that talks to a process outside its trace over a unix socket has facts no one can trust; its own server is its own', async () => {
+    const root = join(dir, 'socket');
+    mkdirSync(root);
+    const outside = join(root, 'daemon.sock');
+    const server = createServer((client) => client.end('hi')).listen(outside);
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      writeFileSync(join(root, 'own.cjs'), `const net = require('node:net');
+const s = net.createServer((c) => c.end('own')).listen('own.sock', () => { net.connect('own.sock').on('data', () => s.close()); });`);
+      const own = await runTraced({ argv: [process.execPath, 'own.cjs'], cwd: root, logDir: logs });
+      if (!own.traced) throw new Error(own.refusal.message);
+      expect(own.facts.kind).toBe('facts');
+      writeFileSync(join(root, 'client.cjs'), `require('node:net').connect(${JSON.stringify(outside)}).on('data', (d) => process.stdout.write(d));`);
+      const run = await runTraced({ argv: [process.execPath, 'client.cjs'], cwd: root, logDir: logs });
+      if (!run.traced) throw new Error(run.refusal.message);
+      expect(run.stdout).toBe('hi');
+      expect(run.facts).toMatchObject({ kind: 'overflow', reason: 'outside-work', detail: expect.stringContaining(outside) });
+    } finally {
+      server.close();
+    }
   });
 });

@@ -243,6 +243,27 @@ describe('strace strings', () => {
 describe('strace log: io_uring', () => {
   it('an injected io_uring_setup failure is nothing; a ring that was set up makes the facts unusable', () => {
     expect([...facts(START + '100 io_uring_setup(4, {flags=0, sq_thread_cpu=0, sq_thread_idle=0}) = -1 ENOSYS (Function not implemented) (INJECTED)\n').keys()]).toEqual(['/usr/bin/node']);
-    expect(overflow(START + '100 io_uring_setup(4, {flags=0, sq_thread_cpu=0, sq_thread_idle=0, sq_entries=4, cq_entries=8}) = 3\n')).toMatchObject({ kind: 'overflow', reason: 'unparsed', detail: expect.stringMatching(/io_uring/) });
+    expect(overflow(START + '100 io_uring_setup(4, {flags=0, sq_thread_cpu=0, sq_thread_idle=0, sq_entries=4, cq_entries=8}) = 3\n')).toMatchObject({ kind: 'overflow', reason: 'outside-work', detail: expect.stringMatching(/io_uring/) });
+  });
+});
+
+describe('strace log: unix sockets', () => {
+  const CONNECT = (path: string, result = '0') => `100 connect(19<socket:[4308687]>, {sa_family=AF_UNIX, sun_path=${path}}, 110) = ${result}\n`;
+  const BIND = (path: string) => `100 bind(20<socket:[4308688]>, {sa_family=AF_UNIX, sun_path=${path}}, 110) = 0\n`;
+
+  it('a connect to a socket the run did not bind is work done outside the trace: the facts are unusable', () => {
+    expect(overflow(START + CONNECT('"/tmp/turbod/x/turbod.sock"'))).toMatchObject({ kind: 'overflow', reason: 'outside-work', detail: expect.stringContaining('/tmp/turbod/x/turbod.sock') });
+    expect(overflow(START + CONNECT('@"nx-daemon"'))).toMatchObject({ kind: 'overflow', reason: 'outside-work', detail: expect.stringContaining('@nx-daemon') });
+    expect(overflow(START + CONNECT('"/run/x.sock"', '-1 EINPROGRESS (Operation now in progress)'))).toMatchObject({ kind: 'overflow', reason: 'outside-work' });
+  });
+
+  it("a connect that found no server is nothing, and one to the run's own server is its own; a bound path is a file the run created", () => {
+    expect(facts(START + CONNECT('"/var/run/nscd/socket"', '-1 ENOENT (No such file or directory)')).size).toBe(1);
+    const own = facts(START + BIND('"own.sock"') + CONNECT('"/w/own.sock"') + BIND('@"abstract"') + CONNECT('@"abstract"'));
+    expect(own.get('/w/own.sock')).toMatchObject({ written: true });
+  });
+
+  it('another family (the network) is not a file', () => {
+    expect(facts(START + '100 connect(19<socket:[1]>, {sa_family=AF_INET, sin_port=htons(443), sin_addr=inet_addr("1.2.3.4")}, 16) = 0\n').size).toBe(1);
   });
 });

@@ -75,6 +75,8 @@ export class StraceLogParser {
   private readonly cwds = new Map<number, Cwd>();
   private readonly pending = new Map<number, string>();
   private firstPid: number | null = null;
+  /** Unix socket paths (`@name` when abstract) the run bound: its own servers. */
+  private readonly boundSockets = new Set<string>();
   private lineNumber = 0;
 
   constructor(private readonly options: StraceLogOptions) {
@@ -161,6 +163,11 @@ export class StraceLogParser {
       this.facts.fail('unknown-path', `a path strace could not print whole: ${text.slice(0, 200)}`);
       return null;
     }
+    return this.resolveDecoded(pid, dirArg, path, text);
+  }
+
+  /** resolve() for a path already decoded. */
+  private resolveDecoded(pid: number, dirArg: string | null, path: string, text: string): string | null {
     const cwd = this.cwdOf(pid);
     let base: string | null;
     if (dirArg === null) base = cwd.path;
@@ -193,8 +200,30 @@ export class StraceLogParser {
       // The tracer injects ENOSYS (tracer.ts): a ring that did open would read and write files with
       // no system call to see. Only a ring the injection missed is a hole in the facts.
       case 'io_uring_setup':
-        if (ok) this.facts.fail('unparsed', `an io_uring was set up, whose file operations no tracer of system calls sees (line ${this.lineNumber})`);
+        if (ok) this.facts.fail('outside-work', `an io_uring was set up, whose file operations no tracer of system calls sees (line ${this.lineNumber})`);
         return;
+      // A unix socket names a process to talk to. One the run bound itself is its own; one it
+      // did not is a daemon started outside the trace (turbo's, nx's, eslint_d), which reads
+      // files for the run that no trace of the run sees. Other families (the network) are not
+      // files, as for declared checks.
+      case 'bind':
+      case 'connect': {
+        const address = unixAddress(text);
+        if (address === null) return;
+        const path = address.abstract ? `@${address.name}` : this.resolveDecoded(pid, null, address.name, text);
+        if (path === null) return;
+        if (name === 'bind') {
+          if (!ok) return;
+          this.boundSockets.add(path);
+          if (!address.abstract) this.record({ op: 'create', path });
+          return;
+        }
+        const attempted = ok || call.errno === 'EINPROGRESS' || call.errno === 'EAGAIN';
+        if (attempted && !this.boundSockets.has(path)) {
+          this.facts.fail('outside-work', `the run talked over the socket ${path} to a process outside its trace, whose reads are not in it (line ${this.lineNumber})`);
+        }
+        return;
+      }
       case 'open':
       case 'creat':
       case 'openat':
@@ -464,6 +493,14 @@ const SIMPLE_ESCAPES: Record<string, number> = { n: 10, t: 9, r: 13, v: 11, f: 1
  * Decodes strace's C escapes to the bytes they stand for, then reads the bytes as UTF-8. A
  * name that is not valid UTF-8 cannot be kept as a string without changing it: null.
  */
+/** The unix socket address of a bind or connect line, or null for another family. */
+function unixAddress(text: string): { abstract: boolean; name: string } | null {
+  const match = /sa_family=AF_UNIX, sun_path=(@?)"((?:[^"\\]|\\.)*)"/.exec(text);
+  if (match === null) return null;
+  const name = decodeEscapes(match[2]!);
+  return name === null ? null : { abstract: match[1] === '@', name };
+}
+
 export function decodeEscapes(text: string): string | null {
   // strace escapes every byte outside printable ASCII, so a string without a backslash is already exact.
   if (!text.includes('\\')) return text;

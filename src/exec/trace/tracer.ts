@@ -42,10 +42,11 @@ export const STRACE_INSTALL_HINT = 'install strace: `apt-get install strace` (De
 /**
  * The traced calls: %file (every call that takes a path), %process (fork, clone, execve, so
  * each child's working directory is known), getdents64 (directory listings; `?getdents`, the
- * old call, where the architecture has it), fchdir (a working directory from an fd), and
- * io_uring_setup, which INJECT answers.
+ * old call, where the architecture has it), fchdir (a working directory from an fd),
+ * io_uring_setup, which INJECT answers, and bind and connect (a unix socket to a process
+ * outside the trace).
  */
-export const TRACE_FILTER = 'trace=%file,%process,getdents64,?getdents,fchdir,?io_uring_setup';
+export const TRACE_FILTER = 'trace=%file,%process,getdents64,?getdents,fchdir,?io_uring_setup,bind,connect';
 
 /**
  * io_uring_setup fails with ENOSYS, as on a kernel without io_uring: file operations submitted
