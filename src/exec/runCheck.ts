@@ -146,6 +146,7 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
     const spawned = trace?.traced ? { executable: trace.argv[0]!, argv: trace.argv } : { executable: before.executable, argv: before.argv };
     if (tracing && trace?.traced) await tracing.settleRoot(request.root);
     request.onStart(runId, before.argv);
+    const leftovers: { watch: { stop(): void } | null } = { watch: null };
     const startedAt = Date.now();
     const outcome = spawned.executable
       ? await spawnCheck({
@@ -156,9 +157,14 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
           log,
           stdout: request.stdout,
           stderr: request.stderr,
-          onGroup: (pgid) => lock.recordGroup(pgid),
+          onGroup: (pgid) => {
+            lock.recordGroup(pgid);
+            // The tracer leads the group: its leftovers are ended once the check's own process has.
+            if (tracing && trace?.traced) leftovers.watch = tracing.endLeftovers(pgid, trace.logPath, LEFTOVER_GRACE_MS, (count) => log.write(`vouch: ended ${count} process${count === 1 ? '' : 'es'} the check left running: a traced process cannot outlive its trace\n`));
+          },
         })
       : missingExecutable(log, before.argv[0] ?? '');
+    leftovers.watch?.stop();
     const finishedAt = Date.now();
 
     const after = plan(envKey);
@@ -211,6 +217,9 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
     lock.release();
   }
 }
+
+/** How long a traced check's background processes may outlive its own before they are ended. */
+const LEFTOVER_GRACE_MS = 2_000;
 
 function receiptNotSaved(stateDir: string, runId: string, failure: unknown): RunError {
   return vouchFailure(stateDir, `the receipt of run ${runId} was not saved`, failure);

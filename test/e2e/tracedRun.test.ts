@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -136,6 +136,24 @@ describe.skipIf(!STRACE)(TITLE, () => {
     expect(hook()?.permissionDecision).toBe('deny');
     p.write('.env', 'SECRET=5\n');
     expect(hook()?.permissionDecision).not.toBe('deny');
+  });
+
+  it('ends, with the check, what the check left running in the background (a traced process cannot outlive its trace), and says so in the log', () => {
+    const p = tracedProject();
+    const marker = `vouch-leftover-${process.pid}-${Date.now()}`;
+    p.write('bg.mjs', `import { spawn } from 'node:child_process';
+spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)', ${JSON.stringify(marker)}], { detached: true, stdio: 'ignore' }).unref();
+`);
+    p.write('vouch.config.json', configText([{ name: 'bg', kind: 'test', command: ['node', 'bg.mjs'], mode: 'traced' }]));
+    const started = Date.now();
+    const result = p.vouch(['run', 'bg', '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    // The check itself ends at once; its leftover would live a minute. The grace is 2 s.
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(spawnSync('pgrep', ['-f', marker]).status).not.toBe(0);
+    const receipt = JSON.parse(result.stdout).runs[0].receipt;
+    expect(receipt.result).toBe('PASS');
+    expect(readFileSync(receipt.log_path, 'utf8')).toContain('vouch: ended 1 process the check left running');
   });
 
   it('follows a check run through a package manager script into the tool it runs', () => {
