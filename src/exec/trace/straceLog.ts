@@ -203,7 +203,7 @@ export class StraceLogParser {
         if (ok) this.facts.fail('outside-work', `an io_uring was set up, whose file operations no tracer of system calls sees (line ${this.lineNumber})`);
         return;
       // A unix socket names a process to talk to. One the run bound itself is its own; one it
-      // did not is a daemon started outside the trace (turbo's, nx's, eslint_d), which reads
+      // did not is a daemon started outside the trace (turbo's, nx's), which reads
       // files for the run that no trace of the run sees. Other families (the network) are not
       // files, as for declared checks.
       case 'bind':
