@@ -1,6 +1,7 @@
 import type { Store } from '../store/openStore.js';
 import { readConsistently, reopenIfReplaced, storeGeneration } from '../store/openStore.js';
 import { latestReceipt, loadEvidence } from '../store/receipts.js';
+import type { EvidenceEntry } from '../core/evidence.js';
 import type { StatCache } from '../core/statCache.js';
 import { observationFor } from '../fs/verifyEvidence.js';
 import type { FaultKind, GapCode, GapReason, ObserveParams, ObserveResult, ObservedInputs, ObserverInfo, PingResult } from './protocol.js';
@@ -35,8 +36,24 @@ const ANSWER_DEADLINE_MS = 30_000;
  * tests, fault), from the warm index, the watch session that keeps it honest,
  * and the receipts store. The socket and the process belong to the daemon.
  */
+/** Traced receipts whose evidence is kept parsed between answers: one per check is the usual need. */
+const KEPT_EVIDENCE = 32;
+
 export class ObserverService {
+  /** Evidence entries by digest: a receipt's evidence never changes, and parsing it is most of reading it. */
+  private readonly kept = new Map<string, EvidenceEntry[]>();
+
   constructor(private readonly options: ObserverServiceOptions) {}
+
+  private evidence(digest: string): EvidenceEntry[] | null {
+    const kept = this.kept.get(digest);
+    if (kept) return kept;
+    const entries = loadEvidence(this.options.store.db, digest);
+    if (entries === null) return null;
+    if (this.kept.size >= KEPT_EVIDENCE) this.kept.delete(this.kept.keys().next().value!);
+    this.kept.set(digest, entries);
+    return entries;
+  }
 
   async ping(): Promise<PingResult> {
     return { protocol: PROTOCOL, version: this.options.version, build: this.options.build, pid: process.pid, ready: this.options.index.ready };
@@ -109,7 +126,7 @@ export class ObserverService {
         // A traced receipt's evidence (ignored files, paths outside the root) is looked at
         // again here, after the barrier, as a direct status would: the index covers only the
         // declared inputs.
-        const observation = observationFor(this.options.root, (digest) => loadEvidence(store.db, digest), this.options.statCache, receipt, () => indexed, () => indexed.problems.filter((problem) => problem.code === 'state-dir-in-git'), 'observer');
+        const observation = observationFor(this.options.root, (digest) => this.evidence(digest), this.options.statCache, receipt, () => indexed, () => indexed.problems.filter((problem) => problem.code === 'state-dir-in-git'), 'observer');
         return {
           name: check.name,
           manifestDigest: observation.manifest.digest,
