@@ -14,7 +14,8 @@
 //              files of each of the 30 direct dependencies.
 // Then, interleaved per round so that each meets the same machine: `node -e 0` (the Node floor),
 // `vouch status --json` warm on each state dir, and cold (stat cache emptied, receipts kept) a few
-// times each. No observer: bench/observer.mjs measures status through it, on declared receipts.
+// times each. Then through an observer per state dir (`vouch start`), the same rounds, each answer
+// checked to come from the observer.
 // Each status answer is checked to be CURRENT for both checks. Reports p50/min/max of wall time
 // and of CPU time (user + system, which a busy machine disturbs far less), peak memory, the
 // ratios, and each traced receipt's evidence entries, counted by use. The project goes under the
@@ -279,6 +280,31 @@ async function main() {
       }
     }
     for (const [key, samples] of Object.entries(warm)) result.figures[key.endsWith("_kb") || key.endsWith("_scan") || key.startsWith("floor") ? key : `status_warm_${key}`] = summarize(samples);
+
+    // Through the observer: one per state dir, each answer after its barrier. A declared receipt
+    // is answered from the warm index; a traced one's evidence is looked at again per answer.
+    log(`status through the observer, ${reps} rounds`);
+    try {
+      for (const mode of ["declared", "traced"]) {
+        const started = await vouch(mode, "start", "--json");
+        if (started.code !== 0) throw new Error(failure(`vouch start (${mode})`, started));
+      }
+      const observed = { declared: [], traced: [], declared_cpu: [], traced_cpu: [] };
+      for (let round = 0; round < reps + 1; round++) {
+        for (const way of round % 2 === 0 ? ["declared", "traced"] : ["traced", "declared"]) {
+          const sample = await vouch(way, "status", "--json");
+          const json = statusOf(way, sample);
+          if (json.observation?.source !== "observer") result.errors.push(`${way}: status through the observer was answered by a ${json.observation?.source}: ${JSON.stringify(json.notices ?? [])}`);
+          // The first round warms the observers' caches.
+          if (round === 0) continue;
+          observed[way].push(sample.ms);
+          observed[`${way}_cpu`].push(sample.cpu);
+        }
+      }
+      for (const [key, samples] of Object.entries(observed)) result.figures[`status_observer_${key}`] = summarize(samples);
+    } finally {
+      for (const mode of ["declared", "traced"]) await vouch(mode, "stop");
+    }
     const p50 = (key) => result.figures[key]?.p50;
     result.ratios = {
       warm_traced_over_declared: p50("status_warm_traced") / p50("status_warm_declared"),
@@ -287,6 +313,9 @@ async function main() {
       cold_traced_over_declared: p50("status_cold_traced") / p50("status_cold_declared"),
       warm_declared_minus_floor_ms: p50("status_warm_declared") - p50("floor"),
       warm_traced_minus_floor_ms: p50("status_warm_traced") - p50("floor"),
+      observer_traced_over_declared: p50("status_observer_traced") / p50("status_observer_declared"),
+      observer_declared_minus_floor_ms: p50("status_observer_declared") - p50("floor"),
+      observer_traced_minus_floor_ms: p50("status_observer_traced") - p50("floor"),
     };
   } catch (error) {
     result.errors.push(error.message);
