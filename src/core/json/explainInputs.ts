@@ -4,7 +4,7 @@ import { SCRIPT_BODY_LIMIT } from '../scriptContext.js';
 import type { DeclaredGroupKind, TracedGroupKind } from '../inputGroups.js';
 import { count, notices, schemaVersion, type SameMembers } from './common.js';
 import { executable, packageManager } from './explain.js';
-import { checkName, reasons, receipt } from './status.js';
+import { checkName, receipt } from './status.js';
 
 /* `vouch explain CHECK --inputs --json` (docs/json.md, "vouch explain CHECK --inputs --json"). */
 
