@@ -75,7 +75,7 @@ export function fingerprintRun(facts: readonly PathFacts[], options: RunEvidence
     const { entry, ctimeNs } = looker.look(path, use, own, use !== 'lookup' || !read.has(canonical(fact.path)), use === 'read' && fact.executed === true);
     entries.push(entry);
     if (entry.type === 'error' && entry.digest === CHANGING) changed.push(path);
-    else if (!own && (movedUnderRun(fact, entry, ctimeNs, startedNs) || (use !== 'lookup' && wayMoved(fact.path)))) changed.push(path);
+    else if (!own && (movedUnderRun(fact, entry, ctimeNs, startedNs) || (bindsState(entry) && wayMoved(fact.path)))) changed.push(path);
   }
   entries.sort(compareEvidencePaths);
   return { evidence: evidenceOf(entries), changedDuringRun: changed };
@@ -99,10 +99,12 @@ function isSharedScratch(path: string): boolean {
 
 /**
  * A path with every link resolved, as it is now; for a path that no longer exists (a file the
- * run removed), its directory's links resolved and the last name as it is.
+ * run removed), its directory's links resolved and the last name as it is. Each path is resolved
+ * once: a run's facts ask for most of them several times.
  */
 function canonicalPaths(): (path: string) => string {
   const parents = new Map<string, string>();
+  const known = new Map<string, string>();
   const real = (path: string): string | null => {
     try {
       return realpathSync.native(path);
@@ -110,7 +112,7 @@ function canonicalPaths(): (path: string) => string {
       return null;
     }
   };
-  return (path) => {
+  const resolve = (path: string): string => {
     const whole = real(path);
     if (whole !== null) return whole;
     if (path === '/') return path;
@@ -121,6 +123,14 @@ function canonicalPaths(): (path: string) => string {
       parents.set(parent, resolved);
     }
     return `${resolved === '/' ? '' : resolved}/${basename(path)}`;
+  };
+  return (path) => {
+    let canonical = known.get(path);
+    if (canonical === undefined) {
+      canonical = resolve(path);
+      known.set(path, canonical);
+    }
+    return canonical;
   };
 }
 
@@ -154,10 +164,19 @@ function movedDirectories(realRoot: string, startedNs: bigint, ownDoing: (dir: s
   };
 }
 
+/**
+ * Whether an entry is bound to more than the kind of thing at its path: a read's bytes, a
+ * listing's names, a looked-up file's size and time. What the run saw of those is what is there
+ * now only if it has not changed since the start. A lookup bound to its answer alone (a
+ * directory, an absent path) is held to the answers below, so a busy directory above the
+ * project does not count.
+ */
+function bindsState(entry: EvidenceEntry): boolean {
+  return entry.use !== 'lookup' || (entry.type === 'file' && entry.digest !== undefined);
+}
+
 function movedUnderRun(fact: PathFacts, entry: EvidenceEntry, ctimeNs: bigint | null, startedNs: bigint): boolean {
-  // What a read or a listing saw is what is there now only if it has not changed since the start.
-  // A lookup saw only what kind of thing was there, which the answers below compare.
-  if (entry.use !== 'lookup' && ctimeNs !== null && ctimeNs >= startedNs) return true;
+  if (bindsState(entry) && ctimeNs !== null && ctimeNs >= startedNs) return true;
   // A link the run read, now pointing elsewhere.
   if (fact.linkTarget !== undefined && entry.link !== undefined && entry.link !== fact.linkTarget.target) return true;
   const found = foundByRun(fact);

@@ -95,6 +95,19 @@ fs.readFileSync('/proc/self/status');`,
     expect(evidence.digest).toBe(evidenceOf(evidence.entries).digest);
   });
 
+  it('holds a file the run only stat-ed, changed while the run ran, against it: a tool that trusts stat decided on what it saw then', async () => {
+    const root = project('stat-during', { 'src/x.ts': 'x' });
+    const { facts, startedAt } = await traceFacts(
+      root,
+      `const fs = require('node:fs'); fs.statSync('src/x.ts');
+Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1200);`,
+      () => writeFileSync(join(root, 'src/x.ts'), 'changed after the stat, with another size'),
+    );
+    const { evidence, changedDuringRun } = fingerprint(root, facts, startedAt);
+    expect(byPath(evidence.entries).get('src/x.ts')).toMatchObject({ use: 'lookup', type: 'file' });
+    expect(changedDuringRun).toContain('src/x.ts');
+  });
+
   it('holds a directory swapped by two renames, or a linked directory retargeted, while the run ran against it: what the path names now is older than the run', async () => {
     const root = project('swapped', { 'cfg/app.json': 'first', 'cfg-next/app.json': 'next', 'v1/index.js': 'one', 'v2/index.js': 'two' });
     symlinkSync('v1', join(root, 'pkg'));
