@@ -23,6 +23,8 @@ export interface CheckConfig {
   env?: string[];
   /** Default 'declared'. */
   mode?: EvidenceMode;
+  /** A workspace package's root-relative directory: the check runs there (docs/workspaces.md). */
+  package?: string;
 }
 
 export interface Config {
@@ -34,6 +36,9 @@ export interface Config {
 }
 
 export const DEFAULT_INPUTS = ['**'];
+/** A root check's name, or a package check's `PACKAGE#SCRIPT` (an npm package name, then "#", then a name). */
+export const CHECK_NAME = /^(?:(?:@[A-Za-z0-9][A-Za-z0-9._~-]*\/)?[A-Za-z0-9][A-Za-z0-9._~-]*#)?[A-Za-z0-9][A-Za-z0-9._:-]*$/;
+export const CHECK_NAME_MAX = 214 + 1 + 64;
 export const DEFAULT_INSTALLED = ['node_modules/**'];
 export const CONFIG_FILE = 'vouch.config.json';
 /** Root-relative directories vouch never lists as inputs: git's own, and the default state dir. A glob into them is refused. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CHECK_KINDS, EVIDENCE_MODES, PACKAGE_MANAGERS, RESERVED_DIRS, type Config } from './config.js';
+import { CHECK_KINDS, CHECK_NAME, CHECK_NAME_MAX, EVIDENCE_MODES, PACKAGE_MANAGERS, RESERVED_DIRS, type Config } from './config.js';
 import { CONFIG_LIMITS } from './configLimits.js';
 import { VouchError } from './errors.js';
 import { globProblem } from './globRules.js';
@@ -7,8 +7,21 @@ import { jsonKeyProblem } from './jsonKeyProblem.js';
 
 const checkName = z
   .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]*$/, 'a name of letters, digits, ".", "_", ":" or "-"')
-  .max(64);
+  .regex(CHECK_NAME, 'a name of letters, digits, ".", "_", ":" or "-"; or a package check\'s PACKAGE#SCRIPT, e.g. "@scope/a#test"')
+  .max(CHECK_NAME_MAX);
+
+/** A workspace package's directory: root-relative, "/"-separated, no "." or ".." step. */
+const packageDir = z
+  .string()
+  .max(CONFIG_LIMITS.globLength)
+  .check((ctx) => {
+    const parts = ctx.value.split('/');
+    if (ctx.value === '' || parts.some((part) => part === '' || part === '.' || part === '..') || ctx.value.includes('\\') || ctx.value.includes('\0')) {
+      ctx.issues.push({ code: 'custom', input: ctx.value, message: 'a workspace package\'s directory relative to the root, e.g. "packages/a" (no "..", "." or empty step)' });
+    } else if (RESERVED_DIRS.includes(parts[0]!) || parts.includes('node_modules')) {
+      ctx.issues.push({ code: 'custom', input: ctx.value, message: `a workspace package's directory, not one inside ${parts.includes('node_modules') ? 'node_modules' : parts[0]}` });
+    }
+  });
 
 const glob = z
   .string()
@@ -59,6 +72,11 @@ export const checkSchema = z
       .max(CONFIG_LIMITS.listItems)
       .optional()
       .describe('Environment variables, besides the defaults, whose values decide the outcome.'),
+    package: packageDir
+      .optional()
+      .describe(
+        'A workspace package\'s directory, relative to the root: the check runs there, with that package\'s scripts, and its default inputs are the package, the workspace packages it depends on and the root\'s shared config (docs/workspaces.md).',
+      ),
     mode: z
       .enum(EVIDENCE_MODES)
       .optional()

@@ -18,6 +18,8 @@ export interface CheckDefinition {
    * before traced runs existed, and its receipts stay CURRENT across the upgrade.
    */
   mode?: 'traced';
+  /** Present only for a workspace package's check: its root-relative directory, where it runs. */
+  package?: string;
 }
 
 export function definitionOf(check: CheckConfig, packageManager: PackageManagerName | null): CheckDefinition {
@@ -32,6 +34,7 @@ export function definitionOf(check: CheckConfig, packageManager: PackageManagerN
     // Only a script check runs through the package manager.
     packageManager: check.script === undefined ? null : packageManager,
     ...(check.mode === 'traced' ? { mode: 'traced' as const } : {}),
+    ...(check.package !== undefined ? { package: check.package } : {}),
   };
 }
 

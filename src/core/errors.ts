@@ -22,6 +22,7 @@ export const VOUCH_ERROR_CODES = [
   'package-json-invalid',
   'package-manager-ambiguous',
   'package-manager-unsupported',
+  'workspace-invalid',
   'init-nothing-to-check',
   'git-failed',
   // The state dir.

@@ -41,7 +41,7 @@ export async function acquireRunLock(
   // The lock may come before the store: the state dir and its .gitignore are made here too.
   ensureStateDir(stateDir);
   const dir = ensureStateSubdir(stateDir, 'locks');
-  const path = join(dir, `${holder.check}.lock`);
+  const path = join(dir, lockFileName(holder.check));
   const mine: LockHolder = { ...holder, pid: process.pid, processStart: processStart(process.pid) };
   const text = JSON.stringify(mine);
   // What the file may hold while it is ours: the record as created, and as rewritten with the check's group.
@@ -82,9 +82,18 @@ export async function acquireRunLock(
   }
 }
 
+/**
+ * The lock's file name: a root check's name as it is, a package check's
+ * (`@scope/a#test`) with each character outside [A-Za-z0-9._:-] as %XX, so
+ * that "/" never makes a path and names stay distinct.
+ */
+export function lockFileName(check: string): string {
+  return `${check.replace(/[^A-Za-z0-9._:-]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`)}.lock`;
+}
+
 /** Whether a live process holds the check's lock now. Reads only: it makes no event for a watcher. */
 export function runLockHeld(stateDir: string, check: string): boolean {
-  const current = readHolder(join(stateDir, 'locks', `${check}.lock`));
+  const current = readHolder(join(stateDir, 'locks', lockFileName(check)));
   if (current === 'gone') return false;
   return current === 'unreadable' || alive(current);
 }
