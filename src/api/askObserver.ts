@@ -4,7 +4,7 @@ import type { Receipt } from '../core/receipt.js';
 import { planCheck } from '../exec/checkPlan.js';
 import { callObserver, deadlineFrom, findObserver, ObserverUnavailable } from '../observer/client.js';
 import type { ObserveMode } from '../observer/protocol.js';
-import type { Project } from './project.js';
+import { scriptsFor, type Project } from './project.js';
 import type { CheckObservation } from './scan.js';
 
 export type ObserverUse = 'auto' | 'off';
@@ -65,7 +65,7 @@ export async function askObserver(
       sourceIdentities: new Map(),
       ...(answer.changedEvidence ? { changedEvidence: answer.changedEvidence } : {}),
     };
-    const observed = planCheck({ root: project.root, definition, scripts: project.scripts, splitScript: project.splitScript, env, envKey: result.envKey }).observed;
+    const observed = planCheck({ root: project.root, definition, scripts: scriptsFor(project, definition), splitScript: project.splitScript, env, envKey: result.envKey }).observed;
     return { definition, observed, inputs, receipt: answer.receipt };
   });
   return { checks, observedAt: result.observedAt, durationMs: Date.now() - started, envKey: result.envKey };

@@ -16,7 +16,7 @@ import { readConsistently } from '../store/openStore.js';
 import { loadEvidence, loadManifest, latestReceipt } from '../store/receipts.js';
 import { saveStatCache } from '../store/statCacheTable.js';
 import { askObserver, type ObserverUse } from './askObserver.js';
-import { selectChecks, type Project } from './project.js';
+import { scriptsFor, selectCheck, type Project } from './project.js';
 import { withSession, type Session } from './session.js';
 import { observeChecks } from './scan.js';
 
@@ -54,8 +54,7 @@ const NO_COUNTS = (): InstalledCounts => ({ before: new Map(), after: new Map() 
 
 /** What changed since the latest receipt: inputs, context and definition, each in detail. */
 export async function explain(project: Project, name: string, env: NodeJS.ProcessEnv, observer: ObserverUse = 'auto'): Promise<Explanation> {
-  const [definition] = await selectChecks(project, [name]);
-  if (!definition) throw new Error('unreachable: selectChecks returns the named check');
+  const definition = await selectCheck(project, name);
   return withSession(project, async (session) => {
     // A traced receipt is checked against what its run touched, not against the declared globs:
     // neither the observer nor a scan of the globs says anything about it.
@@ -109,7 +108,7 @@ function explainTraced(project: Project, session: Session, definition: CheckDefi
     return { receipt: found, recorded: found === null ? null : loadEvidence(session.db, found.manifestDigest) };
   });
   if (receipt?.evidence.mode !== 'traced') return null;
-  const { observed } = planCheck({ root: project.root, definition, scripts: project.scripts, splitScript: project.splitScript, env, envKey: session.envKey });
+  const { observed } = planCheck({ root: project.root, definition, scripts: scriptsFor(project, definition), splitScript: project.splitScript, env, envKey: session.envKey });
   const base = {
     definitionChanges: diffDefinition(receipt.definition, definition),
     contextChanges: diffContext(receipt.context, observed.context),

@@ -5,7 +5,7 @@ import type { InputEntry } from '../core/manifest.js';
 import type { Receipt } from '../core/receipt.js';
 import { readConsistently } from '../store/openStore.js';
 import { loadEvidence, loadManifest, latestReceipt } from '../store/receipts.js';
-import { selectChecks, type Project } from './project.js';
+import { selectCheck, type Project } from './project.js';
 import { withSession } from './session.js';
 
 export interface InputsReport {
@@ -27,8 +27,7 @@ export interface InputsReport {
  * is observed: this is the receipt's own evidence, not what is on disk now.
  */
 export async function explainInputs(project: Project, name: string, env: NodeJS.ProcessEnv): Promise<InputsReport> {
-  const [definition] = await selectChecks(project, [name]);
-  if (!definition) throw new Error('unreachable: selectChecks returns the named check');
+  const definition = await selectCheck(project, name);
   return withSession(project, async (session) => {
     const report = readConsistently(session.db, () => {
       const receipt = latestReceipt(session.db, definition.name);

@@ -1,6 +1,7 @@
 import { closeSync, existsSync, fstatSync, lstatSync, openSync, readFileSync, realpathSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { CONFIG_FILE, type Config, type PackageManagerName } from '../core/config.js';
+import { PACKAGE_SEPARATOR, splitCheckName, type Workspace } from '../core/workspace.js';
 import { CONFIG_LIMITS, CONFIG_RULES_REVISION } from '../core/configLimits.js';
 import { checkArgv, definitionOf, type CheckDefinition } from '../core/definition.js';
 import { sha256 } from '../core/digest.js';
@@ -22,6 +23,8 @@ export interface Project {
   /** Splits the script bodies the checks run: the shell parser only where a body needs it (core/scriptContext.ts). */
   splitScript: CommandSplitter;
   definitions: CheckDefinition[];
+  /** The workspace, read only when a check names a "package" (docs/workspaces.md); else null. */
+  workspace: Workspace | null;
   /** The root came from --root, not from the config: a process started for this project must be given it too. */
   rootFromCommandLine: boolean;
 }
@@ -175,11 +178,42 @@ export async function loadProject(options: ProjectOptions): Promise<Project> {
     const { detectPackageManager } = await import('../exec/detectPackageManager.js');
     packageManager = detectPackageManager(root).name;
   }
-  const definitions = config.checks.map((check) => definitionOf(check, packageManager));
-  const splitScript = definitions.some((definition) => needsShellParser(checkArgv(definition), scripts))
-    ? (await import('../core/shellWords.js')).commandWords
-    : plainCommandWords;
-  return { root, configPath, config, stateDir, excluded, scripts, splitScript, definitions, rootFromCommandLine };
+  const workspace = config.checks.some((check) => check.package !== undefined) ? await memberWorkspace(root, configPath, config) : null;
+  const definitions = config.checks.map((check) => definitionOf(check, packageManager, workspace));
+  const project: Project = { root, configPath, config, stateDir, excluded, scripts, splitScript: plainCommandWords, definitions, workspace, rootFromCommandLine };
+  if (definitions.some((definition) => needsShellParser(checkArgv(definition), scriptsFor(project, definition)))) {
+    project.splitScript = (await import('../core/shellWords.js')).commandWords;
+  }
+  return project;
+}
+
+/** The workspace, when every check's "package" is one of its members; else a config error that names the members. */
+async function memberWorkspace(root: string, configPath: string, config: Config): Promise<Workspace> {
+  const { readWorkspace } = await import('../exec/readWorkspace.js');
+  const workspace = readWorkspace(root);
+  for (const check of config.checks) {
+    if (check.package === undefined) continue;
+    if (workspace === null) {
+      throw new VouchError(
+        'config-invalid',
+        `${configPath}: check "${check.name}" names the package "${check.package}", but ${root} declares no workspace (no pnpm-workspace.yaml "packages", no package.json "workspaces"); declare one, or remove "package"`,
+      );
+    }
+    if (!workspace.packages.some((pkg) => pkg.dir === check.package)) {
+      const dirs = workspace.packages.map((pkg) => pkg.dir);
+      throw new VouchError(
+        'config-invalid',
+        `${configPath}: check "${check.name}" names the package "${check.package}", which is not a member of the workspace (${dirs.length > 0 ? `members: ${dirs.slice(0, 20).join(', ')}${dirs.length > 20 ? ', …' : ''}` : 'it has no members'}); fix "package"`,
+      );
+    }
+  }
+  return workspace!;
+}
+
+/** The package.json scripts a check's package manager sees: its package's for a package check, else the root's. */
+export function scriptsFor(project: Pick<Project, 'scripts' | 'workspace'>, definition: CheckDefinition): Record<string, string> | null {
+  if (definition.package === undefined) return project.scripts;
+  return project.workspace?.packages.find((pkg) => pkg.dir === definition.package)?.scripts ?? null;
 }
 
 /** `path` relative to the root, "/"-separated, when it lies below it. */
@@ -235,19 +269,34 @@ function readScripts(root: string): Record<string, string> | null {
   }
 }
 
-/** Picks checks by name, in the order asked; with no names, every check in config order. */
+/**
+ * Picks checks by name, in the order asked; with no names, every check in
+ * config order. A name without "#" also picks every package check of that
+ * name: `test` is the root's `test` and every `PACKAGE#test`, in config order.
+ */
 export async function selectChecks(project: Project, names: readonly string[]): Promise<CheckDefinition[]> {
   if (names.length === 0) return project.definitions;
   const byName = new Map(project.definitions.map((definition) => [definition.name, definition]));
   const selected: CheckDefinition[] = [];
   for (const name of names) {
-    const definition = byName.get(name);
-    if (!definition) {
+    const definitions = [
+      ...(byName.has(name) ? [byName.get(name)!] : []),
+      ...(name.includes(PACKAGE_SEPARATOR) ? [] : project.definitions.filter((definition) => definition.package !== undefined && splitCheckName(definition.name)?.script === name)),
+    ];
+    if (definitions.length === 0) {
       const { closest } = await import('fastest-levenshtein');
       const known = [...byName.keys()];
       throw new VouchError('unknown-check', `no check named "${name}" in ${project.configPath}; did you mean "${closest(name, known)}"? Checks: ${known.join(', ')}`);
     }
-    if (!selected.includes(definition)) selected.push(definition);
+    for (const definition of definitions) if (!selected.includes(definition)) selected.push(definition);
   }
   return selected;
+}
+
+/** The one check named exactly `name`; a name that stands for several package checks asks for one of them. */
+export async function selectCheck(project: Project, name: string): Promise<CheckDefinition> {
+  const selected = await selectChecks(project, [name]);
+  const exact = selected.find((definition) => definition.name === name);
+  if (exact) return exact;
+  throw new VouchError('unknown-check', `"${name}" is ${selected.length} package checks (${selected.map((definition) => definition.name).join(', ')}); name one of them`);
 }

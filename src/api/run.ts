@@ -3,9 +3,12 @@ import type { Receipt } from '../core/receipt.js';
 import type { RunError } from '../exec/runCheck.js';
 import type { LockHolder } from '../exec/runLock.js';
 import { askObserver, type ObserverUse } from './askObserver.js';
-import { selectChecks, type Project } from './project.js';
+import { scriptsFor, selectChecks, type Project } from './project.js';
 import type { Session } from './session.js';
 import type { Output } from '../core/output.js';
+import type { CheckDefinition } from '../core/definition.js';
+import { availableParallelism } from 'node:os';
+import { runPlan, type PlannedCheck } from './runPlan.js';
 
 export interface RunOptions {
   names: readonly string[];
@@ -19,6 +22,8 @@ export interface RunOptions {
   onSkip(status: CheckStatus): void;
   /** error: what vouch could not do after the check ran (the receipt not saved); the exit code stays the check's. */
   onFinish(receipt: Receipt, error: RunError | null): void;
+  /** How many package checks may run at once; default the core count. Root checks always run alone. */
+  concurrency?: number;
 }
 
 export type RunEntry =
@@ -32,7 +37,13 @@ export interface RunReport {
   notices: string[];
 }
 
-/** Runs checks in the order asked (config order by default); an interrupt stops the rest. */
+/**
+ * Runs checks in the order asked (config order by default); an interrupt
+ * stops the rest. Package checks run side by side, up to `concurrency`, each
+ * after the selected checks of the packages it depends on; a root check runs
+ * alone, after everything before it. The first failure's exit code is the
+ * report's, in the order asked.
+ */
 export async function run(project: Project, options: RunOptions): Promise<RunReport> {
   const definitions = await selectChecks(project, options.names);
   const { runCheck } = await import('../exec/runCheck.js');
@@ -46,47 +57,110 @@ export async function run(project: Project, options: RunOptions): Promise<RunRep
     }
     return opened.session;
   };
-  try {
-    const runs: RunEntry[] = [];
-    let exitCode = 0;
-    for (const definition of definitions) {
-      const outcome = await runCheck({
-        root: project.root,
-        stateDir: project.stateDir,
-        excluded: project.excluded,
-        definition,
-        scripts: project.scripts,
-        splitScript: project.splitScript,
-        env: options.env,
-        session,
-        ifDue: options.ifDue,
-        stdout: options.stdout,
-        stderr: options.stderr,
-        onWait: options.onWait,
-        onStart: (runId, argv) => options.onStart(definition.name, runId, argv),
-        ...(options.observer === 'auto'
-          ? {
-              askObserver: async () => {
-                const answer = await askObserver(project, [definition], options.env, 'sync', notices);
-                const [check] = answer?.checks ?? [];
-                return check ? { inputs: check.inputs, receipt: check.receipt, observed: check.observed } : null;
-              },
-            }
-          : {}),
-      });
-      if (outcome.action === 'skipped') {
-        options.onSkip(outcome.status);
-        runs.push({ name: definition.name, action: 'skipped', status: outcome.status, exitCode: 0 });
-        continue;
-      }
-      options.onFinish(outcome.receipt, outcome.error);
-      runs.push({ name: definition.name, action: 'ran', receipt: outcome.receipt, exitCode: outcome.exitCode, error: outcome.error });
-      if (exitCode === 0) exitCode = outcome.exitCode;
-      if (outcome.interrupted) break;
+  const runOne = async (definition: CheckDefinition, stdout: Output, stderr: Output): Promise<{ entry: RunEntry; interrupted: boolean }> => {
+    const outcome = await runCheck({
+      root: project.root,
+      stateDir: project.stateDir,
+      excluded: project.excluded,
+      definition,
+      scripts: scriptsFor(project, definition),
+      splitScript: project.splitScript,
+      env: options.env,
+      session,
+      ifDue: options.ifDue,
+      stdout,
+      stderr,
+      onWait: options.onWait,
+      onStart: (runId, argv) => options.onStart(definition.name, runId, argv),
+      ...(options.observer === 'auto'
+        ? {
+            askObserver: async () => {
+              const answer = await askObserver(project, [definition], options.env, 'sync', notices);
+              const [check] = answer?.checks ?? [];
+              return check ? { inputs: check.inputs, receipt: check.receipt, observed: check.observed } : null;
+            },
+          }
+        : {}),
+    });
+    if (outcome.action === 'skipped') {
+      options.onSkip(outcome.status);
+      return { entry: { name: definition.name, action: 'skipped', status: outcome.status, exitCode: 0 }, interrupted: false };
     }
+    options.onFinish(outcome.receipt, outcome.error);
+    return { entry: { name: definition.name, action: 'ran', receipt: outcome.receipt, exitCode: outcome.exitCode, error: outcome.error }, interrupted: outcome.interrupted };
+  };
+  try {
+    const concurrency = Math.max(1, Math.floor(options.concurrency ?? availableParallelism()));
+    const entries = await schedule(runPlan(definitions, project.workspace), concurrency, options, runOne);
+    const runs = entries.filter((entry): entry is RunEntry => entry !== null);
+    const exitCode = runs.find((entry) => entry.exitCode !== 0)?.exitCode ?? 0;
     // The session's notices last: a damaged store can be found, and kept aside, mid-run.
     return { runs, exitCode, notices: [...notices, ...((opened as { session: Session } | null)?.session.notices ?? [])] };
   } finally {
     (opened as { close(): void } | null)?.close();
   }
+}
+
+type RunOne = (definition: CheckDefinition, stdout: Output, stderr: Output) => Promise<{ entry: RunEntry; interrupted: boolean }>;
+
+/**
+ * Starts each planned check once its predecessors have finished and a slot is
+ * free. A check that may run beside another writes its output to a buffer,
+ * given whole to stdout and stderr when it ends, so that outputs never
+ * interleave; its log (logs/RUN_ID.log) is its own either way.
+ */
+async function schedule(plan: PlannedCheck[], concurrency: number, options: RunOptions, runOne: RunOne): Promise<Array<RunEntry | null>> {
+  const entries: Array<RunEntry | null> = plan.map(() => null);
+  const done = new Set<number>();
+  const running = new Map<number, Promise<void>>();
+  let interrupted = false;
+  const parallel = concurrency > 1 && plan.filter((step) => !step.alone).length > 1;
+  const ready = (index: number) => {
+    const step = plan[index]!;
+    if (step.alone) return running.size === 0 && plan.slice(0, index).every((_, earlier) => done.has(earlier));
+    if ([...running.keys()].some((other) => plan[other]!.alone)) return false;
+    return step.after.every((earlier) => done.has(earlier));
+  };
+  const pending = plan.map((_, index) => index);
+  while ((pending.length > 0 && !interrupted) || running.size > 0) {
+    if (!interrupted) {
+      for (const index of [...pending]) {
+        if (running.size >= (plan[index]!.alone ? 1 : concurrency) || !ready(index)) {
+          if (plan[index]!.alone) break; // nothing after a root check starts before it
+          continue;
+        }
+        pending.splice(pending.indexOf(index), 1);
+        const { definition, alone } = plan[index]!;
+        const buffered = parallel && !alone ? bufferedOutputs(options.stdout, options.stderr) : null;
+        running.set(
+          index,
+          runOne(definition, buffered?.stdout ?? options.stdout, buffered?.stderr ?? options.stderr)
+            .then(({ entry, interrupted: stopped }) => {
+              entries[index] = entry;
+              if (stopped) interrupted = true;
+            })
+            .finally(() => {
+              buffered?.flush();
+              done.add(index);
+              running.delete(index);
+            }),
+        );
+      }
+    }
+    if (running.size === 0) break;
+    await Promise.race(running.values());
+  }
+  return entries;
+}
+
+function bufferedOutputs(stdout: Output, stderr: Output): { stdout: Output; stderr: Output; flush(): void } {
+  const chunks: Array<{ to: Output; chunk: string | Uint8Array }> = [];
+  const into = (to: Output): Output => ({ write: (chunk) => chunks.push({ to, chunk: typeof chunk === 'string' ? chunk : Buffer.from(chunk) }) });
+  return {
+    stdout: into(stdout),
+    stderr: into(stderr),
+    flush: () => {
+      for (const { to, chunk } of chunks.splice(0)) to.write(chunk);
+    },
+  };
 }

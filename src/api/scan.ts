@@ -10,7 +10,7 @@ import { diskFullNotice, noteOnce } from '../store/diskFull.js';
 import { readConsistently } from '../store/openStore.js';
 import { latestReceipt, loadEvidence } from '../store/receipts.js';
 import { saveStatCache } from '../store/statCacheTable.js';
-import type { Project } from './project.js';
+import { scriptsFor, type Project } from './project.js';
 import { withSession, type Session } from './session.js';
 
 export interface CheckObservation {
@@ -37,7 +37,7 @@ export function observeChecks(
   const declared = (definition: CheckDefinition) => () => scanner().observe(definition);
   const observations = definitions.map((definition, index) => ({
     definition,
-    observed: planCheck({ root: project.root, definition, scripts: project.scripts, splitScript: project.splitScript, env, envKey: session.envKey }).observed,
+    observed: planCheck({ root: project.root, definition, scripts: scriptsFor(project, definition), splitScript: project.splitScript, env, envKey: session.envKey }).observed,
     inputs: observationFor(project.root, (digest) => loadEvidence(session.db, digest), session.statCache, receipts[index] ?? null, declared(definition), () => scanner().trustProblems()),
   }));
   if (!saveStatCache(session.db, session.statCache)) noteOnce(session.notices, diskFullNotice(session.stateDir));

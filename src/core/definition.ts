@@ -2,6 +2,7 @@ import { canonicalJson } from './canonicalJson.js';
 import { DEFAULT_INPUTS, DEFAULT_INSTALLED, type CheckConfig, type PackageManagerName } from './config.js';
 import { sha256 } from './digest.js';
 import { scriptArgv } from './packageManagerGrammar.js';
+import { packageInputs, packageInstalled, type Workspace } from './workspace.js';
 
 /** A check's configuration with every default filled in: what a receipt is bound to. */
 export interface CheckDefinition {
@@ -22,14 +23,20 @@ export interface CheckDefinition {
   package?: string;
 }
 
-export function definitionOf(check: CheckConfig, packageManager: PackageManagerName | null): CheckDefinition {
+/**
+ * A package check's default inputs come from the workspace graph, so they are
+ * part of its definition: a dependency added between packages changes the
+ * definition, and its receipts go STALE rather than miss the new package.
+ */
+export function definitionOf(check: CheckConfig, packageManager: PackageManagerName | null, workspace: Workspace | null = null): CheckDefinition {
+  const member = check.package !== undefined && workspace !== null ? check.package : null;
   return {
     name: check.name,
     kind: check.kind,
     script: check.script ?? null,
     command: check.command ?? null,
-    inputs: check.inputs ?? DEFAULT_INPUTS,
-    installed: check.installed ?? DEFAULT_INSTALLED,
+    inputs: check.inputs ?? (member !== null ? packageInputs(workspace!, member) : null) ?? DEFAULT_INPUTS,
+    installed: check.installed ?? (member !== null ? packageInstalled(workspace!, member) : null) ?? DEFAULT_INSTALLED,
     env: [...(check.env ?? [])].sort(),
     // Only a script check runs through the package manager.
     packageManager: check.script === undefined ? null : packageManager,

@@ -89,3 +89,31 @@ export function dependencyOrder(workspace: Workspace): WorkspacePackage[] {
   for (const pkg of [...workspace.packages].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) visit(pkg);
   return ordered;
 }
+
+/**
+ * The root's shared config, as a package check's inputs: every file at the
+ * root (base tsconfig, lint and test configs, the lockfile, package.json,
+ * .npmrc) but prose and the agents' own MCP config. A package check runs in
+ * its package directory, so a root file reaches it only as a config it looks
+ * up, never as a source it lints or tests.
+ */
+export const ROOT_SHARED_INPUTS: readonly string[] = ['*', '!*.md', '!*.markdown', '!*.txt', '!LICENSE*', '!LICENCE*', '!.mcp.json'];
+
+/**
+ * A package check's default inputs, from the workspace graph: the package,
+ * each workspace package it depends on (transitively), and the root's shared
+ * config. Null when `dir` is not a member.
+ */
+export function packageInputs(workspace: Workspace, dir: string): string[] | null {
+  const pkg = packageByDir(workspace, dir);
+  if (!pkg) return null;
+  const dirs = dependencyClosure(workspace, pkg.name).map((member) => member.dir).sort();
+  return [...dirs.map((member) => `${member}/**`), ...ROOT_SHARED_INPUTS];
+}
+
+/** A package check's default installed globs: the root's node_modules, and each member's in its closure (pnpm links each package's own). */
+export function packageInstalled(workspace: Workspace, dir: string): string[] | null {
+  const pkg = packageByDir(workspace, dir);
+  if (!pkg) return null;
+  return ['node_modules/**', ...dependencyClosure(workspace, pkg.name).map((member) => `${member.dir}/node_modules/**`).sort()];
+}

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { arch, platform } from 'node:process';
 import { envNames, type CheckContext, type ExecutableIdentity } from '../core/context.js';
 import { checkArgv, type CheckDefinition } from '../core/definition.js';
@@ -11,6 +12,8 @@ import { checkPath, executableIdentity, resolveExecutable } from './resolveExecu
 /** How a check will be spawned, and the context that binds its receipt. */
 export interface CheckPlan {
   argv: string[];
+  /** Where it runs: the root, or a package check's package directory. */
+  cwd: string;
   executable: string | null;
   env: NodeJS.ProcessEnv;
   observed: ObservedContext;
@@ -29,7 +32,9 @@ export interface PlanInput {
 export function planCheck({ root, definition, scripts, splitScript, env, envKey }: PlanInput): CheckPlan {
   const problems: Reason[] = [];
   const childEnv: NodeJS.ProcessEnv = { ...env, ...QUIET_PACKAGE_MANAGER_ENV };
-  childEnv.PATH = checkPath(root, env);
+  // A package check runs in its package, as its package manager runs it there: its own node_modules/.bin comes first.
+  const cwd = definition.package === undefined ? root : join(root, definition.package);
+  childEnv.PATH = checkPath(cwd, env);
   const path = childEnv.PATH;
 
   const argv = checkArgv(definition);
@@ -37,13 +42,13 @@ export function planCheck({ root, definition, scripts, splitScript, env, envKey 
     problems.push(reason('script-not-found', `package.json has no script "${definition.script}"; add it, or change the check's "script"`));
   }
 
-  const found = argv[0] === undefined ? null : resolveExecutable(argv[0], root, path);
+  const found = argv[0] === undefined ? null : resolveExecutable(argv[0], cwd, path);
   if (found === null) {
     problems.push(reason('executable-not-found', `"${argv[0]}" is not on PATH or in node_modules/.bin; install it, or fix the check's command`));
   }
   const traced = definition.mode === 'traced';
   const executable = found === null ? null : safeIdentity(found, traced);
-  const nodePath = resolveExecutable('node', root, path);
+  const nodePath = resolveExecutable('node', cwd, path);
 
   let packageManager: CheckContext['packageManager'] = null;
   if (definition.script !== null) {
@@ -69,7 +74,7 @@ export function planCheck({ root, definition, scripts, splitScript, env, envKey 
   // What `npm run X` (or a command that is one) really executes: the bodies, whatever the inputs.
   const bodies = scriptBodies(argv, scripts, splitScript);
   if (bodies.length > 0) context.scripts = bodies;
-  return { argv, executable: found, env: childEnv, observed: { context, problems } };
+  return { argv, cwd, executable: found, env: childEnv, observed: { context, problems } };
 }
 
 function safeIdentity(path: string, traced = false): ExecutableIdentity | null {

@@ -152,7 +152,7 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
       ? await spawnCheck({
           executable: spawned.executable,
           argv: spawned.argv,
-          cwd: request.root,
+          cwd: before.cwd,
           env: before.env,
           log,
           stdout: request.stdout,

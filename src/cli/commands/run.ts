@@ -4,17 +4,24 @@ import { evidenceNoteLines, evidenceText, evidenceWorthShowing, formatAge, forma
 import { runReportJson } from '../../api/reportJson.js';
 import { writeJson, type CliIo } from '../io.js';
 import { parseCommand } from '../options.js';
+import { VouchError } from '../../core/errors.js';
 
-export const help = `Usage: vouch run [CHECK...] [--if-due] [--json] [--no-observer]
+export const help = `Usage: vouch run [CHECK...] [--if-due] [--json] [--no-observer] [--concurrency N]
 
 Runs checks (all of them, in config order, when none is named) and records a
 receipt of each: what it read, how it ran, and how it ended. Output streams
 live and is kept in .vouch/logs/RUN_ID.log.
 
+In a workspace, a name without "#" also runs every package check of that name:
+"vouch run test" runs "test" and every "PACKAGE#test". Package checks run side
+by side, each after those of the packages it depends on; the output of each is
+shown whole when it ends, never interleaved. Root checks run one at a time.
+
 Options:
   --if-due           skip a check whose receipt is CURRENT, PASS and reusable
                      (decided by the observer when one runs)
   --no-observer      decide --if-due by looking at the inputs directly
+  --concurrency N    package checks run at once (default: the core count)
   --json             machine-readable report on stdout; the checks' own output goes to stderr
   --config FILE      use this config
   --state-dir DIR    where receipts are kept
@@ -23,6 +30,8 @@ Options:
 Examples:
   vouch run
   vouch run typecheck test --if-due
+  vouch run test                    # every package's test, in dependency order
+  vouch run @scope/a#test --if-due
 
 Exit code: the first failing check's own code (128+N when killed by signal N),
 0 when every check passed or was skipped; 2 is a usage or config error; 74 means
@@ -30,12 +39,21 @@ the disk holding the state dir was full before a check could start.
 `;
 
 export async function run(argv: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseCommand('run', argv, { 'if-due': { type: 'boolean', default: false }, 'no-observer': { type: 'boolean', default: false } });
+  const { values, positionals } = parseCommand('run', argv, {
+    'if-due': { type: 'boolean', default: false },
+    'no-observer': { type: 'boolean', default: false },
+    concurrency: { type: 'string' },
+  });
+  const concurrency = values.concurrency === undefined ? undefined : Number(values.concurrency);
+  if (concurrency !== undefined && !(Number.isInteger(concurrency) && concurrency >= 1 && concurrency <= 256)) {
+    throw new VouchError('usage', `--concurrency takes a whole number from 1 to 256, not ${JSON.stringify(values.concurrency)}`);
+  }
   const project = await loadProject({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'], root: values.root });
   const say = (line: string) => io.stderr.write(`vouch: ${line}\n`);
   const report = await runChecks(project, {
     names: positionals,
     ifDue: values['if-due'] === true,
+    ...(concurrency !== undefined ? { concurrency } : {}),
     observer: values['no-observer'] ? 'off' : 'auto',
     env: io.env,
     // With --json, stdout carries only the report.

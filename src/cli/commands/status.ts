@@ -1,6 +1,8 @@
 import { loadProject } from '../../api/project.js';
 import { status } from '../../api/status.js';
 import type { CheckStatus } from '../../core/decide.js';
+import type { CheckDefinition } from '../../core/definition.js';
+import type { Workspace } from '../../core/workspace.js';
 import { evidenceNoteLines, evidenceText, evidenceWorthShowing, formatAge, formatDuration, tableWithLines, writeNotices } from '../format.js';
 import { statusReportJson } from '../../api/reportJson.js';
 import { writeJson, type CliIo } from '../io.js';
@@ -54,7 +56,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     }
     return 0;
   }
-  io.stdout.write(statusTable(report.checks, now));
+  io.stdout.write(statusTable(report.checks, now, packagesOf(project.definitions, project.workspace)));
   return 0;
 }
 
@@ -62,7 +64,8 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
  * One row per check. An EVIDENCE column appears when some receipt was traced or has notes
  * (a traced check that fell back), and each note follows its check's row on a line of its own.
  */
-export function statusTable(checks: readonly CheckStatus[], now: number): string {
+export function statusTable(unordered: readonly CheckStatus[], now: number, packages: ReadonlyMap<string, string> = new Map()): string {
+  const checks = groupedByPackage(unordered, packages);
   const evidence = checks.some((check) => evidenceWorthShowing(check.receipt));
   const rows = [['CHECK', 'FRESHNESS', 'RESULT', 'LAST RUN', 'TOOK', ...(evidence ? ['EVIDENCE'] : []), 'REASON']];
   for (const check of checks) {
@@ -77,6 +80,51 @@ export function statusTable(checks: readonly CheckStatus[], now: number): string
       check.freshness === 'CURRENT' && check.reuseEligible ? '' : check.reasons.map((r) => r.message).join('; '),
     ]);
   }
-  return tableWithLines(rows, checks.map((check) => evidenceNoteLines(check.receipt)));
+  const after = checks.map((check) => evidenceNoteLines(check.receipt));
+  // A package's checks follow a line naming it; the root's come first, with none.
+  const headed = checks.map((check, index) => {
+    const group = packages.get(check.name);
+    return group !== undefined && (index === 0 || packages.get(checks[index - 1]!.name) !== group) ? group : null;
+  });
+  return tableWithLines(rows, after).split('\n').reduce<string[]>((lines, line, index) => {
+    // Line 0 is the header; each check's row is followed by its notes.
+    const row = rowIndex(index, after);
+    const head = row === null ? null : headed[row];
+    if (head !== null && head !== undefined) lines.push(`${head}:`);
+    lines.push(line);
+    return lines;
+  }, []).join('\n');
+}
+
+/** Which check a line of tableWithLines's output is the row of, or null for the header and note lines. */
+function rowIndex(line: number, after: readonly (readonly string[])[]): number | null {
+  let at = 1;
+  for (let row = 0; row < after.length; row += 1) {
+    if (at === line) return row;
+    at += 1 + after[row]!.length;
+  }
+  return null;
+}
+
+/** Root checks first, as asked; then each package's checks together, packages in the order first met. */
+function groupedByPackage(checks: readonly CheckStatus[], packages: ReadonlyMap<string, string>): CheckStatus[] {
+  if (packages.size === 0) return [...checks];
+  const groups = new Map<string, CheckStatus[]>();
+  for (const check of checks) {
+    const key = packages.get(check.name) ?? '';
+    groups.set(key, [...(groups.get(key) ?? []), check]);
+  }
+  return [...(groups.get('') ?? []), ...[...groups.entries()].filter(([key]) => key !== '').flatMap(([, group]) => group)];
+}
+
+/** Each package check's name, to "NAME (DIR)" of its package. */
+export function packagesOf(definitions: readonly CheckDefinition[], workspace: Workspace | null): Map<string, string> {
+  const packages = new Map<string, string>();
+  for (const definition of definitions) {
+    if (definition.package === undefined) continue;
+    const name = workspace?.packages.find((pkg) => pkg.dir === definition.package)?.name;
+    packages.set(definition.name, name === undefined || name === definition.package ? definition.package : `${name} (${definition.package})`);
+  }
+  return packages;
 }
 

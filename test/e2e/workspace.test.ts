@@ -1,0 +1,123 @@
+import { appendFileSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Json } from '../helpers/answers.js';
+import type { TempProject } from '../helpers/project.js';
+import { workspaceEnv, workspaceFixture, type WorkspaceManager } from '../helpers/workspaceFixture.js';
+
+/*
+ * Package checks (docs/workspaces.md): each runs in its package with the
+ * package manager's own invocation, and its inputs are its package, the
+ * workspace packages it depends on and the root's shared config.
+ */
+
+const projects: TempProject[] = [];
+afterEach(() => {
+  for (const project of projects.splice(0)) project.remove();
+});
+
+function fixture(manager: WorkspaceManager, options: Parameters<typeof workspaceFixture>[1] = {}): TempProject {
+  const project = workspaceFixture(manager, options);
+  projects.push(project);
+  return project;
+}
+
+const env = workspaceEnv();
+const freshness = (project: TempProject): Record<string, string> =>
+  Object.fromEntries(project.json(['status'], { env }).checks.map((check: Json) => [check.name, `${check.freshness} ${check.result ?? '-'}`]));
+
+describe.each(['pnpm', 'npm', 'yarn'] as const)('a %s workspace', (manager) => {
+  it('runs each package check in its package, and an edit reaches only the packages that depend on it', () => {
+    const project = fixture(manager);
+    const ran = project.vouch(['run', 'test'], { env });
+    expect(ran.code, ran.stderr).toBe(0);
+    for (const name of ['a', 'b', 'c']) expect(ran.stdout).toContain(`test ${name}: ok`);
+    expect(freshness(project)).toEqual({ '@demo/a#test': 'CURRENT PASS', '@demo/b#test': 'CURRENT PASS', '@demo/c#test': 'CURRENT PASS' });
+
+    appendFileSync(join(project.root, 'packages/c/src/index.js'), '// edit\n');
+    expect(freshness(project)).toEqual({ '@demo/a#test': 'CURRENT PASS', '@demo/b#test': 'CURRENT PASS', '@demo/c#test': 'STALE PASS' });
+    // README.md and an unrelated package are no input of any package check.
+    appendFileSync(join(project.root, 'README.md'), 'more\n');
+    appendFileSync(join(project.root, 'packages/tools/package.json'), '\n');
+    expect(freshness(project)['@demo/a#test']).toBe('CURRENT PASS');
+
+    const again = project.vouch(['run', 'test', '--if-due'], { env });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain('test c: ok');
+    expect(again.stdout).not.toContain('test a: ok');
+    expect(freshness(project)).toEqual({ '@demo/a#test': 'CURRENT PASS', '@demo/b#test': 'CURRENT PASS', '@demo/c#test': 'CURRENT PASS' });
+
+    appendFileSync(join(project.root, 'packages/a/src/index.js'), '// edit\n');
+    expect(freshness(project)).toEqual({ '@demo/a#test': 'STALE PASS', '@demo/b#test': 'STALE PASS', '@demo/c#test': 'STALE PASS' });
+  });
+});
+
+describe('package checks', () => {
+  it('the root shared config is an input of every package check', () => {
+    const project = fixture('npm');
+    expect(project.vouch(['run', 'test'], { env }).code).toBe(0);
+    appendFileSync(join(project.root, 'tsconfig.base.json'), '\n');
+    expect(Object.values(freshness(project))).toEqual(['STALE PASS', 'STALE PASS', 'STALE PASS']);
+  });
+
+  it('a dependency added between packages changes the definition: the receipt goes STALE', () => {
+    const project = fixture('npm');
+    expect(project.vouch(['run', '@demo/a#test'], { env }).code).toBe(0);
+    project.write('packages/a/package.json', JSON.stringify({ name: '@demo/a', version: '1.0.0', dependencies: { '@demo/tools': '1.0.0' }, scripts: { test: 'node test.js' } }));
+    const status = project.json(['status', '@demo/a#test'], { env }).checks[0];
+    expect(status.freshness).toBe('STALE');
+    expect(status.reasons.map((reason: Json) => reason.code)).toContain('definition-changed');
+  });
+
+  it('runs independent packages side by side, and never interleaves their output', () => {
+    const project = fixture('npm', {
+      testMs: 700,
+      checks: ['a', 'tools'].flatMap((name) => [{ name: `@demo/${name}#check`, kind: 'test', command: ['node', '-e', `for (let i = 0; i < 5; i++) console.log('${name} line ' + i); setTimeout(() => console.log('${name} end'), 700)`], package: `packages/${name}` }]),
+    });
+    const started = Date.now();
+    const ran = project.vouch(['run', 'check', '--concurrency', '2'], { env });
+    const took = Date.now() - started;
+    expect(ran.code, ran.stderr).toBe(0);
+    const lines = ran.stdout.trim().split('\n');
+    // Each check's six lines are together, whichever ended first.
+    const first = lines[0]!.split(' ')[0]!;
+    expect(lines.slice(0, 6).every((line) => line.startsWith(first))).toBe(true);
+    expect(lines.slice(6).every((line) => !line.startsWith(first))).toBe(true);
+    expect(lines).toHaveLength(12);
+    // Two 700 ms checks one after the other would take 1.4 s at least.
+    expect(took).toBeLessThan(1_400 + 1_000);
+    expect(ran.stderr).toMatch(/running @demo\/a#check/);
+  });
+
+  it('runs a package check after the checks of the packages it depends on', () => {
+    const project = fixture('npm');
+    const ran = project.vouch(['run', '@demo/c#test', '@demo/b#test', '@demo/a#test', '--concurrency', '4'], { env });
+    expect(ran.code, ran.stderr).toBe(0);
+    expect([...ran.stdout.matchAll(/test (\w): ok/g)].map((match) => match[1])).toEqual(['a', 'b', 'c']);
+  });
+
+  it('status groups checks by package', () => {
+    const project = fixture('npm');
+    const text = project.vouch(['status'], { env }).stdout;
+    expect(text).toMatch(/^@demo\/a \(packages\/a\):\n@demo\/a#test +UNVERIFIED/m);
+    expect(text.indexOf('@demo/b (packages/b):')).toBeLessThan(text.indexOf('@demo/c (packages/c):'));
+  });
+
+  it('refuses a "package" that is not a member, a link to one, or a path outside the root', () => {
+    const project = fixture('npm');
+    symlinkSync(join(project.root, 'packages/a'), join(project.root, 'packages/linked'));
+    for (const dir of ['packages/linked', 'packages/none', '../x', 'packages/../packages/a', '/etc']) {
+      project.write('vouch.config.json', JSON.stringify({ schema: 1, checks: [{ name: 'x#test', kind: 'test', script: 'test', package: dir }] }));
+      const result = project.vouch(['status', '--json'], { env });
+      expect(result.code, dir).toBe(2);
+      expect(JSON.parse(result.stdout).error.code, dir).toMatch(/^config-invalid$/);
+    }
+  });
+
+  it('"vouch explain test" asks which package check is meant', () => {
+    const project = fixture('npm');
+    const result = project.vouch(['explain', 'test'], { env });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('"test" is 3 package checks (@demo/a#test, @demo/b#test, @demo/c#test); name one of them');
+  });
+});
