@@ -124,7 +124,7 @@ async function schedule(plan: PlannedCheck[], concurrency: number, options: RunO
   const pending = plan.map((_, index) => index);
   while ((pending.length > 0 && !interrupted) || running.size > 0) {
     if (!interrupted) {
-      for (const index of [...pending]) {
+      for (const index of pending.slice()) {
         if (running.size >= (plan[index]!.alone ? 1 : concurrency) || !ready(index)) {
           if (plan[index]!.alone) break; // nothing after a root check starts before it
           continue;

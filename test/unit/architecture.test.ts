@@ -97,6 +97,8 @@ const HOOK_DYNAMIC_IMPORTS: Record<string, 'decision' | `aside: ${string}`> = {
   'api/project.ts -> ../exec/detectPackageManager.js': 'decision',
   // A script the checks run that runs other scripts: the shell parser splits it (core/scriptContext.ts). The hook has it loaded already.
   'api/project.ts -> ../core/shellWords.js': 'decision',
+  // A config with package checks: the workspace's members and their scripts decide what a command runs.
+  'api/project.ts -> ../exec/readWorkspace.js': 'decision',
   'api/project.ts -> ../core/configSchema.js': 'aside: a config this vouch has not validated before',
   'api/project.ts -> fastest-levenshtein': 'aside: an unknown check name, an error',
   'observer/client.ts -> node:net': 'aside: the native addon is not built',
@@ -129,9 +131,13 @@ const HOOK_DECISION = [
   // The system's paths, which a traced check's executable identity leaves to the evidence or keeps: no imports.
   'core/systemPaths.ts',
   'core/version.ts',
+  // Package check names (PACKAGE#SCRIPT) and the workspace graph: pure, no imports.
+  'core/workspace.ts',
   'exec/checkPlan.ts',
   'exec/detectPackageManager.ts',
   'exec/packageManagerCommand.ts',
+  // A config with package checks: its workspace is read on every decision.
+  'exec/readWorkspace.ts',
   'exec/resolveExecutable.ts',
   'fs/globMatcher.ts',
   'fs/nativeAddon.ts',
