@@ -31,7 +31,7 @@ export function decideCommand(
   now: number,
   program = 'vouch',
 ): CommandDecision {
-  const checks = unique(match.parts.map((part) => part.check));
+  const checks = unique(match.parts.flatMap((part) => part.checks));
   if (match.force) return { kind: 'pass', why: 'VOUCH_FORCE is set: run as typed', checks };
   if (match.parts.length === 0) return { kind: 'pass', why: 'no configured check matched', checks };
 
@@ -43,7 +43,14 @@ export function decideCommand(
     return { kind: 'deny', reason: denyReason(command, match, answers, now), checks };
   }
 
-  const rewritten = rewriteCommand(command, match.parts, program);
+  // A command that is one fan-out and nothing else names only the checks that must run: `pnpm -r test` after an
+  // edit in c becomes `vouch run c#test --if-due`. Where other commands run too, one of them may change what the
+  // others read before their turn, so every check stays named and --if-due decides at its turn.
+  const parts =
+    match.onlyChecks && match.parts.length === 1 && match.parts[0]!.checks.length > 1
+      ? match.parts.map((part) => ({ ...part, checks: part.checks.filter((name) => !reusable(name)) }))
+      : match.parts;
+  const rewritten = rewriteCommand(command, parts, program);
   if (rewritten === null) return { kind: 'pass', why: 'the rewrite did not validate: run as typed', checks };
   return { kind: 'rewrite', command: rewritten, checks, why: rewriteWhy(match, answers, checks, reusable) };
 }
@@ -66,14 +73,22 @@ function denyReason(command: string, match: CommandMatch, answers: ReadonlyMap<s
     const answer = answers.get(name)!;
     return `"${name}" PASSED in run ${answer.runId}${answer.finishedAt === null ? '' : `, ${age(now - answer.finishedAt)} ago`}`;
   };
+  if (match.parts.length === 1 && match.parts[0]!.checks.length > 1) {
+    const part = match.parts[0]!;
+    return [
+      `vouch: not run, because each package check this command runs has a receipt that is CURRENT and PASS; nothing they depend on changed since:`,
+      ...part.checks.map((name) => `- check ${line(name)}`),
+      `Use those results. To run the command anyway: ${force}`,
+    ].join('\n');
+  }
   if (match.parts.length === 1) {
-    const name = match.parts[0]!.check;
+    const name = match.parts[0]!.checks[0]!;
     return (
       `vouch: not run, because check ${line(name)} and its receipt is CURRENT: nothing it depends on (inputs, configuration, tools, environment) changed since. ` +
       `Use that result. To run the command anyway: ${force}`
     );
   }
-  const listed = match.parts.map((part) => `- ${command.slice(part.start, part.end)}: check ${line(part.check)}`);
+  const listed = match.parts.flatMap((part) => part.checks.map((name) => `- ${command.slice(part.start, part.end)}: check ${line(name)}`));
   return [
     `vouch: not run, because every part of this command is a check whose receipt is CURRENT and PASS; nothing they depend on changed since:`,
     ...listed,

@@ -23,8 +23,8 @@ export interface MatchTarget {
 }
 
 export interface MatchedPart {
-  /** The check's name. */
-  check: string;
+  /** The checks' names: one, or each package check a fan-out command runs (in dependency order). */
+  checks: string[];
   /** UTF-16 offsets in the original command of the command words to replace (assignments and the `2>&1 | tail -n N` suffix excluded). */
   start: number;
   end: number;
@@ -87,7 +87,7 @@ export function matchCommand(command: string, target: MatchTarget): CommandMatch
     const candidate = place.known && place.dir === resolve(target.root) ? matchable(node, command) : null;
     const matched = candidate ? matchPart(candidate.command, forms) : null;
     if (candidate && matched) {
-      parts.push({ check: matched.check.name, start: candidate.start, end: candidate.end, env: matched.env });
+      parts.push({ checks: [matched.check.name], start: candidate.start, end: candidate.end, env: matched.env });
       if (matched.dynamic) onlyChecks = false;
       // An assignment like `X=${Y:=z}` sets a shell variable on the way.
       if (changesShellState(candidate.command)) place = { known: false };

@@ -139,8 +139,10 @@ async function answersFor(
   for (const part of parts) {
     const key = JSON.stringify(Object.entries(part.env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
     const group = groups.get(key) ?? { env: part.env, definitions: [] };
-    const definition = byName.get(part.check);
-    if (definition && !group.definitions.includes(definition)) group.definitions.push(definition);
+    for (const name of part.checks) {
+      const definition = byName.get(name);
+      if (definition && !group.definitions.includes(definition)) group.definitions.push(definition);
+    }
     groups.set(key, group);
   }
   const answers = new Map<string, CheckAnswer>();

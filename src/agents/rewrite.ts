@@ -4,9 +4,9 @@ import type { MatchedPart } from './commandMatch.js';
 import { chainElements, commandWords } from './shellCommand.js';
 import { shellQuote } from './shellQuote.js';
 
-/** The words that replace a matched part: `<program> run CHECK --if-due`. */
+/** The words that replace a matched part: `<program> run CHECK... --if-due`. */
 export function replacementFor(part: MatchedPart, program = 'vouch'): string {
-  return `${program} run ${shellQuote(part.check)} --if-due`;
+  return `${program} run ${part.checks.map(shellQuote).join(' ')} --if-due`;
 }
 
 /**
@@ -88,7 +88,7 @@ export function validateRewrite(original: string, candidate: string, parts: Matc
     const span = wordsSpan(nowCommand);
     if (!span || span.start !== place.start || span.end !== place.end) return false;
     const words = commandWords(nowCommand).words.map((word) => word.value);
-    if (JSON.stringify(words) !== JSON.stringify([...programWords, 'run', part.check, '--if-due'])) return false;
+    if (part.checks.length === 0 || JSON.stringify(words) !== JSON.stringify([...programWords, 'run', ...part.checks, '--if-due'])) return false;
     if (prefixText(wasCommand!, original) !== prefixText(nowCommand, candidate)) return false;
     if (afterWords(was.node, wasCommand!, original) !== afterWords(now.node, nowCommand, candidate)) return false;
     used.add(at);

@@ -72,7 +72,7 @@ describe('the agent command corpus', () => {
       }
       expect(match).not.toBeNull();
       expect(match!.force).toBe(entry.force === true);
-      expect(match!.parts.map((part) => part.check)).toEqual(entry.checks ?? []);
+      expect(match!.parts.flatMap((part) => part.checks)).toEqual(entry.checks ?? []);
       if (entry.checks) expect(match!.onlyChecks).toBe(entry.only === true);
 
       for (const state of STATES) {
@@ -129,7 +129,7 @@ describe('matched parts', () => {
       definitionOf({ name: 'unit', kind: 'test', command: ['vitest', 'run'] }, null),
       definitionOf({ name: 'test', kind: 'test', script: 'test' }, 'npm'),
     ];
-    expect(matchCommand('vitest run', { ...target('npm'), checks })!.parts[0]!.check).toBe('unit');
+    expect(matchCommand('vitest run', { ...target('npm'), checks })!.parts[0]!.checks[0]).toBe('unit');
   });
 });
 

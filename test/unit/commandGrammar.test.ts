@@ -146,7 +146,7 @@ function target(packageManager: PackageManagerName): MatchTarget {
   return { root: '/repo', cwd: '/repo', packageManager, scripts: SCRIPTS, checks: CHECKS.map((check) => definitionOf(check, packageManager)) };
 }
 
-const matched = (command: string, packageManager: PackageManagerName) => matchCommand(command, target(packageManager))?.parts.map((part) => part.check) ?? null;
+const matched = (command: string, packageManager: PackageManagerName) => matchCommand(command, target(packageManager))?.parts.map((part) => part.checks[0]) ?? null;
 
 describe('the matcher reads package-manager aliases as what they run', () => {
   const matching: Array<[string, PackageManagerName, string]> = [
@@ -208,8 +208,8 @@ describe('the matcher reads package-manager aliases as what they run', () => {
   it('matches a command check written with an alias by what it runs', () => {
     const checks = [definitionOf({ name: 'l', kind: 'lint', command: ['npm', 'run-script', 'lint'] }, 'npm')];
     const t = { ...target('npm'), checks };
-    expect(matchCommand('npm run-script lint', t)!.parts.map((part) => part.check)).toEqual(['l']);
-    expect(matchCommand('npm run lint', t)!.parts.map((part) => part.check)).toEqual(['l']);
+    expect(matchCommand('npm run-script lint', t)!.parts.map((part) => part.checks[0])).toEqual(['l']);
+    expect(matchCommand('npm run lint', t)!.parts.map((part) => part.checks[0])).toEqual(['l']);
   });
 });
 

@@ -11,7 +11,7 @@ import { rewriteCommand, validateRewrite } from '../../src/agents/rewrite.js';
 function part(command: string, words: string, check: string, from = 0): MatchedPart {
   const start = command.indexOf(words, from);
   if (start < 0) throw new Error(`"${words}" is not in "${command}"`);
-  return { check, start, end: start + words.length, env: {} };
+  return { checks: [check], start, end: start + words.length, env: {} };
 }
 
 describe('validateRewrite accepts', () => {
@@ -25,7 +25,7 @@ describe('validateRewrite accepts', () => {
       (c) => [part(c, 'npm test', 'test'), part(c, 'npm run typecheck', 'typecheck')],
     ],
     ["cat <<'EOF' > f\nnpm test\nEOF\nnpm test", "cat <<'EOF' > f\nnpm test\nEOF\nvouch run test --if-due", (c) => [part(c, 'npm test', 'test', 20)]],
-    ['npx tsc \\\n  --noEmit', 'vouch run typecheck --if-due', (c) => [{ check: 'typecheck', start: 0, end: c.length, env: {} }]],
+    ['npx tsc \\\n  --noEmit', 'vouch run typecheck --if-due', (c) => [{ checks: ['typecheck'], start: 0, end: c.length, env: {} }]],
     ['npm test', "'/opt/my tools/vouch' run test --if-due", (c) => [part(c, 'npm test', 'test')], "'/opt/my tools/vouch'"],
     ['npm test', 'node /opt/vouch/dist/bin/main.js run test --if-due', (c) => [part(c, 'npm test', 'test')], 'node /opt/vouch/dist/bin/main.js'],
     ['npm run e2e', "vouch run 'e2e tests' --if-due", (c) => [part(c, 'npm run e2e', 'e2e tests')]],
@@ -50,8 +50,8 @@ describe('validateRewrite rejects', () => {
     ['--if-due left out', 'npm test', 'vouch run test', npmTest],
     ['no parts', 'npm test', 'npm test', () => []],
     ['a part that is not a whole command', 'npm test', 'vouch run test --if-due test', (c) => [part(c, 'npm', 'test')]],
-    ['a part with a trailing blank', 'npm test ', 'vouch run test --if-due', () => [{ check: 'test', start: 0, end: 9, env: {} }]],
-    ['a part covering the assignment', 'FOO=1 npm test', 'vouch run test --if-due', (c) => [{ check: 'test', start: 0, end: c.length, env: {} }]],
+    ['a part with a trailing blank', 'npm test ', 'vouch run test --if-due', () => [{ checks: ['test'], start: 0, end: 9, env: {} }]],
+    ['a part covering the assignment', 'FOO=1 npm test', 'vouch run test --if-due', (c) => [{ checks: ['test'], start: 0, end: c.length, env: {} }]],
     ['a part inside $()', 'echo "$(npm test)"', 'echo "$(vouch run test --if-due)"', npmTest],
     ['a part inside a subshell', '(npm test)', '(vouch run test --if-due)', npmTest],
     ['a part inside a group', '{ npm test; }', '{ vouch run test --if-due; }', npmTest],
@@ -61,15 +61,15 @@ describe('validateRewrite rejects', () => {
     ['a part inside quotes', 'echo "npm test"', 'echo "vouch run test --if-due"', npmTest],
     ['a part after a pipe', 'cat x | npm test', 'cat x | vouch run test --if-due', npmTest],
     ['overlapping parts', 'npm test', 'vouch run test --if-due', (c) => [part(c, 'npm test', 'test'), part(c, 'npm test', 'test')]],
-    ['a part out of range', 'npm test', 'vouch run test --if-due', () => [{ check: 'test', start: 0, end: 99, env: {} }]],
-    ['an empty part', 'npm test', 'vouch run test --if-due', () => [{ check: 'test', start: 0, end: 0, env: {} }]],
+    ['a part out of range', 'npm test', 'vouch run test --if-due', () => [{ checks: ['test'], start: 0, end: 99, env: {} }]],
+    ['an empty part', 'npm test', 'vouch run test --if-due', () => [{ checks: ['test'], start: 0, end: 0, env: {} }]],
     ['a program that adds a command', 'npm test', 'vouch; rm -rf / run test --if-due', npmTest, 'vouch; rm -rf /'],
     ['a program that starts a comment', 'npm test && deploy', 'vouch # run test --if-due && deploy', npmTest, 'vouch #'],
     ['a program with a substitution', 'npm test', '$(curl x) run test --if-due', npmTest, '$(curl x)'],
     ['a program that opens a quote', 'npm test && echo "a"', 'vouch" run test --if-due && echo "a"', npmTest, 'vouch"'],
     ['a program that is empty', 'npm test', ' run test --if-due', npmTest, ''],
     ['a program that backgrounds', 'npm test && deploy', 'vouch & run test --if-due && deploy', npmTest, 'vouch &'],
-    ['a check name with a command in it', 'npm test', "vouch run 'x'; rm -rf / --if-due", (c) => [{ check: "x'; rm -rf /", start: 0, end: c.length, env: {} }]],
+    ['a check name with a command in it', 'npm test', "vouch run 'x'; rm -rf / --if-due", (c) => [{ checks: ["x'; rm -rf /"], start: 0, end: c.length, env: {} }]],
     ['an original that does not parse', 'npm test "', 'vouch run test --if-due "', npmTest],
   ];
   for (const [why, original, candidate, parts, program] of rejected) {
@@ -81,7 +81,7 @@ describe('validateRewrite rejects', () => {
   it('a candidate built by splicing that re-parses differently', () => {
     // A check name is quoted by the rewrite, so a raw splice with a metacharacter is not what it validates.
     const original = 'npm test';
-    const parts = [{ check: 'a;b', start: 0, end: 8, env: {} }];
+    const parts = [{ checks: ['a;b'], start: 0, end: 8, env: {} }];
     expect(validateRewrite(original, 'vouch run a;b --if-due', parts)).toBe(false);
     expect(rewriteCommand(original, parts)).toBe("vouch run 'a;b' --if-due");
   });
