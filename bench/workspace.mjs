@@ -22,8 +22,8 @@
 // The workspace lives in a temp dir, removed on exit (also on an error or Ctrl-C) unless --keep.
 
 import { execFileSync, spawn } from "node:child_process";
-import { appendFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { cpus, loadavg, release, tmpdir, totalmem } from "node:os";
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { availableParallelism, cpus, loadavg, release, tmpdir, totalmem } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -100,10 +100,10 @@ function preflight(options) {
  * outlives the step timeout. Wall time from spawn to exit.
  * @returns {Promise<{ms: number, code: number | null, signal: string | null, stdout: string, stderr: string}>}
  */
-function step(argv, { cwd, timeoutMs, input }) {
+function step(argv, { cwd, timeoutMs, input, env = ENV }) {
   return new Promise((resolvePromise, reject) => {
     const started = process.hrtime.bigint();
-    const child = spawn(argv[0], argv.slice(1), { cwd, env: ENV, stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"], detached: true });
+    const child = spawn(argv[0], argv.slice(1), { cwd, env, stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"], detached: true });
     if (child.pid !== undefined) running.add(child.pid);
     const out = [];
     const err = [];
@@ -183,7 +183,17 @@ function turboCache(stdout) {
   return match ? { cached: Number(match[1]), total: Number(match[2]) } : null;
 }
 
-function makeTools(root, options) {
+/** The hook's own account of its last decision (VOUCH_HOOK_LOG), for the why. */
+function lastLogLine(file) {
+  try {
+    const lines = readFileSync(file, "utf8").trim().split("\n");
+    return JSON.parse(lines[lines.length - 1]);
+  } catch {
+    return null;
+  }
+}
+
+function makeTools(root, options, hookLog) {
   const must = async (what, argv, extra = {}) => {
     const result = await step(argv, { cwd: root, timeoutMs: options.stepTimeoutMs, ...extra });
     if (result.code !== 0) throw new Error(`${what} exited ${result.code ?? result.signal}:\n${tail(result)}`);
@@ -195,13 +205,15 @@ function makeTools(root, options) {
   const hookInput = JSON.stringify(preToolUse(root, TYPED));
   /** The hook's decision for `pnpm -r test`, then what it returns carried out, as the agent's shell would. */
   const throughHook = async () => {
-    const hook = await step([process.execPath, options.vouch, "hook", "claude"], { cwd: root, timeoutMs: options.stepTimeoutMs, input: hookInput });
+    rmSync(hookLog, { force: true });
+    const hook = await step([process.execPath, options.vouch, "hook", "claude"], { cwd: root, timeoutMs: options.stepTimeoutMs, input: hookInput, env: { ...ENV, VOUCH_HOOK_LOG: hookLog } });
     if (hook.code !== 0) throw new Error(`vouch hook claude exited ${hook.code ?? hook.signal}:\n${tail(hook)}`);
     const answer = readDecision(hook.stdout);
     let ran = { ms: 0, stdout: "" };
     if (answer.decision === "rewrite") ran = await shell(`the hook's rewrite \`${answer.command}\``, answer.command);
     else if (answer.decision !== "deny") ran = await shell(`${TYPED} (the hook passed)`, TYPED);
-    return { ms: hook.ms + ran.ms, hook_ms: hook.ms, ran_ms: ran.ms, decision: answer.decision, command: answer.command, checks: answer.command ? rewrittenChecks(answer.command) : null };
+    const why = lastLogLine(hookLog)?.why ?? null;
+    return { ms: hook.ms + ran.ms, hook_ms: hook.ms, ran_ms: ran.ms, decision: answer.decision, why, command: answer.command, checks: answer.command ? rewrittenChecks(answer.command) : null };
   };
   return { shell, vouch, turbo, throughHook };
 }
@@ -247,7 +259,8 @@ async function main() {
     const leaf = names[names.length - 1];
     const reached = { leaf: reach(tree, leaf), root: reach(tree, ROOT_PACKAGE), none: [] };
     const edited = { leaf, root: ROOT_PACKAGE, none: null };
-    const tools = makeTools(root, options);
+    // Outside the workspace, so that the log is no input of any check.
+    const tools = makeTools(root, options, join(work, "hook.log"));
     let edits = 0;
     const edit = (name) => appendFileSync(join(root, sourceFile(name)), `export const benchEdit${++edits} = ${edits};\n`);
 
@@ -266,8 +279,8 @@ async function main() {
     const problems = [];
     const expected = { leaf: "rewrite", root: "rewrite", none: "deny" };
     const record = (scenario, rep, sample) => {
-      cells[scenario].hook.add(sample.ms, { decision: sample.decision, hook_ms: Math.round(sample.hook_ms), ran_ms: Math.round(sample.ran_ms), command: sample.command, checks: sample.checks });
-      if (sample.decision !== expected[scenario]) problems.push(`${scenario}, rep ${rep + 1}: the hook decided ${sample.decision}, expected ${expected[scenario]}`);
+      cells[scenario].hook.add(sample.ms, { decision: sample.decision, why: sample.why, hook_ms: Math.round(sample.hook_ms), ran_ms: Math.round(sample.ran_ms), command: sample.command, checks: sample.checks });
+      if (sample.decision !== expected[scenario]) problems.push(`${scenario}, rep ${rep + 1}: the hook decided ${sample.decision} (${sample.why ?? "no reason logged"}), expected ${expected[scenario]}`);
       else if (sample.decision === "rewrite" && sample.checks && sample.checks.length !== reached[scenario].length) {
         problems.push(`${scenario}, rep ${rep + 1}: the rewrite runs ${sample.checks.length} checks, the edit reached ${reached[scenario].length} packages`);
       }
@@ -318,7 +331,8 @@ async function main() {
         leaf,
         root: ROOT_PACKAGE,
         reached: { leaf: reached.leaf.length, root: reached.root.length },
-        concurrency: { pnpm: "workspace-concurrency, default 4", turbo: "--concurrency, default 10", vouch: `--concurrency, default the core count (${cpus().length})` },
+        // The defaults each tool runs at, since none is given a flag: pnpm's is min(4, cores).
+        concurrency: { pnpm: Math.min(4, availableParallelism()), turbo: 10, vouch: availableParallelism() },
       },
       warm_up: warm,
       scenarios: Object.fromEntries(SCENARIOS.map((s) => [s, { edited: edited[s], reached: reached[s].length, ...Object.fromEntries(COLUMNS.map((c) => [c, cells[s][c].toJSON()])) }])),
@@ -372,7 +386,7 @@ function turboCached(cell) {
   return ` [${misses.join("/")} ran]`;
 }
 
-export function renderWorkspace(results) {
+function renderWorkspace(results) {
   const s = (x) => (x === null || x === undefined ? "–" : (x / 1000).toFixed(2));
   const cell = (c) => (c?.ms ? `${s(c.ms.p50)} (${s(c.ms.min)}–${s(c.ms.max)})` : "–");
   const r = (x) => (x === null || x === undefined ? "–" : `${x.toFixed(2)}×`);
@@ -385,6 +399,7 @@ export function renderWorkspace(results) {
   const lines = [
     `machine: ${m.cpus} × ${m.cpu_model}, ${m.memory_gb} GB, Linux ${m.kernel}, Node ${m.node}; pnpm ${m.pnpm}, turbo ${m.turbo}, vouch ${m.vouch}; load ${m.load_average_at_start?.join(" ")} → ${m.load_average_at_end.join(" ")}`,
     `workspace: ${results.options.packages} packages, tests of ${results.options.test_ms} ms; ${results.options.reps} reps per cell; took ${results.took_s} s`,
+    `at once: pnpm ${results.workspace.concurrency.pnpm}, turbo ${results.workspace.concurrency.turbo}, vouch ${results.workspace.concurrency.vouch} (their defaults)`,
     "",
     "| wall time, s: p50 (min–max) | `pnpm -r test` as typed | the hook, then what it returns | `turbo run test` | `turbo run test`, dependsOn `^test` | vouch ÷ typed | vouch ÷ turbo | the hook decided |",
     "|---|---:|---:|---:|---:|---:|---:|---|",
