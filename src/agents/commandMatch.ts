@@ -224,7 +224,14 @@ function matchFanOut(command: Command, dir: string, checks: Array<{ check: Check
     if (value === null) return null;
     argv.push(value);
   }
-  const fanOut = fanOutOf(argv, { workspace, cwdDir: dir, turbo: target.turbo ?? null, nx: target.nx ?? null });
+  const fanOut = fanOutOf(argv, {
+    workspace,
+    cwdDir: dir,
+    turbo: target.turbo ?? null,
+    nx: target.nx ?? null,
+    ...(target.scripts !== null ? { root: { name: workspace.rootName ?? null, scripts: target.scripts } } : {}),
+    packageManager: target.packageManager,
+  });
   if (fanOut === null || fanOut.kind !== 'packages' || fanOut.packages.length === 0) return null;
   const runner = packageManagerOf(argv);
   const selected: Array<{ check: CheckDefinition; forms: CommandForm[]; context: string[] }> = [];

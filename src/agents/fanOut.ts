@@ -247,12 +247,26 @@ function select(selector: Selector, raw: string, tool: Tool, target: FanOutTarge
     return `turbo's dependency selectors (${JSON.stringify(raw)}) follow a package graph that vouch's model does not match exactly`;
   }
   const found = new Map<string, WorkspacePackage>();
+  const reached = new Set<string>();
   for (const pkg of base) {
     const closure = selector.graph === 'dependencies' ? dependencyClosure(workspace, pkg.name) : dependentClosure(workspace, pkg.name);
-    for (const member of closure) if (!(selector.excludeSelf && member.name === pkg.name)) found.set(member.name, member);
+    for (const member of closure) {
+      reached.add(member.name);
+      if (!(selector.excludeSelf && member.name === pkg.name)) found.set(member.name, member);
+    }
   }
-  // The root may depend on a package, or be depended on: it is not in the model's graph.
-  return { packages: [...found.values()], mayTakeRoot: true };
+  return { packages: [...found.values()], mayTakeRoot: rootInGraph(workspace, selector.graph, reached) };
+}
+
+/**
+ * Whether the root is among a graph selector's packages: a dependency of one
+ * of them (`X...`), or a dependent (`...X`). The root is no member, so the
+ * model keeps its edges apart; where it has none, the root may be anywhere.
+ */
+function rootInGraph(workspace: Workspace, graph: 'dependencies' | 'dependents', reached: ReadonlySet<string>): boolean {
+  const edges = workspace.rootEdges;
+  if (edges === undefined) return true;
+  return graph === 'dependencies' ? edges.dependedOnBy.some((name) => reached.has(name)) : edges.dependsOn.some((name) => reached.has(name));
 }
 
 /** Union of the positive selectors (all packages when there are only exclusions), less the excluded. */
