@@ -205,7 +205,7 @@ function matchPart(command: Command, checks: Array<{ check: CheckDefinition; for
   const [program, verb, name, ...rest] = argv;
   if (program === 'vouch' && verb === 'run' && name !== undefined && rest.length === 0 && !name.startsWith('-') && !name.includes(PACKAGE_SEPARATOR)) {
     const named = checks.filter(({ check }) => check.name === name || (check.package !== undefined && splitCheckName(check.name)?.script === name));
-    if (named.length > 0 && named.some(({ check }) => check.package !== undefined)) return withAssignments(command, named);
+    if (named.some(({ check }) => check.package !== undefined)) return withAssignments(command, named);
   }
   return null;
 }
