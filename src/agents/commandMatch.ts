@@ -7,7 +7,7 @@ import type { CheckDefinition } from '../core/definition.js';
 import { canonicalArgv, isPackageManager } from '../core/packageManagerGrammar.js';
 import type { TaskRunnerConfig } from '../core/taskRunners.js';
 import { PACKAGE_SEPARATOR, splitCheckName, type Workspace } from '../core/workspace.js';
-import { fanOutOf } from './fanOut.js';
+import type { fanOutOf } from './fanOut.js';
 import { commandWords as shellWords, parseShell, staticArgv, staticWord } from '../core/shellWords.js';
 import { checkForms, envNameMatches, type CommandForm } from './matchForms.js';
 import { chainElements, commandWords } from './shellCommand.js';
@@ -23,8 +23,10 @@ export interface MatchTarget {
   checks: CheckDefinition[];
   /** CDPATH is set in the shell: a relative `cd` may then go anywhere, so it is not followed. */
   cdpath?: boolean;
-  /** The workspace, when some check is a package check: fan-out commands are matched to them (agents/fanOut.ts). */
+  /** The workspace, when some check is a package check: fan-out commands are matched to them with `fanOut`. */
   workspace?: Workspace | null;
+  /** agents/fanOut.ts's resolver, loaded by the caller only for a workspace: a project without one never loads it. */
+  fanOut?: typeof fanOutOf;
   /** turbo.json's and nx.json's tasks, which decide whether `turbo run` or `nx` runs more than the scripts. */
   turbo?: TaskRunnerConfig | null;
   nx?: TaskRunnerConfig | null;
@@ -217,7 +219,8 @@ function matchPart(command: Command, checks: Array<{ check: CheckDefinition; for
  */
 function matchFanOut(command: Command, dir: string, checks: Array<{ check: CheckDefinition; forms: CommandForm[]; context: string[] }>, target: MatchTarget): PartMatch | null {
   const workspace = target.workspace;
-  if (!workspace) return null;
+  const fanOutOf = target.fanOut;
+  if (!workspace || !fanOutOf) return null;
   const argv: string[] = [];
   for (const word of commandWords(command).words) {
     const value = staticWord(word);

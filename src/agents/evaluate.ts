@@ -66,6 +66,7 @@ async function evaluate(input: EvaluateInput): Promise<{ decision: CommandDecisi
 
   const project = await loadProject({ cwd: input.cwd });
   const runners = project.workspace === null ? null : await taskRunnersOf(project);
+  const fanOut = project.workspace === null ? undefined : (await import('./fanOut.js')).fanOutOf;
   const { matchCommand } = await import('./commandMatch.js');
   const match = matchCommand(command, {
     root: project.root,
@@ -77,6 +78,7 @@ async function evaluate(input: EvaluateInput): Promise<{ decision: CommandDecisi
     workspace: project.workspace,
     turbo: runners?.turbo ?? null,
     nx: runners?.nx ?? null,
+    ...(fanOut ? { fanOut } : {}),
   });
   if (match === null) return { decision: pass('the command does not parse: run as typed'), source: null };
 
