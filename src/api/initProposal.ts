@@ -1,6 +1,6 @@
 import type { CheckConfig, CheckKind, Config, PackageManagerName } from '../core/config.js';
 import { CHECK_NAME, CHECK_NAME_MAX, DEFAULT_INSTALLED } from '../core/config.js';
-import { dependencyOrder, dependentClosure, packageCheckName, type Workspace } from '../core/workspace.js';
+import { dependencyOrder, packageCheckName, type Workspace } from '../core/workspace.js';
 import { judgeScript, type Judgement } from './initJudge.js';
 import { orderBuildsFirst } from './initOrder.js';
 
@@ -77,6 +77,8 @@ export interface ProposedCheck {
 export interface SkippedScript {
   script: string;
   reason: string;
+  /** --all would propose it. */
+  overridable: boolean;
   /** The workspace package's name, for a package script; null for a root script. */
   package: string | null;
 }
@@ -146,13 +148,14 @@ export function proposeConfig(input: ProposalInput): Proposal {
       for (const { script, command, judgement, skip } of judged) {
         if (judgement === null) continue;
         if (skip !== null) {
-          packageSkipped.push({ script, reason: skip, package: pkg.name });
+          packageSkipped.push({ script, reason: skip, package: pkg.name, overridable: overridable(judgement) });
           continue;
         }
         const name = packageCheckName(pkg.name, taken.has(script) && NAME_PATTERN.test(script) ? script : uniqueName(sanitiseName(script), taken));
         if (!CHECK_NAME.test(name) || name.length > CHECK_NAME_MAX) {
           packageSkipped.push({
             script,
+            overridable: false,
             reason: `the package's name "${pkg.name}" cannot name a check (PACKAGE#SCRIPT takes an npm package name); give its package.json a "name"`,
             package: pkg.name,
           });
@@ -182,7 +185,7 @@ export function proposeConfig(input: ProposalInput): Proposal {
   for (const { script, command, judgement, skip } of rootJudged) {
     if (judgement === null) continue;
     if (skip !== null) {
-      skipped.push({ script, reason: skip, package: null });
+      skipped.push({ script, reason: skip, package: null, overridable: overridable(judgement) });
       continue;
     }
     const name = names.has(script) && NAME_PATTERN.test(script) && script.length <= NAME_MAX ? script : uniqueName(sanitiseName(script), names);
@@ -250,23 +253,40 @@ export function proposeConfig(input: ProposalInput): Proposal {
       );
     }
   }
-  if (workspace !== null && facts !== undefined) {
+  if (workspace !== null && facts !== undefined && facts.builtEntries.length > 0) {
+    const dependents = dependentsOf(workspace);
+    const readsBuilds = (p: ProposedCheck) => p.check.kind === 'typecheck' || p.check.kind === 'test' || p.check.kind === 'build';
+    const ordered: string[] = [];
+    const unbuilt: string[] = [];
     for (const entry of facts.builtEntries) {
+      const importers = dependents(entry.package);
       const readers = [
         ...rootChecks.filter((p) => p.check.kind === 'typecheck' || p.check.kind === 'test'),
-        ...dependentClosure(workspace, entry.package)
-          .filter((pkg) => pkg.name !== entry.package)
-          .flatMap((pkg) => packageChecks.filter((p) => p.packageName === pkg.name && (p.check.kind === 'typecheck' || p.check.kind === 'test' || p.check.kind === 'build'))),
+        ...packageChecks.filter((p) => p.packageName !== null && importers.has(p.packageName) && readsBuilds(p)),
       ];
       if (readers.length === 0) continue;
       const builder = packageChecks.find((p) => p.packageName === entry.package && p.check.kind === 'build');
-      const what = `${entry.package}'s package.json "${entry.field}" points to ${entry.path}, build output that is not in the repository, and checks of the packages that import it read that`;
+      const where = `${entry.package} ("${entry.field}": ${entry.path})`;
       if (builder === undefined) {
-        notes.push(`${what}; but ${entry.package} has no build script vouch proposes, so ${quoteList(readers.map((p) => p.check.name))} fail on a clean tree until it is built.`);
+        unbuilt.push(where);
         continue;
       }
       for (const reader of readers) reader.needsFirst.push(builder.check.name);
-      notes.push(`${what}. So "${builder.check.name}" is proposed before ${quoteList(readers.map((p) => p.check.name))}: vouch run runs checks in the config's order.`);
+      ordered.push(`${where} before ${plainList(readers.map((p) => p.check.name))}`);
+    }
+    // One note for all the packages: a workspace of 200 packages that all build to dist/ needs no 200 notes.
+    const whatItMeans = 'build output that is not in the repository, which the checks of the packages that import them read';
+    if (ordered.length > 0) {
+      notes.push(
+        `Packages point their package.json entry into ${whatItMeans}. So each one's build is proposed before those checks ` +
+          `(vouch run runs checks in the config's order): ${plainList(ordered, 5)}.`,
+      );
+    }
+    if (unbuilt.length > 0) {
+      notes.push(
+        `Packages point their package.json entry into ${whatItMeans}, but have no build script vouch proposes, ` +
+          `so those checks fail on a clean tree until they are built: ${plainList(unbuilt, 5)}.`,
+      );
     }
   }
 
@@ -305,6 +325,31 @@ function invented(check: CheckConfig): Omit<ProposedCheck, 'reason' | 'inputsNot
 }
 
 const quoteList = (names: readonly string[]) => names.map((name) => `"${name}"`).join(', ');
+
+/** At most `max` items, then how many more. */
+function plainList(items: readonly string[], max = 4): string {
+  if (items.length <= max) return items.join(', ');
+  return `${items.slice(0, max).join(', ')} and ${items.length - max} more`;
+}
+
+/** For each package, the set of workspace packages that depend on it, transitively (itself not included). */
+function dependentsOf(workspace: Workspace): (name: string) => Set<string> {
+  const reverse = new Map<string, string[]>();
+  for (const pkg of workspace.packages) {
+    for (const dep of pkg.dependsOn) reverse.set(dep, [...(reverse.get(dep) ?? []), pkg.name]);
+  }
+  return (name) => {
+    const seen = new Set<string>();
+    const stack = [...(reverse.get(name) ?? [])];
+    while (stack.length > 0) {
+      const next = stack.pop()!;
+      if (seen.has(next) || next === name) continue;
+      seen.add(next);
+      stack.push(...(reverse.get(next) ?? []));
+    }
+    return seen;
+  };
+}
 
 interface Judged {
   script: string;
@@ -360,6 +405,9 @@ function judgeAll(scripts: Record<string, string>, all: boolean, extraSkip?: (ju
   }
   return [...judged.values()];
 }
+
+/** Whether --all proposes a script left out: all but lifecycle scripts and npm's placeholder. */
+const overridable = (judgement: Judgement) => judgement.skip === null || judgement.skip.overridable;
 
 /** Runs other scripts of its package.json and nothing else. */
 const isAggregator = (judgement: Judgement) => judgement.ownCommands === 0 && judgement.delegates.length > 0;

@@ -190,7 +190,7 @@ function renderHuman(result: InitResult, cwd: string): string {
   }
   if (result.proposal.skipped.length > 0) {
     lines.push('');
-    lines.push(`Not proposed${result.all ? '' : ' (vouch init --all proposes those it can)'}:`);
+    lines.push(`Not proposed${result.all || !result.proposal.skipped.some((skipped) => skipped.overridable) ? '' : ' (vouch init --all proposes all but lifecycle scripts)'}:`);
     for (const [pkg, group] of groupBy(result.proposal.skipped, (s) => s.package ?? '')) {
       const indent = pkg === '' ? '  ' : '    ';
       if (pkg !== '') lines.push(`  ${pkg}:`);
@@ -254,7 +254,10 @@ function checkTags(proposed: ProposedCheck): string[] {
 /** What follows a check's lines: the builds it runs after, and a failure's first output lines. */
 function checkFooter(proposed: ProposedCheck, indent: string): string[] {
   const lines: string[] = [];
-  if (proposed.needsFirst.length > 0) lines.push(`${indent}after: ${proposed.needsFirst.join(', ')} (it reads their build output)`);
+  if (proposed.needsFirst.length > 0) {
+    const first = proposed.needsFirst.length > 5 ? `${proposed.needsFirst.slice(0, 5).join(', ')} and ${proposed.needsFirst.length - 5} more` : proposed.needsFirst.join(', ');
+    lines.push(`${indent}after: ${first} (it reads ${proposed.needsFirst.length === 1 ? 'its' : 'their'} build output)`);
+  }
   if (proposed.verify !== null && !proposed.verify.passed) {
     lines.push(`${indent}--verify: ${failureText(proposed.verify)}`);
     for (const line of proposed.verify.outputHead) lines.push(`${indent}  | ${line}`);
