@@ -140,6 +140,10 @@ describe('vouch init leaves out what verifies nothing, or not the tree alone', (
 
     const text = vouchInit(dir, '--dry-run').stdout;
     expect(text).toContain('Not proposed (vouch init --all proposes all but lifecycle scripts):');
+    const help = vouchInit(dir, '--help').stdout;
+    expect(help).toContain('vouch init --verify ');
+    expect(help).toContain('vouch init --all --dry-run');
+    expect(help).toMatch(/--all {2,}propose the scripts left out by default/);
     for (const [script, reason] of Object.entries(why)) expect(text).toContain(`  ${script}: ${reason}`);
   });
 
@@ -311,6 +315,21 @@ describe('in a workspace, each package\'s scripts are proposed as PACKAGE#SCRIPT
     const text = vouchInit(dir, '--dry-run').stdout;
     expect(text).toMatch(/ {2}@demo\/a \(packages\/a\):\n {4}@demo\/a#test \(test(, traced)?\): vitest run/);
     expect(text).toMatch(/ {2}@demo\/b:\n {4}e2e: an end-to-end suite/);
+  });
+
+  it('reads a pnpm workspace, and --verify runs a package check in its package\'s directory', () => {
+    const dir = project({
+      'package.json': pkg({ private: true, packageManager: 'npm@10.0.0', scripts: { test: 'pnpm -r test' } }),
+      'pnpm-workspace.yaml': "packages:\n  - 'packages/*'\n",
+      'packages/a/package.json': pkg({ name: '@demo/a', scripts: { test: 'node --test' } }),
+      'packages/a/test/cwd.test.js':
+        "const assert = require('node:assert');\nrequire('node:test')('runs in its package', () => assert.match(process.cwd().replaceAll('\\\\', '/'), /packages\\/a$/));\n",
+    });
+    const json = initJson(dir, '--verify', '--dry-run');
+    expect(json.checks.map((c) => [c.name, c.verify?.passed])).toEqual([['@demo/a#test', true]]);
+    expect(reasons(json)).toEqual({ test: "runs the packages' own checks: each is proposed as PACKAGE#SCRIPT" });
+    const text = vouchInit(dir, '--dry-run');
+    expect(text.stdout).toContain('Proposed checks: none at the root');
   });
 
   it('stays readable for 20 packages: one heading per package, one line per check', () => {
