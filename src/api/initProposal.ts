@@ -382,17 +382,14 @@ function judgeAll(scripts: Record<string, string>, all: boolean, extraSkip?: (ju
     }
   }
   // Covered: proposed itself, or made only of scripts that are covered.
-  const covered = new Map<string, boolean>();
   const isCovered = (script: string, path: Set<string>): boolean => {
-    const known = covered.get(script);
-    if (known !== undefined) return known;
     const entry = judged.get(script);
     if (entry === undefined || entry.judgement === null || path.has(script)) return false;
-    if (entry.skip === null && !isAggregator(entry.judgement)) return true;
+    if (entry.skip === null) return true;
+    if (!isAggregator(entry.judgement)) return false;
     path.add(script);
-    const result = isAggregator(entry.judgement) && entry.judgement.delegates.every((part) => isCovered(part, path));
+    const result = entry.judgement.delegates.every((part) => isCovered(part, path));
     path.delete(script);
-    covered.set(script, result);
     return result;
   };
   for (const entry of judged.values()) {

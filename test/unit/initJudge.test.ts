@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { fanOutScripts } from '../../src/api/initFanOut.js';
-import { classify, judgeScript } from '../../src/api/initProposal.js';
+import { classify, judgeScript, proposeConfig } from '../../src/api/initProposal.js';
 
-/* How vouch init reads a root script that runs the packages' scripts, and a script it leaves out. Pure. */
+/* How vouch init reads scripts: one that runs the packages' scripts, one it leaves out, one made of other checks. Pure. */
 
 const split = (line: string) => {
   const [program, ...args] = line.split(' ');
@@ -70,5 +70,26 @@ describe('judgeScript', () => {
     expect(judgeScript('prepare', 'tsc', { prepare: 'tsc' })?.skip).toMatchObject({ overridable: false });
     expect(judgeScript('test', 'echo "Error: no test specified" && exit 1', {})?.skip).toMatchObject({ overridable: false });
     expect(judgeScript('lint:fix', 'eslint --fix .', { 'lint:fix': 'eslint --fix .' })?.skip).toMatchObject({ overridable: true });
+  });
+});
+
+describe('proposeConfig: scripts made of other checks', () => {
+  const propose = (scripts: Record<string, string>) =>
+    proposeConfig({ packageJson: { scripts }, packageManager: { name: 'npm', lockfile: null }, hasTsconfig: false, tsc: null });
+
+  it('leaves out an aggregator of an aggregator, and keeps one that adds a step of its own', () => {
+    const proposal = propose({ lint: 'eslint .', test: 'vitest run', check: 'npm run lint && npm run test', 'test:all': 'npm run check' });
+    expect(proposal.checks.map((p) => p.check.name)).toEqual(['lint', 'test']);
+    expect(proposal.skipped.map((s) => s.script).sort()).toEqual(['check', 'test:all']);
+
+    // "test:gen" generates first: more than its parts, so it is proposed, and so "test:all", made of it, is left out.
+    const gen = propose({ gen: 'node gen.mjs', test: 'vitest run', 'test:gen': 'npm run gen && npm run test', 'test:all': 'npm run test:gen' });
+    expect(gen.checks.map((p) => p.check.name)).toEqual(['test', 'test:gen']);
+    expect(gen.skipped).toEqual([expect.objectContaining({ script: 'test:all', reason: expect.stringMatching(/only runs "test:gen"/) })]);
+  });
+
+  it('does not loop on scripts that run each other', () => {
+    const proposal = propose({ 'test:a': 'npm run test:b', 'test:b': 'npm run test:a' });
+    expect(proposal.checks.length + proposal.skipped.length).toBe(2);
   });
 });
