@@ -37,7 +37,8 @@ export function verifyCheck(
 ): Promise<VerifyRun> {
   const argv = check.script !== undefined ? scriptArgv(packageManager, check.script) : (check.command ?? []);
   const cwd = check.package === undefined ? root : join(root, check.package);
-  const childEnv: NodeJS.ProcessEnv = { ...env, ...QUIET_PACKAGE_MANAGER_ENV, NO_COLOR: '1', FORCE_COLOR: '0', CI: env.CI ?? '1' };
+  // The environment vouch run gives a check (planCheck): a check that passes here passes there.
+  const childEnv: NodeJS.ProcessEnv = { ...env, ...QUIET_PACKAGE_MANAGER_ENV };
   childEnv.PATH = checkPath(cwd, env);
   const started = Date.now();
   return new Promise((resolve) => {
