@@ -271,6 +271,24 @@ describe('a check that reads build output is proposed after the build', () => {
     expect(json.checks.find((c) => c.name === '@demo/b#typecheck')?.needs_first).toEqual(['@demo/a#build']);
     expect(json.notes.join('\n')).toMatch(/Packages point their package.json entry into build output that is not in the repository.*: @demo\/a \("types": packages\/a\/dist\/index\.d\.ts\) before @demo\/b#typecheck, @demo\/b#test\./);
   });
+
+  it('reads nothing outside the root, and takes a malformed tsconfig.json or entry for none', () => {
+    const dir = project({
+      'package.json': pkg({ private: true, workspaces: ['packages/*'], scripts: { typecheck: 'tsc --noEmit' } }),
+      'tsconfig.json': '{ "references": [ { "path": ',
+      'packages/a/package.json': pkg({
+        name: '@demo/a',
+        types: '../../../outside/index.d.ts',
+        main: '/etc/index.js',
+        exports: { '.': { import: { types: ['x'], default: 42 } }, './*': './dist/*.js' },
+        scripts: { build: 'tsc' },
+      }),
+      'packages/b/package.json': pkg({ name: '@demo/b', dependencies: { '@demo/a': '*' }, scripts: { test: 'node --test' } }),
+    });
+    const json = initJson(dir, '--dry-run');
+    expect(json.checks.every((c) => c.needs_first.length === 0)).toBe(true);
+    expect(json.notes.join('\n')).not.toMatch(/references|build output/);
+  });
 });
 
 describe('in a workspace, each package\'s scripts are proposed as PACKAGE#SCRIPT', () => {
