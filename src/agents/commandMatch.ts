@@ -1,10 +1,13 @@
-import { isAbsolute, resolve } from 'node:path';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
 import type { Assignment, Command, Pipeline, PipelineNode, Redirection, SyntaxNode } from 'unbash';
 import { forEachChild } from 'unbash';
 import type { PackageManagerName } from '../core/config.js';
 import { contextEnvPatterns } from '../core/scriptContext.js';
 import type { CheckDefinition } from '../core/definition.js';
-import { canonicalArgv } from '../core/packageManagerGrammar.js';
+import { canonicalArgv, isPackageManager } from '../core/packageManagerGrammar.js';
+import type { TaskRunnerConfig } from '../core/taskRunners.js';
+import { PACKAGE_SEPARATOR, splitCheckName, type Workspace } from '../core/workspace.js';
+import type { fanOutOf } from './fanOut.js';
 import { commandWords as shellWords, parseShell, staticArgv, staticWord } from '../core/shellWords.js';
 import { checkForms, envNameMatches, type CommandForm } from './matchForms.js';
 import { chainElements, commandWords } from './shellCommand.js';
@@ -20,6 +23,13 @@ export interface MatchTarget {
   checks: CheckDefinition[];
   /** CDPATH is set in the shell: a relative `cd` may then go anywhere, so it is not followed. */
   cdpath?: boolean;
+  /** The workspace, when some check is a package check: fan-out commands are matched to them with `fanOut`. */
+  workspace?: Workspace | null;
+  /** agents/fanOut.ts's resolver, loaded by the caller only for a workspace: a project without one never loads it. */
+  fanOut?: typeof fanOutOf;
+  /** turbo.json's and nx.json's tasks, which decide whether `turbo run` or `nx` runs more than the scripts. */
+  turbo?: TaskRunnerConfig | null;
+  nx?: TaskRunnerConfig | null;
 }
 
 export interface MatchedPart {
@@ -65,7 +75,13 @@ export function matchCommand(command: string, target: MatchTarget): CommandMatch
   const script = parseShell(command);
   if (script === null) return null;
   // Forms and typed words are both compared in canonical words, so an alias (`npm run-script x`) matches what it stands for.
-  const forms = target.checks.map((check) => ({ check, forms: checkForms(check, target).map(canonicalArgv), context: contextPatterns(check, target.scripts) }));
+  // A package check's script runs in its package: typed in the root, its script forms are the root's script, so
+  // only `vouch run NAME` stands for it there; in its package, fanOut.ts matches it.
+  const forms = target.checks.map((check) => ({
+    check,
+    forms: (check.package === undefined ? checkForms(check, target) : [['vouch', 'run', check.name]]).map(canonicalArgv),
+    context: contextPatterns(check, scriptsOf(check, target)),
+  }));
 
   const parts: MatchedPart[] = [];
   let onlyChecks = true;
@@ -81,13 +97,15 @@ export function matchCommand(command: string, target: MatchTarget): CommandMatch
     }
     if (node.type === 'Command' && isCd(node)) {
       place = afterCd(node, place, target);
-      if (!(place.known && place.dir === resolve(target.root))) onlyChecks = false;
+      // A cd within the root changes nothing a check reads; the command after it is matched where it lands.
+      if (!(place.known && dirInRoot(place.dir, target) !== null)) onlyChecks = false;
       continue;
     }
-    const candidate = place.known && place.dir === resolve(target.root) ? matchable(node, command) : null;
-    const matched = candidate ? matchPart(candidate.command, forms) : null;
+    const dir = place.known ? dirInRoot(place.dir, target) : null;
+    const candidate = dir !== null ? matchable(node, command) : null;
+    const matched = candidate === null ? null : (dir === '' ? matchPart(candidate.command, forms) : null) ?? matchFanOut(candidate.command, dir!, forms, target);
     if (candidate && matched) {
-      parts.push({ checks: [matched.check.name], start: candidate.start, end: candidate.end, env: matched.env });
+      parts.push({ checks: matched.checks.map((check) => check.name), start: candidate.start, end: candidate.end, env: matched.env });
       if (matched.dynamic) onlyChecks = false;
       // An assignment like `X=${Y:=z}` sets a shell variable on the way.
       if (changesShellState(candidate.command)) place = { known: false };
@@ -163,7 +181,8 @@ function isTrimmer(command: Command): boolean {
 }
 
 interface PartMatch {
-  check: CheckDefinition;
+  /** One check, or a fan-out's package checks in dependency order. */
+  checks: CheckDefinition[];
   env: Record<string, string>;
   /** An assignment's value is not static: the part runs something besides the check. */
   dynamic: boolean;
@@ -182,9 +201,79 @@ function matchPart(command: Command, checks: Array<{ check: CheckDefinition; for
     if (!forms.some((form) => sameArgv(form, typed))) continue;
     const assigned = assignments(command.prefix as Assignment[], context);
     if (assigned === null) return null;
-    return { check, ...assigned };
+    return { checks: [check], ...assigned };
+  }
+  // `vouch run test` also runs every PACKAGE#test (api/project.ts selectChecks).
+  const [program, verb, name, ...rest] = argv;
+  if (program === 'vouch' && verb === 'run' && name !== undefined && rest.length === 0 && !name.startsWith('-') && !name.includes(PACKAGE_SEPARATOR)) {
+    const named = checks.filter(({ check }) => check.name === name || (check.package !== undefined && splitCheckName(check.name)?.script === name));
+    if (named.some(({ check }) => check.package !== undefined)) return withAssignments(command, named);
   }
   return null;
+}
+
+/**
+ * A workspace fan-out (`pnpm -r test`, `turbo run test --filter=a`, `npm test` in a package directory) as the
+ * package checks it runs: each selected package must have a check for exactly that script, run by the same package
+ * manager, or the command runs as typed. fanOut.ts resolves only forms whose meaning is certain.
+ */
+function matchFanOut(command: Command, dir: string, checks: Array<{ check: CheckDefinition; forms: CommandForm[]; context: string[] }>, target: MatchTarget): PartMatch | null {
+  const workspace = target.workspace;
+  const fanOutOf = target.fanOut;
+  if (!workspace || !fanOutOf) return null;
+  const argv: string[] = [];
+  for (const word of commandWords(command).words) {
+    const value = staticWord(word);
+    if (value === null) return null;
+    argv.push(value);
+  }
+  const fanOut = fanOutOf(argv, {
+    workspace,
+    cwdDir: dir,
+    turbo: target.turbo ?? null,
+    nx: target.nx ?? null,
+    ...(target.scripts !== null ? { root: { name: workspace.rootName ?? null, scripts: target.scripts } } : {}),
+    packageManager: target.packageManager,
+  });
+  if (fanOut === null || fanOut.kind !== 'packages' || fanOut.packages.length === 0) return null;
+  const runner = packageManagerOf(argv);
+  const selected: Array<{ check: CheckDefinition; forms: CommandForm[]; context: string[] }> = [];
+  for (const name of fanOut.packages) {
+    const pkg = workspace.packages.find((member) => member.name === name);
+    const found = pkg && checks.find(({ check }) => check.package === pkg.dir && check.script === fanOut.script && check.command === null);
+    if (!found) return null;
+    // npm running a pnpm check's script runs the same body another way: not the run its receipt records.
+    if (runner !== null && found.check.packageManager !== runner) return null;
+    selected.push(found);
+  }
+  return withAssignments(command, selected);
+}
+
+function withAssignments(command: Command, selected: Array<{ check: CheckDefinition; context: string[] }>): PartMatch | null {
+  const assigned = assignments(command.prefix as Assignment[], [...new Set(selected.flatMap(({ context }) => context))]);
+  return assigned === null ? null : { checks: selected.map(({ check }) => check), ...assigned };
+}
+
+/** The package manager a fan-out command runs its scripts through, when it names one (npx and turbo or nx do not). */
+function packageManagerOf(argv: readonly string[]): PackageManagerName | null {
+  const program = argv[0];
+  if (program === undefined || !isPackageManager(program)) return null;
+  // `pnpm exec turbo`, `pnpm turbo`, `yarn turbo`: the task runner runs the scripts, not this package manager.
+  if (argv.some((word) => word === 'turbo' || word === 'nx')) return null;
+  return program as PackageManagerName;
+}
+
+/** `dir` relative to the root ("" for the root itself), or null when it lies outside. */
+function dirInRoot(dir: string, target: MatchTarget): string | null {
+  const root = resolve(target.root);
+  if (dir === root) return '';
+  const rel = relative(root, dir);
+  return rel === '' || rel.startsWith('..') || isAbsolute(rel) ? null : rel.split(sep).join('/');
+}
+
+function scriptsOf(check: CheckDefinition, target: MatchTarget): Record<string, string> | null {
+  if (check.package === undefined) return target.scripts;
+  return target.workspace?.packages.find((pkg) => pkg.dir === check.package)?.scripts ?? null;
 }
 
 /**

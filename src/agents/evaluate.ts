@@ -53,7 +53,7 @@ async function evaluate(input: EvaluateInput): Promise<{ decision: CommandDecisi
   const forcedByEnv = env.VOUCH_FORCE;
   if (forcedByEnv !== undefined && forcedByEnv !== '' && forcedByEnv !== '0') return { decision: pass('VOUCH_FORCE is set: run as typed'), source: null };
 
-  const { locateProject, loadProject } = await import('../api/project.js');
+  const { locateProject, loadProject, taskRunnersOf } = await import('../api/project.js');
   let place;
   try {
     place = locateProject({ cwd: input.cwd });
@@ -65,6 +65,8 @@ async function evaluate(input: EvaluateInput): Promise<{ decision: CommandDecisi
   if (!mayMention(command, place.text, place.root)) return { decision: pass('no configured check matched'), source: null };
 
   const project = await loadProject({ cwd: input.cwd });
+  const runners = project.workspace === null ? null : await taskRunnersOf(project);
+  const fanOut = project.workspace === null ? undefined : (await import('./fanOut.js')).fanOutOf;
   const { matchCommand } = await import('./commandMatch.js');
   const match = matchCommand(command, {
     root: project.root,
@@ -73,6 +75,10 @@ async function evaluate(input: EvaluateInput): Promise<{ decision: CommandDecisi
     scripts: project.scripts,
     checks: project.definitions,
     cdpath: (env.CDPATH ?? '') !== '',
+    workspace: project.workspace,
+    turbo: runners?.turbo ?? null,
+    nx: runners?.nx ?? null,
+    ...(fanOut ? { fanOut } : {}),
   });
   if (match === null) return { decision: pass('the command does not parse: run as typed'), source: null };
 
@@ -91,7 +97,8 @@ async function evaluate(input: EvaluateInput): Promise<{ decision: CommandDecisi
  */
 function mayMention(command: string, configText: string, root: string): boolean {
   const plain = command.replace(/["'\\]/g, '');
-  const words = new Set(['vouch', 'npm', 'pnpm', 'yarn', 'bun', 'npx']);
+  // turbo and nx run a workspace's package checks (agents/fanOut.ts).
+  const words = new Set(['vouch', 'npm', 'pnpm', 'yarn', 'bun', 'npx', 'turbo', 'nx']);
   let checks: Array<{ script?: unknown; command?: unknown }> = [];
   try {
     const parsed = JSON.parse(configText) as { checks?: unknown };

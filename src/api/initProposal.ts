@@ -1,7 +1,10 @@
 import type { CheckConfig, CheckKind, Config, PackageManagerName } from '../core/config.js';
-import { DEFAULT_INSTALLED } from '../core/config.js';
-import { isPackageManager, runnerLength, scriptRun } from '../core/packageManagerGrammar.js';
-import { simpleCommands } from '../core/shellWords.js';
+import { CHECK_NAME, CHECK_NAME_MAX, DEFAULT_INSTALLED } from '../core/config.js';
+import { dependencyOrder, packageCheckName, type Workspace } from '../core/workspace.js';
+import { judgeScript, type Judgement } from './initJudge.js';
+import { orderBuildsFirst } from './initOrder.js';
+
+export { classify, judgeScript } from './initJudge.js';
 
 /** What `vouch init` learned about the project; everything the proposal depends on. */
 export interface ProposalInput {
@@ -26,6 +29,31 @@ export interface ProposalInput {
    * nothing is said.
    */
   tracing?: { available: true } | { available: false; message: string };
+  /** `vouch init --all`: propose the scripts left out by default too (not lifecycle scripts, nor npm's placeholder). */
+  all?: boolean;
+  /** The workspace at the root (exec/readWorkspace.ts), or null: each package's scripts are proposed as PACKAGE#SCRIPT checks. */
+  workspace?: Workspace | null;
+  /** What checks read that a build writes. */
+  buildOutputs?: BuildOutputFacts;
+}
+
+export interface BuildOutputFacts {
+  /** The root tsconfig.json has project references (https://www.typescriptlang.org/docs/handbook/project-references.html). */
+  rootReferences: boolean;
+  /** Workspace packages whose package.json entry points ("types", "main", …) lie in build output, not in the repository. */
+  builtEntries: Array<{ package: string; field: string; path: string }>;
+}
+
+/** What `vouch init --verify` saw when it ran a check once. */
+export interface VerifyOutcome {
+  passed: boolean;
+  exitCode: number | null;
+  signal: string | null;
+  /** Why it did not finish (could not start, timed out), or null. */
+  error: string | null;
+  durationMs: number;
+  /** The first lines of its output. */
+  outputHead: string[];
 }
 
 export interface ProposedCheck {
@@ -36,11 +64,31 @@ export interface ProposedCheck {
   reason: string;
   /** Why its inputs are what they are. */
   inputsNote: string;
+  /** The workspace package's name, for a package check; null for a root check. */
+  packageName: string | null;
+  /** vouch made it up: the project has no script for it (a direct tsc --noEmit). */
+  invented: boolean;
+  /** Builds proposed before it because it reads their output. */
+  needsFirst: string[];
+  /** Set by `vouch init --verify`. */
+  verify: VerifyOutcome | null;
 }
 
 export interface SkippedScript {
   script: string;
   reason: string;
+  /** --all would propose it. */
+  overridable: boolean;
+  /** The workspace package's name, for a package script; null for a root script. */
+  package: string | null;
+}
+
+/** An invented check that `vouch init --verify` ran and saw fail: it is not proposed. */
+export interface DroppedCheck {
+  name: string;
+  command: string[];
+  reason: string;
+  verify: VerifyOutcome;
 }
 
 export interface Proposal {
@@ -48,6 +96,8 @@ export interface Proposal {
   checks: ProposedCheck[];
   /** Scripts that look like checks but are not proposed, with why. */
   skipped: SkippedScript[];
+  /** Invented checks that failed under --verify. */
+  dropped: DroppedCheck[];
   /** Things the user should know that are not about one check. */
   notes: string[];
 }
@@ -61,64 +111,98 @@ export const TSC_INPUTS = ['**/*.{ts,tsx,mts,cts,js,jsx,mjs,cjs,json,jsonc}'];
 
 const KIND_ORDER: readonly CheckKind[] = ['typecheck', 'lint', 'test', 'build', 'custom'];
 
-const KIND_PHRASE: Record<CheckKind, string> = {
-  typecheck: 'a type checker',
-  lint: 'a linter',
-  test: 'a test runner',
-  build: 'a build',
-  custom: 'a custom check',
-};
-
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
 const NAME_MAX = 64;
 
-/** npm lifecycle scripts: they run around installs and publishes, not as checks. */
-const LIFECYCLE = new Set([
-  'preinstall', 'install', 'postinstall', 'prepare', 'prepublish', 'prepublishOnly', 'publish', 'postpublish',
-  'prepack', 'pack', 'postpack', 'preversion', 'version', 'postversion', 'dependencies',
-  'prestart', 'start', 'poststart', 'prestop', 'stop', 'poststop', 'prerestart', 'restart', 'postrestart',
-]);
+export const FAN_OUT_REASON = "runs the packages' own checks: each is proposed as PACKAGE#SCRIPT";
+
+const byKind = (a: ProposedCheck, b: ProposedCheck) => KIND_ORDER.indexOf(a.check.kind) - KIND_ORDER.indexOf(b.check.kind);
 
 /**
  * Proposes one check per script that verifies something, plus a direct tsc
- * check when the project has TypeScript but no typecheck script. Pure: the
+ * check when the project has TypeScript but no typecheck script; in a
+ * workspace, one PACKAGE#SCRIPT check per package script that does. Pure: the
  * caller gathers the facts, so every rule here is testable without files.
  */
 export function proposeConfig(input: ProposalInput): Proposal {
-  const scripts = scriptsOf(input.packageJson);
   const pm = input.packageManager;
+  const all = input.all === true;
+  const workspace = input.workspace ?? null;
   const lockfileInput = pm.lockfile !== null && !pm.lockfile.startsWith('../') ? pm.lockfile : null;
   const installed = installedGlobs(input.workspaceInstallDirs ?? []);
-  const proposed: ProposedCheck[] = [];
   const skipped: SkippedScript[] = [];
+  const packageSkipped: SkippedScript[] = [];
   const notes: string[] = [];
-  const names = new Set<string>();
 
-  const judged = Object.entries(scripts).map(([script, command]) => ({ script, command, verdict: judgeScript(script, command, scripts) }));
-  // A script whose name is already a valid check name keeps it; sanitised names make way for those.
-  for (const { script, verdict } of judged) {
-    if (verdict !== null && !('skip' in verdict) && NAME_PATTERN.test(script) && script.length <= NAME_MAX) names.add(script);
+  // Packages first: whether a root script only fans out to them depends on what they propose.
+  const packageChecks: ProposedCheck[] = [];
+  const packageScripts = new Set<string>();
+  if (workspace !== null) {
+    for (const pkg of dependencyOrder(workspace)) {
+      const scripts = pkg.scripts;
+      for (const script of Object.keys(scripts)) packageScripts.add(script);
+      const taken = new Set<string>();
+      const judged = judgeAll(scripts, all);
+      reserveNames(judged, taken);
+      const own: ProposedCheck[] = [];
+      for (const { script, command, judgement, skip } of judged) {
+        if (judgement === null) continue;
+        if (skip !== null) {
+          packageSkipped.push({ script, reason: skip, package: pkg.name, overridable: overridable(judgement) });
+          continue;
+        }
+        const name = packageCheckName(pkg.name, taken.has(script) && NAME_PATTERN.test(script) ? script : uniqueName(sanitiseName(script), taken));
+        if (!CHECK_NAME.test(name) || name.length > CHECK_NAME_MAX) {
+          packageSkipped.push({
+            script,
+            overridable: false,
+            reason: `the package's name "${pkg.name}" cannot name a check (PACKAGE#SCRIPT takes an npm package name); give its package.json a "name"`,
+            package: pkg.name,
+          });
+          continue;
+        }
+        const check: CheckConfig = { name, kind: judgement.kind, script, package: pkg.dir };
+        if (installed) check.installed = installed;
+        own.push(proposed(check, command, judgement, pkg.name, 'inputs: the package, the workspace packages it depends on and the root\'s shared config (the default for a package check)'));
+      }
+      packageChecks.push(...own.sort(byKind));
+    }
   }
-  for (const { script, command, verdict } of judged) {
-    if (verdict === null) continue;
-    if ('skip' in verdict) {
-      skipped.push({ script, reason: verdict.skip });
+  const packageCheckScripts = new Set(packageChecks.map((p) => p.check.script));
+
+  const rootScripts = scriptsOf(input.packageJson);
+  const rootJudged = judgeAll(rootScripts, all, (judgement) => {
+    if (workspace === null || judgement.fanOut.length === 0 || !judgement.fanOut.some((script) => packageScripts.has(script))) return null;
+    return judgement.fanOut.some((script) => packageCheckScripts.has(script))
+      ? FAN_OUT_REASON
+      : `runs the packages' own "${judgement.fanOut.join('", "')}" scripts, each judged on its own (see the packages' scripts left out)`;
+  });
+  const names = new Set<string>();
+  reserveNames(rootJudged, names);
+  const rootChecks: ProposedCheck[] = [];
+  /** How each root check runs tsc: plain (reading project references' output) or -b (writing it). */
+  const tscUse = new Map<string, { plain: boolean; build: boolean }>();
+  for (const { script, command, judgement, skip } of rootJudged) {
+    if (judgement === null) continue;
+    if (skip !== null) {
+      skipped.push({ script, reason: skip, package: null, overridable: overridable(judgement) });
       continue;
     }
-    const name = names.has(script) ? script : uniqueName(sanitiseName(script), names);
-    const check: CheckConfig = { name, kind: verdict.kind, script };
+    const name = names.has(script) && NAME_PATTERN.test(script) && script.length <= NAME_MAX ? script : uniqueName(sanitiseName(script), names);
+    const check: CheckConfig = { name, kind: judgement.kind, script };
     let inputsNote: string;
-    if (verdict.tscOnly) {
+    if (judgement.tscOnly) {
       check.inputs = narrowedTscInputs(lockfileInput);
       inputsNote = tscNarrowingNote(lockfileInput, pm.lockfile);
     } else {
-      inputsNote = broadInputsNote(verdict.kind, verdict.tools, verdict.unknown);
+      inputsNote = broadInputsNote(judgement.kind, judgement.tools, judgement.unknown);
     }
     if (installed) check.installed = installed;
-    proposed.push({ check, scriptCommand: command, reason: verdict.reason, inputsNote });
+    tscUse.set(name, { plain: judgement.tscPlain, build: judgement.tscBuild });
+    rootChecks.push(proposed(check, command, judgement, null, inputsNote));
   }
 
-  if (!proposed.some((p) => p.check.kind === 'typecheck')) {
+  if (!rootChecks.some((p) => p.check.kind === 'typecheck')) {
     if (input.hasTsconfig && input.tsc !== null) {
       const check: CheckConfig = {
         name: uniqueName('typecheck', names),
@@ -127,14 +211,14 @@ export function proposeConfig(input: ProposalInput): Proposal {
         inputs: narrowedTscInputs(lockfileInput),
       };
       if (installed) check.installed = installed;
-      proposed.push({
-        check,
-        scriptCommand: null,
+      rootChecks.push({
+        ...invented(check),
         reason:
           'no typecheck script, but tsconfig.json is at the root and TypeScript is installed; ' +
           '"tsc" is looked up in node_modules/.bin of the root and the directories above it first, so this runs the project\'s own TypeScript',
         inputsNote: tscNarrowingNote(lockfileInput, pm.lockfile),
       });
+      tscUse.set(check.name, { plain: true, build: false });
     } else if (input.hasTsconfig) {
       notes.push(
         'tsconfig.json is at the root, but TypeScript is not installed (no node_modules/.bin/tsc), so no typecheck is proposed. ' +
@@ -143,11 +227,74 @@ export function proposeConfig(input: ProposalInput): Proposal {
     }
   }
 
-  proposed.sort((a, b) => KIND_ORDER.indexOf(a.check.kind) - KIND_ORDER.indexOf(b.check.kind));
+  rootChecks.sort(byKind);
 
-  if (proposed.length > 0 && input.tracing !== undefined) {
+  // A check that reads build output runs after the build that writes it.
+  const facts = input.buildOutputs;
+  if (facts?.rootReferences) {
+    const readers = rootChecks.filter((p) => p.check.kind === 'typecheck' && tscUse.get(p.check.name)?.plain === true && tscUse.get(p.check.name)?.build !== true);
+    let builder = rootChecks.find((p) => tscUse.get(p.check.name)?.build === true);
+    if (readers.length > 0 && builder === undefined && input.tsc !== null) {
+      const check: CheckConfig = { name: uniqueName('tsc-build', names), kind: 'build', command: [input.tsc, '-b'] };
+      if (installed) check.installed = installed;
+      builder = {
+        ...invented(check),
+        reason: 'tsconfig.json has project references, and no script runs "tsc -b", which builds them: the typecheck reads their output',
+        inputsNote: broadInputsNote('build', [], []),
+      };
+      rootChecks.push(builder);
+    }
+    if (readers.length > 0 && builder !== undefined) {
+      for (const reader of readers) reader.needsFirst.push(builder.check.name);
+      notes.push(
+        `tsconfig.json has project references ("references"): ${quoteList(readers.map((p) => p.check.name))} run${readers.length === 1 ? 's' : ''} tsc without -b, ` +
+          'which reads the declaration files that "tsc -b" writes for the referenced projects, and fails on a clean tree without them. ' +
+          `So "${builder.check.name}" is proposed before ${readers.length === 1 ? 'it' : 'them'}: vouch run runs checks in the config's order.`,
+      );
+    }
+  }
+  if (workspace !== null && facts !== undefined && facts.builtEntries.length > 0) {
+    const dependents = dependentsOf(workspace);
+    const readsBuilds = (p: ProposedCheck) => p.check.kind === 'typecheck' || p.check.kind === 'test' || p.check.kind === 'build';
+    const ordered: string[] = [];
+    const unbuilt: string[] = [];
+    for (const entry of facts.builtEntries) {
+      const importers = dependents(entry.package);
+      const readers = [
+        ...rootChecks.filter((p) => p.check.kind === 'typecheck' || p.check.kind === 'test'),
+        ...packageChecks.filter((p) => p.packageName !== null && importers.has(p.packageName) && readsBuilds(p)),
+      ];
+      if (readers.length === 0) continue;
+      const builder = packageChecks.find((p) => p.packageName === entry.package && p.check.kind === 'build');
+      const where = `${entry.package} ("${entry.field}": ${entry.path})`;
+      if (builder === undefined) {
+        unbuilt.push(where);
+        continue;
+      }
+      for (const reader of readers) reader.needsFirst.push(builder.check.name);
+      ordered.push(`${where} before ${plainList(readers.map((p) => p.check.name))}`);
+    }
+    // One note for all the packages: a workspace of 200 packages that all build to dist/ needs no 200 notes.
+    const whatItMeans = 'build output that is not in the repository, which the checks of the packages that import them read';
+    if (ordered.length > 0) {
+      notes.push(
+        `Packages point their package.json entry into ${whatItMeans}. So each one's build is proposed before those checks ` +
+          `(vouch run runs checks in the config's order): ${plainList(ordered, 5)}.`,
+      );
+    }
+    if (unbuilt.length > 0) {
+      notes.push(
+        `Packages point their package.json entry into ${whatItMeans}, but have no build script vouch proposes, ` +
+          `so those checks fail on a clean tree until they are built: ${plainList(unbuilt, 5)}.`,
+      );
+    }
+  }
+
+  const checks = orderBuildsFirst([...rootChecks, ...packageChecks]);
+
+  if (checks.length > 0 && input.tracing !== undefined) {
     if (input.tracing.available) {
-      for (const p of proposed) p.check.mode = 'traced';
+      for (const p of checks) p.check.mode = 'traced';
       notes.push(TRACED_NOTE);
     } else {
       notes.push(declaredNote(input.tracing.message));
@@ -159,9 +306,114 @@ export function proposeConfig(input: ProposalInput): Proposal {
     schema: 1,
     ...(input.rootField !== undefined && input.rootField !== '.' && input.rootField !== '' ? { root: input.rootField } : {}),
     packageManager: pm.name,
-    checks: proposed.map((p) => p.check),
+    checks: checks.map((p) => p.check),
   };
-  return { config, checks: proposed, skipped, notes };
+  return { config, checks, skipped: [...skipped, ...packageSkipped], dropped: [], notes };
+}
+
+/** Said when a proposal has an invented check that --verify did not run. */
+export const INVENTED_NOTE =
+  'A check marked "invented" runs a command the project has no script for. vouch proposes it only when it passes on this tree: ' +
+  'run "vouch init --verify" to run each proposed check once first, which drops an invented check that fails.';
+
+function proposed(check: CheckConfig, command: string, judgement: Judgement, packageName: string | null, inputsNote: string): ProposedCheck {
+  return { check, scriptCommand: command, reason: judgement.reason, inputsNote, packageName, invented: false, needsFirst: [], verify: null };
+}
+
+function invented(check: CheckConfig): Omit<ProposedCheck, 'reason' | 'inputsNote'> {
+  return { check, scriptCommand: null, packageName: null, invented: true, needsFirst: [], verify: null };
+}
+
+const quoteList = (names: readonly string[]) => names.map((name) => `"${name}"`).join(', ');
+
+/** At most `max` items, then how many more. */
+function plainList(items: readonly string[], max = 4): string {
+  if (items.length <= max) return items.join(', ');
+  return `${items.slice(0, max).join(', ')} and ${items.length - max} more`;
+}
+
+/** For each package, the set of workspace packages that depend on it, transitively (itself not included). */
+function dependentsOf(workspace: Workspace): (name: string) => Set<string> {
+  const reverse = new Map<string, string[]>();
+  for (const pkg of workspace.packages) {
+    for (const dep of pkg.dependsOn) reverse.set(dep, [...(reverse.get(dep) ?? []), pkg.name]);
+  }
+  return (name) => {
+    const seen = new Set<string>();
+    const stack = [...(reverse.get(name) ?? [])];
+    while (stack.length > 0) {
+      const next = stack.pop()!;
+      if (seen.has(next) || next === name) continue;
+      seen.add(next);
+      stack.push(...(reverse.get(next) ?? []));
+    }
+    return seen;
+  };
+}
+
+interface Judged {
+  script: string;
+  command: string;
+  judgement: Judgement | null;
+  /** Why it is left out, or null when it is proposed. */
+  skip: string | null;
+}
+
+/**
+ * Judges every script of one package.json. A script that only runs other
+ * scripts that are checks themselves (`npm run lint && npm run test`) is left
+ * out: its parts are proposed. `extraSkip` adds a reason of the caller's.
+ */
+function judgeAll(scripts: Record<string, string>, all: boolean, extraSkip?: (judgement: Judgement) => string | null): Judged[] {
+  const judged = new Map(Object.entries(scripts).map(([script, command]) => [script, { script, command, judgement: judgeScript(script, command, scripts), skip: null as string | null }]));
+  const overridden = (judgement: Judgement, reason: string | null) =>
+    reason === null ? null : all && (judgement.skip === null || judgement.skip.overridable) ? null : reason;
+  for (const entry of judged.values()) {
+    const { judgement } = entry;
+    if (judgement === null) continue;
+    if (judgement.skip !== null) {
+      entry.skip = judgement.skip.overridable && all ? null : judgement.skip.reason;
+      if (entry.skip === null) entry.judgement = { ...judgement, reason: `${judgement.reason} (proposed because of --all; by default left out: ${judgement.skip.reason})` };
+    }
+    if (entry.skip === null && extraSkip) {
+      const reason = extraSkip(judgement);
+      entry.skip = overridden(judgement, reason);
+      if (entry.skip === null && reason !== null) entry.judgement = { ...entry.judgement!, reason: `${entry.judgement!.reason} (proposed because of --all; by default left out: ${reason})` };
+    }
+  }
+  // Covered: proposed itself, or made only of scripts that are covered.
+  const isCovered = (script: string, path: Set<string>): boolean => {
+    const entry = judged.get(script);
+    if (entry === undefined || entry.judgement === null || path.has(script)) return false;
+    if (entry.skip === null) return true;
+    if (!isAggregator(entry.judgement)) return false;
+    path.add(script);
+    const result = entry.judgement.delegates.every((part) => isCovered(part, path));
+    path.delete(script);
+    return result;
+  };
+  for (const entry of judged.values()) {
+    if (entry.judgement === null || entry.skip !== null || !isAggregator(entry.judgement)) continue;
+    if (!entry.judgement.delegates.every((part) => isCovered(part, new Set([entry.script])))) continue;
+    const parts = entry.judgement.delegates;
+    const reason = `only runs ${quoteList(parts)}, which ${parts.length === 1 ? 'is a check itself' : 'are checks themselves'} (or made of checks): its parts are proposed`;
+    entry.skip = overridden(entry.judgement, reason);
+    if (entry.skip === null) entry.judgement = { ...entry.judgement, reason: `${entry.judgement.reason} (proposed because of --all; by default left out: ${reason})` };
+  }
+  return [...judged.values()];
+}
+
+/** Whether --all proposes a script left out: all but lifecycle scripts and npm's placeholder. */
+const overridable = (judgement: Judgement) => judgement.skip === null || judgement.skip.overridable;
+
+/** Runs other scripts of its package.json and nothing else. */
+const isAggregator = (judgement: Judgement) => judgement.ownCommands === 0 && judgement.delegates.length > 0;
+
+/** A script whose name is already a valid check name keeps it; sanitised names make way for those. */
+function reserveNames(judged: readonly Judged[], names: Set<string>): void {
+  for (const { script, judgement, skip } of judged) {
+    if (judgement !== null && skip === null && NAME_PATTERN.test(script) && script.length <= NAME_MAX) names.add(script);
+  }
 }
 
 const EVIDENCE_DOCS = 'see "Evidence: declared or traced" in docs/config.md';
@@ -243,220 +495,3 @@ function uniqueName(wanted: string, taken: Set<string>): string {
   return name;
 }
 
-// ---- Judging one script ------------------------------------------------------
-
-type Verdict = { kind: CheckKind; reason: string; tscOnly: boolean; tools: string[]; unknown: string[] } | { skip: string } | null;
-
-interface ToolUse {
-  tool: string;
-  kind: CheckKind;
-  watch: boolean;
-  writes: boolean;
-}
-
-interface Analysis {
-  /** Recognised tools run by the script itself. */
-  direct: ToolUse[];
-  /** Recognised tools, including those of scripts it runs and its pre/post scripts. */
-  all: ToolUse[];
-  /** Programs it runs that are not recognised tools (they may read anything). */
-  unknown: string[];
-  /** Extra arguments forwarded to another script ("npm run x -- --watch"). */
-  watchForwarded: boolean;
-  writesForwarded: boolean;
-}
-
-function nameKind(script: string): CheckKind | 'check' | null {
-  if (/^(typecheck|type-check|tsc)(:.+)?$/.test(script)) return 'typecheck';
-  if (/^lint(:.+)?$/.test(script)) return 'lint';
-  if (/^test(:.+)?$/.test(script)) return 'test';
-  if (script === 'build') return 'build';
-  if (script === 'check') return 'check';
-  return null;
-}
-
-const WATCH_NAME = /^(dev|start|serve|preview|watch)(:.*)?$|:(watch|dev)$/;
-
-function judgeScript(script: string, command: string, scripts: Record<string, string>): Verdict {
-  const byName = nameKind(script);
-  const analysis = analyse(script, scripts);
-  if (byName === null && analysis.direct.length === 0) return null;
-
-  const tools = [...new Set(analysis.all.map((use) => use.tool))];
-  if (/no test specified/.test(command)) return { skip: 'npm\'s placeholder test script: it only fails' };
-  if (WATCH_NAME.test(script)) return { skip: 'a dev or watch mode by its name: it never finishes, so it cannot leave a receipt' };
-  const watching = analysis.all.find((use) => use.watch);
-  if (watching || analysis.watchForwarded) {
-    return { skip: `runs ${watching ? watching.tool : 'a script'} in watch mode: it never finishes, so it cannot leave a receipt` };
-  }
-  if (analysis.unknown.includes('lint-staged')) {
-    return { skip: 'runs lint-staged, which checks only staged files and may rewrite them: its verdict is not about the working tree' };
-  }
-  const writing = analysis.all.find((use) => use.writes);
-  if (writing || analysis.writesForwarded) {
-    return { skip: `runs ${writing ? writing.tool : 'a script'} in a mode that rewrites files (--fix, --write): a check must only read what it checks` };
-  }
-  if (LIFECYCLE.has(script) || hookTarget(script, scripts) !== null) {
-    return { skip: `a lifecycle script: the package manager runs it around "${hookTarget(script, scripts) ?? script}"` };
-  }
-
-  const toolKinds = [...new Set(analysis.all.map((use) => use.kind))];
-  const toolText = tools.length > 0 ? `runs ${tools.join(', ')}` : `runs "${command}"`;
-  let kind: CheckKind;
-  let reason: string;
-  if (byName !== null && byName !== 'check') {
-    kind = byName;
-    reason = `script "${script}": its name says ${kind}; it ${toolText}`;
-  } else if (toolKinds.length === 1 && toolKinds[0] !== undefined) {
-    kind = toolKinds[0];
-    reason =
-      byName === 'check'
-        ? `script "check" ${toolText}, ${KIND_PHRASE[kind]}`
-        : `script "${script}" ${toolText}, ${KIND_PHRASE[kind]}`;
-  } else {
-    kind = 'custom';
-    reason =
-      toolKinds.length > 1
-        ? `script "${script}" ${toolText}: several kinds at once, so its kind is custom`
-        : `script "${script}" is named "check"; it ${toolText}, so its kind is custom`;
-  }
-  const tscOnly = kind === 'typecheck' && analysis.unknown.length === 0 && analysis.all.length > 0 && analysis.all.every((use) => use.tool === 'tsc');
-  return { kind, reason, tscOnly, tools, unknown: [...new Set(analysis.unknown)] };
-}
-
-function hookTarget(script: string, scripts: Record<string, string>): string | null {
-  const match = /^(pre|post)(.+)$/.exec(script);
-  const target = match?.[2];
-  if (target === undefined) return null;
-  return target in scripts || LIFECYCLE.has(target) ? target : null;
-}
-
-function analyse(script: string, scripts: Record<string, string>, seen: Set<string> = new Set()): Analysis {
-  const analysis: Analysis = { direct: [], all: [], unknown: [], watchForwarded: false, writesForwarded: false };
-  seen.add(script);
-  const body = scripts[script] ?? '';
-  // The package manager may run "pre<name>" and "post<name>" around it: what they read counts too.
-  for (const hook of [`pre${script}`, `post${script}`]) {
-    if (hook in scripts && !seen.has(hook)) merge(analysis, analyse(hook, scripts, seen));
-  }
-  for (const words of simpleCommands(body)) {
-    const invocation = unwrap(words);
-    if (invocation === null) continue;
-    const delegated = delegation(invocation, scripts);
-    if (delegated !== null) {
-      if (delegated.script in scripts && !seen.has(delegated.script)) {
-        merge(analysis, analyse(delegated.script, scripts, seen));
-      } else if (!(delegated.script in scripts)) {
-        analysis.unknown.push(words.join(' '));
-      }
-      if (delegated.forwarded.some(isWatchFlag)) analysis.watchForwarded = true;
-      if (delegated.forwarded.some(isWriteFlag)) analysis.writesForwarded = true;
-      continue;
-    }
-    const use = classify(invocation.program, invocation.args);
-    if (use === null) {
-      analysis.unknown.push(invocation.program);
-    } else {
-      analysis.direct.push(use);
-      analysis.all.push(use);
-    }
-  }
-  return analysis;
-}
-
-function merge(into: Analysis, from: Analysis): void {
-  into.all.push(...from.all);
-  into.unknown.push(...from.unknown);
-  into.watchForwarded ||= from.watchForwarded;
-  into.writesForwarded ||= from.writesForwarded;
-}
-
-const isWatchFlag = (arg: string) => arg === '--watch' || arg === '--watchAll' || arg === '-w';
-const isWriteFlag = (arg: string) => arg === '--fix' || arg === '--write';
-
-// ---- Reading a command line ---------------------------------------------------
-
-interface Invocation {
-  program: string;
-  args: string[];
-}
-
-/** Programs that run another program given later on their command line. */
-const WRAPPERS = new Set(['cross-env', 'cross-env-shell', 'dotenv', 'dotenv-cli', 'env', 'time', 'nice', 'nohup', 'c8', 'nyc']);
-const TOOLS = new Set(['tsc', 'vue-tsc', 'eslint', 'oxlint', 'biome', 'prettier', 'vitest', 'jest', 'mocha', 'node', 'ava']);
-
-const baseName = (word: string) => word.slice(word.lastIndexOf('/') + 1);
-const isAssignment = (word: string) => /^[A-Za-z_][A-Za-z0-9_]*=/.test(word);
-
-/** The program a simple command really runs, past variable assignments, package runners (npx, pnpm exec, …) and wrappers. */
-function unwrap(words: readonly string[]): Invocation | null {
-  const start = words.findIndex((word) => !isAssignment(word));
-  if (start === -1) return null;
-  let rest = words.slice(start);
-  for (let guard = 0; guard < 8; guard += 1) {
-    const program = baseName(rest[0] as string);
-    if (runnerLength([program, ...rest.slice(1)]) > 0 || WRAPPERS.has(program)) {
-      const next = rest.findIndex((word, index) => index > 0 && (TOOLS.has(baseName(word)) || isPackageManager(baseName(word))));
-      if (next === -1) return { program, args: rest.slice(1) };
-      rest = rest.slice(next);
-      continue;
-    }
-    return { program, args: rest.slice(1) };
-  }
-  return { program: baseName(rest[0] as string), args: rest.slice(1) };
-}
-
-/** "npm run lint", "npm run-script lint", "pnpm lint", "yarn test": the script it runs and the arguments it forwards. */
-function delegation(invocation: Invocation, scripts: Record<string, string>): { script: string; forwarded: string[] } | null {
-  const run = scriptRun([invocation.program, ...invocation.args], scripts);
-  return run === null ? null : { script: run.script, forwarded: run.args };
-}
-
-function firstOperand(args: readonly string[]): string | undefined {
-  return args.find((arg) => !arg.startsWith('-'));
-}
-
-/** What a recognised tool verifies, and whether this command line watches or writes. */
-function classify(program: string, args: readonly string[]): ToolUse | null {
-  const has = (...flags: string[]) => args.some((arg) => flags.includes(arg) || flags.some((flag) => arg.startsWith(`${flag}=`)));
-  switch (program) {
-    case 'tsc':
-    case 'vue-tsc':
-      return { tool: program, kind: 'typecheck', watch: has('--watch', '-w'), writes: false };
-    case 'eslint':
-      return { tool: 'eslint', kind: 'lint', watch: false, writes: has('--fix') };
-    case 'oxlint':
-      return { tool: 'oxlint', kind: 'lint', watch: false, writes: has('--fix', '--fix-suggestions', '--fix-dangerously') };
-    case 'biome': {
-      const sub = firstOperand(args);
-      const writes = has('--write', '--fix', '--apply', '--apply-unsafe');
-      if (sub === 'check' || sub === 'lint' || sub === 'ci') return { tool: `biome ${sub}`, kind: 'lint', watch: false, writes };
-      // Without --write, "biome format" reports unformatted files and fails: a check.
-      if (sub === 'format') return { tool: 'biome format', kind: 'lint', watch: false, writes };
-      return null;
-    }
-    case 'prettier':
-      if (has('--write', '-w')) return { tool: 'prettier', kind: 'lint', watch: false, writes: true };
-      if (has('--check', '-c', '--list-different', '-l')) return { tool: 'prettier --check', kind: 'lint', watch: false, writes: false };
-      return null; // plain prettier prints formatted files; it verifies nothing
-    case 'vitest': {
-      const sub = firstOperand(args);
-      if (sub === 'bench' || sub === 'list' || sub === 'init') return null;
-      return { tool: 'vitest', kind: 'test', watch: sub === 'watch' || sub === 'dev' || has('--watch', '-w'), writes: false };
-    }
-    case 'jest':
-      return { tool: 'jest', kind: 'test', watch: has('--watch', '--watchAll'), writes: false };
-    case 'mocha':
-      return { tool: 'mocha', kind: 'test', watch: has('--watch', '-w'), writes: false };
-    case 'ava':
-      return { tool: 'ava', kind: 'test', watch: has('--watch', '-w'), writes: false };
-    case 'node':
-      if (!has('--test')) return null;
-      return { tool: 'node --test', kind: 'test', watch: has('--watch', '--watch-path'), writes: false };
-    case 'bun':
-      if (args[0] !== 'test') return null;
-      return { tool: 'bun test', kind: 'test', watch: has('--watch'), writes: false };
-    default:
-      return null;
-  }
-}

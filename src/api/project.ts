@@ -2,6 +2,7 @@ import { closeSync, existsSync, fstatSync, lstatSync, openSync, readFileSync, re
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { CONFIG_FILE, type Config, type PackageManagerName } from '../core/config.js';
 import { PACKAGE_SEPARATOR, splitCheckName, type Workspace } from '../core/workspace.js';
+import type { TaskRunnerConfig } from '../core/taskRunners.js';
 import { CONFIG_LIMITS, CONFIG_RULES_REVISION } from '../core/configLimits.js';
 import { checkArgv, definitionOf, type CheckDefinition } from '../core/definition.js';
 import { sha256 } from '../core/digest.js';
@@ -299,4 +300,10 @@ export async function selectCheck(project: Project, name: string): Promise<Check
   const exact = selected.find((definition) => definition.name === name);
   if (exact) return exact;
   throw new VouchError('unknown-check', `"${name}" is ${selected.length} package checks (${selected.map((definition) => definition.name).join(', ')}); name one of them`);
+}
+
+/** turbo.json's and nx.json's tasks at the root: whether `turbo run` or `nx` would run more than a package's script. */
+export async function taskRunnersOf(project: Pick<Project, 'root'>): Promise<{ turbo: TaskRunnerConfig | null; nx: TaskRunnerConfig | null }> {
+  const { readTurbo, readNx } = await import('../exec/readTaskRunners.js');
+  return { turbo: readTurbo(project.root), nx: readNx(project.root) };
 }

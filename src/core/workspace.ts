@@ -23,6 +23,13 @@ export interface Workspace {
   globs: string[];
   /** Members, sorted by directory. */
   packages: WorkspacePackage[];
+  /** The root package.json's "name", when it has one: some fan-out forms take the root in or leave it out by name. */
+  rootName?: string | null;
+  /**
+   * The root package's edges to members, when read: the members it depends on, and the members that depend
+   * on it by its name. A fan-out selector following the graph may take the root in (agents/fanOut.ts).
+   */
+  rootEdges?: { dependsOn: string[]; dependedOnBy: string[] };
 }
 
 /** The separator between a package and its script in a check name. */

@@ -92,7 +92,17 @@ export function readWorkspace(root: string): Workspace | null {
     deps.delete(packages[index]!.name);
     packages[index]!.dependsOn = [...deps].sort();
   }
-  return { globs, packages };
+  const rootJson = readPackageJson(root) ?? {};
+  const rootName = typeof rootJson.name === 'string' && rootJson.name !== '' ? rootJson.name : null;
+  const rootDeps = new Set(DEPENDENCY_FIELDS.flatMap((field) => Object.keys(stringRecord(rootJson[field]))));
+  const dependedOnBy =
+    rootName === null ? [] : packages.filter((_, index) => DEPENDENCY_FIELDS.some((field) => Object.hasOwn(stringRecord(manifests[index]!.json[field]), rootName))).map((pkg) => pkg.name);
+  return {
+    globs,
+    packages,
+    rootName,
+    rootEdges: { dependsOn: packages.filter((pkg) => rootDeps.has(pkg.name)).map((pkg) => pkg.name), dependedOnBy: dependedOnBy.sort() },
+  };
 }
 
 function stringRecord(value: unknown): Record<string, string> {

@@ -185,7 +185,7 @@ describe('proposeConfig', () => {
             test: 'vitest run',
             'test:unit': 'vitest run test/unit',
             build: 'vite build',
-            check: 'npm run typecheck && npm run lint',
+            check: 'npm run typecheck && eslint src',
             clean: 'rm -rf dist',
           },
         },
@@ -200,6 +200,7 @@ describe('proposeConfig', () => {
       test: 'test',
       'test:unit': 'test',
       build: 'build',
+      // It runs eslint itself besides the typecheck script: more than its parts, so it is proposed.
       check: 'custom',
     });
     for (const p of proposal.checks) expect(p.check.script).toBe(p.check.name);
@@ -291,8 +292,7 @@ describe('proposeConfig', () => {
   });
 
   it('narrows a plain tsc typecheck to TS/JS/JSON files and the lockfile, and nothing else', () => {
-    const proposal = proposeConfig(
-      input({
+    const given = input({
         packageManager: { name: 'pnpm', lockfile: 'pnpm-lock.yaml' },
         packageJson: {
           scripts: {
@@ -306,13 +306,18 @@ describe('proposeConfig', () => {
             build: 'tsc -p tsconfig.build.json',
           },
         },
-      }),
-    );
+      });
+    const proposal = proposeConfig(given);
     const byName = new Map(proposal.checks.map((p) => [p.check.name, p]));
     const narrowed = ['**/*.{ts,tsx,mts,cts,js,jsx,mjs,cjs,json,jsonc}', 'pnpm-lock.yaml'];
-    expect(byName.get('typecheck')?.check.inputs).toEqual(narrowed);
+    // "typecheck" only runs two tsc scripts, each proposed: it is left out, and --all proposes it narrowed too.
+    expect(byName.has('typecheck')).toBe(false);
+    expect(proposal.skipped.find((s) => s.script === 'typecheck')?.reason).toMatch(/only runs "tsc:app", "tsc:node"/);
+    const aggregate = proposeConfig({ ...given, all: true }).checks.find((p) => p.check.name === 'typecheck');
+    expect(aggregate?.check.inputs).toEqual(narrowed);
+    expect(aggregate?.inputsNote).toMatch(/narrowed/);
     expect(byName.get('tsc:app')?.check.inputs).toEqual(narrowed);
-    expect(byName.get('typecheck')?.inputsNote).toMatch(/narrowed/);
+    expect(byName.get('tsc:app')?.inputsNote).toMatch(/narrowed/);
     expect(byName.get('type-check')?.check.inputs).toBeUndefined();
     expect(byName.get('typecheck:gen')?.check.inputs).toBeUndefined();
     expect(byName.get('typecheck:gen')?.inputsNote).toContain('"node"');
@@ -494,7 +499,7 @@ describe('vouch init (CLI)', () => {
     });
     const json = initJson(dir, '--dry-run');
     expect(Object.keys(json).sort()).toEqual(
-      ['schema', 'root', 'config_path', 'state_dir', 'written', 'existing', 'dry_run', 'package_manager', 'checks', 'skipped', 'notes', 'config'].sort(),
+      ['schema', 'root', 'config_path', 'state_dir', 'written', 'existing', 'dry_run', 'all', 'verify', 'package_manager', 'checks', 'skipped', 'dropped', 'notes', 'config'].sort(),
     );
     expect(json.schema).toBe(1);
     expect(json.package_manager).toEqual({ name: 'pnpm', source: 'packageManager-field', lockfile: 'pnpm-lock.yaml', variant: null });
@@ -504,8 +509,13 @@ describe('vouch init (CLI)', () => {
       script: 'typecheck',
       command: null,
       script_command: 'tsc --noEmit',
+      package: null,
       reason: expect.stringContaining('tsc'),
       inputs_note: expect.stringContaining('narrowed'),
+      invented: false,
+      unverified: false,
+      needs_first: [],
+      verify: null,
     });
     expect(json.config).toEqual(parseConfig(JSON.stringify(json.config), 'json'));
     expect(json.config).toMatchObject({ schema: 1, packageManager: 'pnpm' });

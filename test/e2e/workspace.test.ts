@@ -1,8 +1,10 @@
-import { appendFileSync, symlinkSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, realpathSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Json } from '../helpers/answers.js';
-import type { TempProject } from '../helpers/project.js';
+import { claudeBash } from '../helpers/hookInput.js';
+import { CLI, type TempProject } from '../helpers/project.js';
 import { workspaceEnv, workspaceFixture, type WorkspaceManager } from '../helpers/workspaceFixture.js';
 
 /*
@@ -119,5 +121,79 @@ describe('package checks', () => {
     const result = project.vouch(['explain', 'test'], { env });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('"test" is 3 package checks (@demo/a#test, @demo/b#test, @demo/c#test); name one of them');
+  });
+});
+
+/** The hook's decision for a command typed in `cwd`: deny (with its reason), rewrite (with the command), or pass. */
+function decide(project: TempProject, command: string, cwd = project.root): { kind: 'deny' | 'rewrite' | 'pass'; text: string } {
+  const result = spawnSync(process.execPath, [CLI, 'hook', 'claude'], { cwd, input: JSON.stringify(claudeBash(cwd, command)), env, encoding: 'utf8', timeout: 60_000 });
+  expect(result.status, result.stderr).toBe(0);
+  if (result.stdout === '') return { kind: 'pass', text: '' };
+  const out = JSON.parse(result.stdout).hookSpecificOutput;
+  if (out.permissionDecision === 'deny') return { kind: 'deny', text: out.permissionDecisionReason };
+  if (out.updatedInput) return { kind: 'rewrite', text: out.updatedInput.command };
+  return { kind: 'pass', text: JSON.stringify(out) };
+}
+
+/** How a rewrite names this vouch when PATH has none: this node and the CLI's real path. */
+const program = () => `${process.execPath} ${realpathSync(CLI)}`;
+
+describe.each(['pnpm', 'npm', 'yarn'] as const)('the hook in a %s workspace', (manager) => {
+  const fanOut = { pnpm: 'pnpm -r test', npm: 'npm run test --workspaces --if-present', yarn: 'yarn workspaces foreach -A --exclude ws --exclude @demo/tools run test' }[manager];
+
+  it(`denies "${fanOut}" when every package check is CURRENT PASS, and rewrites it to the changed package's check alone after an edit`, () => {
+    const project = fixture(manager);
+    expect(project.vouch(['run', 'test'], { env }).code).toBe(0);
+
+    const denied = decide(project, fanOut);
+    expect(denied.kind, denied.text).toBe('deny');
+    for (const name of ['a', 'b', 'c']) expect(denied.text).toMatch(new RegExp(`^- check "@demo/${name}#test" PASSED in run \\S+`, 'm'));
+    expect(denied.text).toContain(`VOUCH_FORCE=1 ${fanOut}`);
+
+    appendFileSync(join(project.root, 'packages/c/src/index.js'), '// edit\n');
+    const rewritten = decide(project, fanOut);
+    expect(rewritten).toEqual({ kind: 'rewrite', text: `${program()} run '@demo/c#test' --if-due` });
+
+    // The rewrite runs only c's test, and leaves all three CURRENT.
+    const ran = spawnSync('/bin/sh', ['-c', rewritten.text], { cwd: project.root, env, encoding: 'utf8' });
+    expect(ran.status, ran.stderr).toBe(0);
+    expect(ran.stdout).toContain('test c: ok');
+    expect(ran.stdout).not.toContain('test a: ok');
+    expect(decide(project, fanOut).kind).toBe('deny');
+  });
+});
+
+describe('the hook on package commands', () => {
+  it('matches a script typed in a package directory, or after cd into it', () => {
+    const project = fixture('pnpm');
+    expect(project.vouch(['run', 'test'], { env }).code).toBe(0);
+    expect(decide(project, 'pnpm test', join(project.root, 'packages/b')).kind).toBe('deny');
+    expect(decide(project, 'cd packages/b && pnpm test').kind).toBe('deny');
+    appendFileSync(join(project.root, 'packages/a/src/index.js'), '// edit\n');
+    expect(decide(project, 'cd packages/b && pnpm test')).toEqual({ kind: 'rewrite', text: `cd packages/b && ${program()} run '@demo/b#test' --if-due` });
+    expect(decide(project, 'pnpm --filter @demo/b... test')).toEqual({ kind: 'rewrite', text: `${program()} run '@demo/a#test' '@demo/b#test' --if-due` });
+  });
+
+  it('runs as typed what it cannot resolve exactly, and never denies it', () => {
+    const project = fixture('pnpm');
+    expect(project.vouch(['run', 'test'], { env }).code).toBe(0);
+    for (const command of [
+      'pnpm --filter @demo/nothing test', // matches no package
+      'pnpm -r test -- --coverage', // arguments for the script
+      'pnpm --filter "[origin/main]" test', // changed since a commit
+      'npm test --workspaces', // another package manager than the checks'
+      'pnpm --filter @demo/tools test', // a package with no test script
+      'pnpm -r --some-new-flag test',
+    ]) {
+      expect(decide(project, command).kind, command).toBe('pass');
+    }
+  });
+
+  it('"vouch run test" typed by an agent stands for every package check of that script', () => {
+    const project = fixture('npm');
+    expect(project.vouch(['run', 'test'], { env }).code).toBe(0);
+    expect(decide(project, 'vouch run test').kind).toBe('deny');
+    appendFileSync(join(project.root, 'packages/b/src/index.js'), '// edit\n');
+    expect(decide(project, 'vouch run test')).toEqual({ kind: 'rewrite', text: `${program()} run '@demo/b#test' '@demo/c#test' --if-due` });
   });
 });

@@ -97,7 +97,10 @@ const HOOK_DYNAMIC_IMPORTS: Record<string, 'decision' | `aside: ${string}`> = {
   'api/project.ts -> ../exec/detectPackageManager.js': 'decision',
   // A script the checks run that runs other scripts: the shell parser splits it (core/scriptContext.ts). The hook has it loaded already.
   'api/project.ts -> ../core/shellWords.js': 'decision',
-  // A config with package checks: the workspace's members and their scripts decide what a command runs.
+  // A config with package checks: the workspace's members and their scripts decide what a command runs,
+  // turbo.json and nx.json whether a task runner runs more, and the fan-out resolver which checks it runs.
+  'api/project.ts -> ../exec/readTaskRunners.js': 'decision',
+  'agents/evaluate.ts -> ./fanOut.js': 'decision',
   'api/project.ts -> ../exec/readWorkspace.js': 'decision',
   'api/project.ts -> ../core/configSchema.js': 'aside: a config this vouch has not validated before',
   'api/project.ts -> fastest-levenshtein': 'aside: an unknown check name, an error',
@@ -110,6 +113,9 @@ const HOOK_DECISION = [
   'agents/commandDecision.ts',
   'agents/commandMatch.ts',
   'agents/evaluate.ts',
+  // In a workspace only: the fan-out resolver and its selectors.
+  'agents/fanOut.ts',
+  'agents/selectors.ts',
   'agents/matchForms.ts',
   'agents/rewrite.ts',
   'agents/shellCommand.ts',
@@ -123,6 +129,9 @@ const HOOK_DECISION = [
   'core/definition.ts',
   'core/digest.ts',
   'core/errors.ts',
+  // In a workspace only: turbo.json and nx.json, read as JSONC.
+  'core/jsonc.ts',
+  'core/taskRunners.ts',
   'core/packageManagerGrammar.ts',
   'core/pathInside.ts',
   'core/reason.ts',
@@ -136,7 +145,8 @@ const HOOK_DECISION = [
   'exec/checkPlan.ts',
   'exec/detectPackageManager.ts',
   'exec/packageManagerCommand.ts',
-  // A config with package checks: its workspace is read on every decision.
+  // A config with package checks: its workspace is read on every decision, and turbo.json and nx.json.
+  'exec/readTaskRunners.ts',
   'exec/readWorkspace.ts',
   'exec/resolveExecutable.ts',
   'fs/globMatcher.ts',

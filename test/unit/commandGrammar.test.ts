@@ -214,7 +214,8 @@ describe('the matcher reads package-manager aliases as what they run', () => {
 });
 
 describe('init and the matcher read a script command the same way', () => {
-  // Each command delegates to the "lint" script: init must see it (the kind of "check" comes from what it runs), and the matcher must match the lint check.
+  // Each command delegates to the "lint" script: init must see it ("check" is left out as made of the lint check; with --all, its
+  // kind comes from what it runs), and the matcher must match the lint check.
   const delegating: Array<[string, PackageManagerName]> = [
     ['npm run lint', 'npm'],
     ['npm run-script lint', 'npm'],
@@ -228,13 +229,16 @@ describe('init and the matcher read a script command the same way', () => {
   ];
   for (const [command, packageManager] of delegating) {
     it(`${packageManager}: ${command}`, () => {
-      const proposal = proposeConfig({
+      const input = {
         packageJson: { scripts: { check: command, lint: 'eslint .' } },
         packageManager: { name: packageManager, lockfile: null },
         hasTsconfig: false,
         tsc: null,
-      });
-      const check = proposal.checks.find((p) => p.check.name === 'check');
+      };
+      const proposal = proposeConfig(input);
+      expect(proposal.checks.map((p) => p.check.name)).toEqual(['lint']);
+      expect(proposal.skipped.find((s) => s.script === 'check')?.reason, 'init sees the delegation').toMatch(/only runs "lint"/);
+      const check = proposeConfig({ ...input, all: true }).checks.find((p) => p.check.name === 'check');
       expect(check?.check.kind, 'init sees the delegation').toBe('lint');
       expect(check?.reason).toContain('eslint');
       expect(matched(command, packageManager), 'the matcher sees it').toEqual(['lint']);

@@ -1,13 +1,14 @@
 import { existsSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative } from 'node:path';
-import { init, type InitResult } from '../../api/init.js';
+import { failureText, init, type InitResult } from '../../api/init.js';
+import type { ProposedCheck, VerifyOutcome } from '../../api/initProposal.js';
 import { VouchError } from '../../core/errors.js';
 import type { InitDocument } from '../../core/json/init.js';
 import type { DetectedPackageManager } from '../../exec/detectPackageManager.js';
 import { writeJson, type CliIo } from '../io.js';
 import { parseCommand } from '../options.js';
 
-export const help = `Usage: vouch init [--dry-run] [--json] [--config FILE] [--state-dir DIR]
+export const help = `Usage: vouch init [--dry-run] [--all] [--verify] [--json] [--config FILE] [--state-dir DIR]
 
 Proposes checks for this project and writes them to vouch.config.json.
 
@@ -16,9 +17,26 @@ detects the package manager (package.json "packageManager", else the lockfile,
 else npm), and proposes one check for each script that verifies something:
 by its name (typecheck, type-check, tsc, lint, test, test:*, build, check) or
 by the tool it runs (tsc, vue-tsc, eslint, oxlint, biome, prettier --check,
-vitest, jest, mocha, node --test, ava). Watch and dev modes, --fix/--write
-scripts and lifecycle scripts are left out, with the reason shown. With a
-tsconfig.json but no typecheck script, it proposes "tsc --noEmit".
+vitest, jest, mocha, node --test, ava). It leaves out, with the reason shown,
+what verifies nothing or not the tree alone: watch and dev modes, --fix and
+--write forms, cache-clearing and trace forms (jest --clearCache,
+tsc --generateTrace), tsc --noCheck, end-to-end suites that need a browser or
+a server (playwright test, cypress run, vitest --browser, wdio,
+start-server-and-test), and scripts that only run other scripts that are
+checks themselves ("npm run lint && npm run test": its parts are proposed).
+Lifecycle scripts and npm's placeholder test are never proposed.
+
+With a tsconfig.json but no typecheck script, it proposes "tsc --noEmit",
+marked "invented" and "unverified": the project has no script for it, and
+only --verify shows that it passes. A check that reads build output (tsc
+beside project references, packages whose "types" point into dist/) is
+proposed after the build that writes it; init says so.
+
+In a workspace (pnpm-workspace.yaml, or "workspaces" in package.json) it
+also proposes each package's scripts, judged the same way, as checks named
+PACKAGE#SCRIPT (@scope/a#test) with "package": its directory. Root scripts
+that only run the packages' scripts (pnpm -r test, turbo run test,
+npm test --workspaces, nx run-many -t test) are left out.
 Where a run can be traced (Linux, with strace), each check is proposed
 "traced": its receipts hold what its runs really read. Elsewhere they are
 "declared", bound to their inputs globs, and init says why once.
@@ -29,6 +47,13 @@ writes nothing. Otherwise it writes the config and creates the state dir
 
 Options:
   --dry-run          print the proposal; write nothing (no config, no .vouch/)
+  --all              propose the scripts left out by default too (each says
+                     why it would have been left out); never lifecycle scripts
+  --verify           run each proposed check once first, in the config's
+                     order: an invented check that fails is dropped, a script
+                     that fails is flagged, each with its first output lines.
+                     Checks run as vouch run runs them, so a build writes its
+                     output; nothing is recorded
   --config FILE      write the config here instead; the root is the nearest
                      directory with a package.json at or above FILE's folder
   --state-dir DIR    create the state dir here (default: .vouch/ at the root)
@@ -40,6 +65,8 @@ Examples:
   vouch init --dry-run                        see what it would write
   vouch init --config vouch.proposed.json     compare with an existing config
   vouch init --json --dry-run                 the proposal, machine-readable
+  vouch init --verify                         try each check before writing
+  vouch init --all --dry-run                  see every script as a check
 
 Exit codes: 0 proposed (written, dry run, or a config already existed);
 2 no package.json, ambiguous lockfiles, nothing to check, or a usage error.
@@ -47,7 +74,11 @@ Every config field is described in docs/config.md.
 `;
 
 export async function run(argv: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseCommand('init', argv, { 'dry-run': { type: 'boolean', default: false } });
+  const { values, positionals } = parseCommand('init', argv, {
+    'dry-run': { type: 'boolean', default: false },
+    all: { type: 'boolean', default: false },
+    verify: { type: 'boolean', default: false },
+  });
   if (positionals.length > 0) {
     throw new VouchError('usage', `vouch init takes no arguments, but got ${positionals.map((p) => `"${p}"`).join(' ')}. See "vouch init --help".`);
   }
@@ -59,6 +90,14 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     config: values.config,
     stateDir: values['state-dir'],
     dryRun: values['dry-run'],
+    all: values.all,
+    verify: values.verify,
+    env: io.env,
+    // Progress goes to stderr: stdout stays the proposal (and parseable under --json).
+    onVerify: ({ name, outcome }) => {
+      if (outcome === null) io.stderr.write(`vouch init --verify: running ${name}...\n`);
+      else io.stderr.write(`vouch init --verify: ${name} ${outcome.passed ? 'passed' : 'FAILED'} (${(outcome.durationMs / 1000).toFixed(1)} s)\n`);
+    },
   });
   if (values.json) writeJson(io, toJson(result));
   else io.stdout.write(renderHuman(result, io.cwd));
@@ -75,6 +114,8 @@ function toJson(result: InitResult): InitDocument {
     written: result.written,
     existing: result.existing,
     dry_run: result.dryRun,
+    all: result.all,
+    verify: result.verify,
     package_manager: { name: pm.name, source: pm.source, lockfile: pm.lockfile, variant: pm.variant ?? null },
     checks: result.proposal.checks.map((proposed) => ({
       name: proposed.check.name,
@@ -82,12 +123,29 @@ function toJson(result: InitResult): InitDocument {
       script: proposed.check.script ?? null,
       command: proposed.check.command ?? null,
       script_command: proposed.scriptCommand,
+      package: proposed.packageName === null ? null : { name: proposed.packageName, dir: proposed.check.package ?? '' },
       reason: proposed.reason,
       inputs_note: proposed.inputsNote,
+      invented: proposed.invented,
+      unverified: proposed.invented && proposed.verify === null,
+      needs_first: proposed.needsFirst,
+      verify: proposed.verify === null ? null : verifyJson(proposed.verify),
     })),
-    skipped: result.proposal.skipped,
+    skipped: result.proposal.skipped.map((skipped) => ({ script: skipped.script, package: skipped.package, reason: skipped.reason })),
+    dropped: result.proposal.dropped.map((dropped) => ({ name: dropped.name, command: dropped.command, reason: dropped.reason, verify: verifyJson(dropped.verify) })),
     notes: result.proposal.notes,
     config: result.proposal.config,
+  };
+}
+
+function verifyJson(outcome: VerifyOutcome) {
+  return {
+    passed: outcome.passed,
+    exit_code: outcome.exitCode,
+    signal: outcome.signal,
+    error: outcome.error,
+    duration_ms: outcome.durationMs,
+    output_head: outcome.outputHead,
   };
 }
 
@@ -101,23 +159,51 @@ function renderHuman(result: InitResult, cwd: string): string {
   lines.push(`Project root: ${result.root}`);
   lines.push(`Package manager: ${pmName(pm)}, ${pmWhy(pm, result.root)}`);
   lines.push('');
-  lines.push('Proposed checks:');
-  for (const proposed of result.proposal.checks) {
+  const rootChecks = result.proposal.checks.filter((p) => p.packageName === null);
+  const packageChecks = result.proposal.checks.filter((p) => p.packageName !== null);
+  lines.push(rootChecks.length > 0 ? 'Proposed checks:' : 'Proposed checks: none at the root');
+  for (const proposed of rootChecks) {
     const { check } = proposed;
     const runs =
       check.script !== undefined
         ? `${pm.name} run ${check.script}${proposed.scriptCommand ? `  ->  ${proposed.scriptCommand}` : ''}`
         : (check.command ?? []).join(' ');
-    lines.push(`  ${check.name} (${check.kind}${check.mode === 'traced' ? ', traced' : ''}): ${runs}`);
+    lines.push(`  ${check.name} (${checkTags(proposed).join(', ')}): ${runs}`);
     lines.push(`      why: ${proposed.reason}`);
     lines.push(`      ${proposed.inputsNote}`);
     if (check.inputs) lines.push(`      inputs: ${check.inputs.join(', ')}`);
     if (check.installed) lines.push(`      installed: ${check.installed.join(', ')}`);
+    lines.push(...checkFooter(proposed, '      '));
+  }
+  if (packageChecks.length > 0) {
+    lines.push('');
+    lines.push(`Package checks (each runs "${pm.name} run SCRIPT" in its package's directory; inputs: the package, the packages it depends on, the root's shared config):`);
+    for (const [name, group] of groupBy(packageChecks, (p) => p.packageName!)) {
+      lines.push(`  ${name} (${group[0]!.check.package}):`);
+      for (const proposed of group) {
+        lines.push(`    ${proposed.check.name} (${checkTags(proposed).join(', ')}): ${proposed.scriptCommand ?? ''}`);
+        // Each line says what runs; why is worth a line only when --all overrode a reason to leave it out.
+        if (proposed.reason.includes('--all')) lines.push(`        why: ${proposed.reason}`);
+        lines.push(...checkFooter(proposed, '        '));
+      }
+    }
   }
   if (result.proposal.skipped.length > 0) {
     lines.push('');
-    lines.push('Not proposed:');
-    for (const skipped of result.proposal.skipped) lines.push(`  ${skipped.script}: ${skipped.reason}`);
+    lines.push(`Not proposed${result.all || !result.proposal.skipped.some((skipped) => skipped.overridable) ? '' : ' (vouch init --all proposes all but lifecycle scripts)'}:`);
+    for (const [pkg, group] of groupBy(result.proposal.skipped, (s) => s.package ?? '')) {
+      const indent = pkg === '' ? '  ' : '    ';
+      if (pkg !== '') lines.push(`  ${pkg}:`);
+      for (const skipped of group) lines.push(`${indent}${skipped.script}: ${skipped.reason}`);
+    }
+  }
+  if (result.proposal.dropped.length > 0) {
+    lines.push('');
+    lines.push('Dropped by --verify (invented checks that fail on this tree):');
+    for (const dropped of result.proposal.dropped) {
+      lines.push(`  ${dropped.name}: ${dropped.command.join(' ')}: ${dropped.reason}`);
+      for (const line of dropped.verify.outputHead) lines.push(`      | ${line}`);
+    }
   }
   for (const note of result.proposal.notes) {
     lines.push('');
@@ -154,6 +240,40 @@ function renderHuman(result: InitResult, cwd: string): string {
     }
   }
   return lines.join('\n') + '\n';
+}
+
+function checkTags(proposed: ProposedCheck): string[] {
+  const tags: string[] = [proposed.check.kind];
+  if (proposed.check.mode === 'traced') tags.push('traced');
+  if (proposed.invented) tags.push('invented');
+  if (proposed.invented && proposed.verify === null) tags.push('unverified');
+  if (proposed.verify !== null) tags.push(proposed.verify.passed ? 'verified' : 'FAILED under --verify');
+  return tags;
+}
+
+/** What follows a check's lines: the builds it runs after, and a failure's first output lines. */
+function checkFooter(proposed: ProposedCheck, indent: string): string[] {
+  const lines: string[] = [];
+  if (proposed.needsFirst.length > 0) {
+    const first = proposed.needsFirst.length > 5 ? `${proposed.needsFirst.slice(0, 5).join(', ')} and ${proposed.needsFirst.length - 5} more` : proposed.needsFirst.join(', ');
+    lines.push(`${indent}after: ${first} (it reads ${proposed.needsFirst.length === 1 ? 'its' : 'their'} build output)`);
+  }
+  if (proposed.verify !== null && !proposed.verify.passed) {
+    lines.push(`${indent}--verify: ${failureText(proposed.verify)}`);
+    for (const line of proposed.verify.outputHead) lines.push(`${indent}  | ${line}`);
+  }
+  return lines;
+}
+
+function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const group = groups.get(k);
+    if (group) group.push(item);
+    else groups.set(k, [item]);
+  }
+  return groups;
 }
 
 function pmName(pm: DetectedPackageManager): string {

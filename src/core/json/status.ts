@@ -1,6 +1,6 @@
 // oxlint-disable unicorn/no-thenable -- `then` here is JSON Schema's keyword (https://json-schema.org/understanding-json-schema/reference/conditionals), not a promise's.
 import { z } from 'zod';
-import { CHECK_KINDS, EVIDENCE_MODES } from '../config.js';
+import { CHECK_KINDS, CHECK_NAME, CHECK_NAME_MAX, EVIDENCE_MODES } from '../config.js';
 import type { Freshness } from '../decide.js';
 import { REASON_CODES, type ReasonCode } from '../reason.js';
 import type { CheckResult } from '../receipt.js';
@@ -15,9 +15,9 @@ import { absolutePath, durationMs, message, notices, schemaVersion, time, type S
 
 export const checkName = z
   .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]*$/)
-  .max(64)
-  .meta({ id: 'check_name' });
+  .regex(CHECK_NAME)
+  .max(CHECK_NAME_MAX)
+  .meta({ id: 'check_name', description: "A check's name; a package check's is PACKAGE#SCRIPT (docs/workspaces.md)." });
 
 export const checkKind = z.enum(CHECK_KINDS).meta({ id: 'check_kind' });
 
