@@ -70,7 +70,7 @@ interface InitJson {
     needs_first: string[];
     verify: VerifyJson | null;
   }[];
-  skipped: { script: string; package: string | null; reason: string }[];
+  skipped: { script: string; package: string | null; reason: string; proposed_by_all: boolean }[];
   dropped: { name: string; command: string[]; reason: string; verify: VerifyJson }[];
   notes: string[];
   config: { checks: { name: string; kind: string; script?: string; command?: string[]; package?: string; inputs?: string[] }[] };
@@ -137,6 +137,7 @@ describe('vouch init leaves out what verifies nothing, or not the tree alone', (
     expect(why.check).toBe('only runs "lint", "test", which are checks themselves (or made of checks): its parts are proposed');
     expect(why['test:all']).toMatch(/only runs "check", which is a check itself/);
     expect(why.pretest).toMatch(/lifecycle/);
+    expect(json.skipped.filter((s) => !s.proposed_by_all).map((s) => s.script)).toEqual(['pretest']);
 
     const text = vouchInit(dir, '--dry-run').stdout;
     expect(text).toContain('Not proposed (vouch init --all proposes all but lifecycle scripts):');
