@@ -257,6 +257,23 @@ describe('a check that reads build output is proposed after the build', () => {
     ]);
   });
 
+  it('invents tsc -b, not a tsc --noEmit that checks nothing, beside a solution tsconfig.json', () => {
+    const dir = project({
+      'package.json': pkg({ scripts: {} }),
+      'tsconfig.json': JSON.stringify({ files: [], references: [{ path: './lib' }] }),
+      'lib/tsconfig.json': JSON.stringify({ compilerOptions: { composite: true, strict: true, outDir: 'dist', rootDir: 'src', types: [] }, include: ['src'] }),
+      'lib/src/index.ts': 'export const one: number = "one";\n',
+    });
+    installTsc(dir);
+    const json = initJson(dir, '--dry-run');
+    expect(json.config.checks.map((c) => [c.name, c.command])).toEqual([['typecheck', ['tsc', '-b']]]);
+    expect(json.checks[0]?.reason).toContain('"tsc --noEmit" would check nothing');
+    // It is real: the type error in the reference fails it, so --verify drops it and init has nothing to propose.
+    const verified = vouchInit(dir, '--verify', '--dry-run');
+    expect(verified.code).toBe(2);
+    expect(verified.stderr).toMatch(/"typecheck" \(tsc -b\) dropped: it failed on this tree[\s\S]*error TS2322/);
+  });
+
   it('puts a package\'s build before the checks of the packages that import it, when its "types" point into ignored output', () => {
     const dir = project({
       'package.json': pkg({ private: true, workspaces: ['packages/*'] }),
