@@ -163,8 +163,8 @@ export function proposeConfig(input: ProposalInput): Proposal {
           });
           continue;
         }
+        // No "installed": a package check's default is its closure's node_modules (core/workspace.ts packageInstalled).
         const check: CheckConfig = { name, kind: judgement.kind, script, package: pkg.dir };
-        if (installed) check.installed = installed;
         own.push(proposed(check, command, judgement, pkg.name, 'inputs: the package, the workspace packages it depends on and the root\'s shared config (the default for a package check)'));
       }
       packageChecks.push(...own.sort(byKind));
