@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fanOutOf, type FanOutTarget } from '../../src/agents/fanOut.js';
-import { dirMatches, dirPattern, nameMatches } from '../../src/agents/selectors.js';
+import { dirMatches, dirPattern, nameMatches } from '../../src/agents/fanout/patterns.js';
 import { parseJsonc } from '../../src/core/jsonc.js';
 import { readNx, readTurbo } from '../../src/exec/readTaskRunners.js';
 import { CORPUS, TARGETS, WORKSPACE, type FanOutCase } from '../fixtures/fanout-corpus.js';

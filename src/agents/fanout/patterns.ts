@@ -5,7 +5,7 @@
  * command that holds it is run as typed.
  */
 
-const GLOB_CHARACTERS = /[*?[\]{}()!+@,\\]/;
+export const GLOB_CHARACTERS = /[*?[\]{}()!+@,\\]/;
 
 /** How a tool's `*` treats "/" in a package name ("@scope/a"). */
 export type StarSemantics = 'crosses' | 'segment' | 'unknown';
@@ -27,7 +27,7 @@ export function nameMatches(pattern: string, name: string, star: StarSemantics):
   return crossing === segment ? crossing : null;
 }
 
-function starRegExp(pattern: string, star: string): RegExp {
+export function starRegExp(pattern: string, star: string): RegExp {
   const escaped = pattern.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&'));
   return new RegExp(`^${escaped.join(star)}$`);
 }
@@ -62,7 +62,7 @@ export function dirMatches(pattern: readonly string[], dir: string): boolean | n
   return some === none ? some : null;
 }
 
-function globSegments(pattern: readonly string[], dir: string, leastForStars: number): boolean {
+export function globSegments(pattern: readonly string[], dir: string, leastForStars: number): boolean {
   const parts = dir.split('/');
   const match = (p: number, d: number): boolean => {
     if (p === pattern.length) return d === parts.length;

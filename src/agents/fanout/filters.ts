@@ -1,0 +1,147 @@
+import { dependencyClosure, dependentClosure, type WorkspacePackage } from '../../core/workspace.js';
+import type { FanOutTarget } from './answer.js';
+import { dirMatches, dirPattern, nameMatches, type StarSemantics } from './patterns.js';
+
+/*
+ * The --filter selectors pnpm and turbo share, and the packages they select.
+ */
+
+interface Selector {
+  exclude: boolean;
+  /** `X...` (with dependencies), `...X` (with dependents). */
+  graph: 'none' | 'dependencies' | 'dependents';
+  /** `^`: the graph without X itself. */
+  excludeSelf: boolean;
+  name: string | null;
+  dir: string[] | null;
+}
+
+/**
+ * A filter selector as pnpm (https://pnpm.io/filtering) and turbo
+ * (https://turborepo.com/docs/reference/run#--filter-string) read it: `!`,
+ * then a `...` suffix (with `^`), a `...` prefix (with `^`), then a name
+ * pattern, a `{dir}`, or a `./dir` path. Git selectors (`[ref]`) and a name
+ * joined to a directory are not read here.
+ */
+function parseSelector(raw: string): Selector | string {
+  let rest = raw;
+  const exclude = rest.startsWith('!');
+  if (exclude) rest = rest.slice(1);
+  let graph: Selector['graph'] = 'none';
+  let excludeSelf = false;
+  if (rest.endsWith('...')) {
+    graph = 'dependencies';
+    rest = rest.slice(0, -3);
+    if (rest.endsWith('^')) {
+      excludeSelf = true;
+      rest = rest.slice(0, -1);
+    }
+  }
+  if (rest.startsWith('...')) {
+    if (graph !== 'none') return `the selector ${JSON.stringify(raw)} asks for dependencies and dependents at once`;
+    graph = 'dependents';
+    rest = rest.slice(3);
+    if (rest.startsWith('^')) {
+      excludeSelf = true;
+      rest = rest.slice(1);
+    }
+  }
+  if (rest === '') return `the selector ${JSON.stringify(raw)} names no package`;
+  if (rest.includes('[') || rest.includes(']')) return `the selector ${JSON.stringify(raw)} selects by git changes`;
+  const braces = /^\{([^{}]+)\}$/.exec(rest);
+  if (braces) {
+    const dir = dirPattern(braces[1]!);
+    return dir === null ? `the directory selector ${JSON.stringify(raw)} is not one vouch reads (outside the root, the root itself, or a glob beyond * and **)` : { exclude, graph, excludeSelf, name: null, dir };
+  }
+  if (rest.startsWith('.')) {
+    if (!/^\.\.?(?:\/|$)/.test(rest)) return `the selector ${JSON.stringify(raw)} is not one vouch reads`;
+    // pnpm drops `...` and `^` from a path without braces; turbo keeps them.
+    if (graph !== 'none') return `the tools disagree on ${JSON.stringify(raw)}: use {dir} with ...`;
+    const dir = dirPattern(rest);
+    return dir === null ? `the directory selector ${JSON.stringify(raw)} is not one vouch reads (outside the root, the root itself, or a glob beyond * and **)` : { exclude, graph, excludeSelf, name: null, dir };
+  }
+  if (rest.includes('{') || rest.includes('}')) return `the selector ${JSON.stringify(raw)} joins a name and a directory`;
+  return { exclude, graph, excludeSelf, name: rest, dir: null };
+}
+
+interface Selection {
+  packages: WorkspacePackage[];
+  /** The root may be among the selected (a name glob, `.`, a graph it may be part of). */
+  mayTakeRoot: boolean;
+}
+
+type Tool = 'pnpm' | 'turbo';
+
+/** The packages one selector selects; a reason string when it cannot be told. */
+function select(selector: Selector, raw: string, tool: Tool, target: FanOutTarget): Selection | string {
+  const { workspace } = target;
+  let base: WorkspacePackage[];
+  let mayTakeRoot = false;
+  if (selector.dir !== null) {
+    base = [];
+    for (const pkg of workspace.packages) {
+      const matches = dirMatches(selector.dir, pkg.dir);
+      if (matches === null) return `whether ${JSON.stringify(raw)} selects ${pkg.dir} depends on the glob library`;
+      if (matches) base.push(pkg);
+    }
+  } else {
+    const pattern = selector.name!;
+    const star: StarSemantics = 'crosses';
+    base = [];
+    for (const pkg of workspace.packages) {
+      const matches = nameMatches(pattern, pkg.name, star);
+      if (matches === null) return `the name pattern ${JSON.stringify(raw)} holds a glob character vouch does not read`;
+      if (matches) base.push(pkg);
+    }
+    const rootName = target.root?.name;
+    if (pattern.includes('*')) mayTakeRoot = true;
+    else if (rootName !== undefined && rootName !== null && rootName === pattern) return `${JSON.stringify(raw)} names the workspace root`;
+    if (base.length === 0 && tool === 'pnpm' && !pattern.startsWith('@') && !pattern.includes('/')) {
+      // pnpm: "--filter=core will pick @babel/core if core is not found" (https://pnpm.io/filtering#--filter-package_name),
+      // and the root, whose name is part of that lookup, must be known not to be it.
+      if (rootName === undefined || rootName === null) return `${JSON.stringify(raw)} matches no package by its full name, and pnpm would then try it without a scope only if the root is not named so`;
+      for (const pkg of workspace.packages) {
+        const scoped = nameMatches(`@*/${pattern}`, pkg.name, 'crosses');
+        if (scoped === null) return `the name pattern ${JSON.stringify(raw)} holds a glob character vouch does not read`;
+        if (scoped) base.push(pkg);
+      }
+      if (nameMatches(`@*/${pattern}`, rootName, 'crosses') === true) mayTakeRoot = true;
+    }
+  }
+  if (base.length === 0) return `${JSON.stringify(raw)} matches no workspace package`;
+  if (selector.graph === 'none') return { packages: base, mayTakeRoot };
+  if (tool === 'turbo') {
+    // turbo's package graph leaves out peerDependencies, which the workspace model counts.
+    return `turbo's dependency selectors (${JSON.stringify(raw)}) follow a package graph that vouch's model does not match exactly`;
+  }
+  const found = new Map<string, WorkspacePackage>();
+  for (const pkg of base) {
+    const closure = selector.graph === 'dependencies' ? dependencyClosure(workspace, pkg.name) : dependentClosure(workspace, pkg.name);
+    for (const member of closure) if (!(selector.excludeSelf && member.name === pkg.name)) found.set(member.name, member);
+  }
+  // The root may depend on a package, or be depended on: it is not in the model's graph.
+  return { packages: [...found.values()], mayTakeRoot: true };
+}
+
+/** Union of the positive selectors (all packages when there are only exclusions), less the excluded. */
+export function selectAll(raws: readonly string[], tool: Tool, target: FanOutTarget): Selection | string {
+  const included = new Map<string, WorkspacePackage>();
+  const excluded = new Set<string>();
+  let positives = 0;
+  let mayTakeRoot = false;
+  for (const raw of raws) {
+    const selector = parseSelector(raw);
+    if (typeof selector === 'string') return selector;
+    const selection = select(selector, raw, tool, target);
+    if (typeof selection === 'string') return selection;
+    if (selector.exclude) {
+      for (const pkg of selection.packages) excluded.add(pkg.name);
+    } else {
+      positives++;
+      mayTakeRoot ||= selection.mayTakeRoot;
+      for (const pkg of selection.packages) included.set(pkg.name, pkg);
+    }
+  }
+  const start = positives > 0 ? [...included.values()] : target.workspace.packages;
+  return { packages: start.filter((pkg) => !excluded.has(pkg.name)), mayTakeRoot };
+}
