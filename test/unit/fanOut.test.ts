@@ -224,6 +224,8 @@ describe('readTurbo and readNx', () => {
     ];
     for (const files of cases) expect(readNx(project(files))?.blocked, JSON.stringify(files)).toBeTruthy();
     expect(readNx(project({ 'nx.json': '{ "targetDefaults": { "nx:run-script": { "cache": true } } }' }))?.blocked).toBeUndefined();
+    expect(readNx(project({ 'nx.json': '{ "targetDefaults": { "nx:run-script": { "options": {} } } }' }))?.blocked).toBeTruthy();
+    expect(readNx(project({ 'nx.json': '{ "targetDefaults": { "test": { "executor": "@nx/jest:jest" } } }' }))?.tasks.test?.dependsOn).toEqual(['(its "executor")']);
     expect(readNx(project({ 'nx.json': '{}', 'project.json': '{}' }))?.overridden).toEqual(['//']);
   });
 

@@ -110,6 +110,10 @@ function select(selector: Selector, raw: string, tool: Tool, target: FanOutTarge
   }
   if (base.length === 0) return `${JSON.stringify(raw)} matches no workspace package`;
   if (selector.graph === 'none') return { packages: base, mayTakeRoot };
+  // The model counts a dependency by its name in any of the four fields; a tool may not count one
+  // (a range its workspace package does not satisfy, no workspace: protocol), so a closure here can
+  // only hold more packages than the tool's. Selected, that runs no fewer; excluded, it could.
+  if (selector.exclude) return `excluding a dependency closure (${JSON.stringify(raw)}) could leave out packages the tool runs`;
   if (tool === 'turbo') {
     // turbo's package graph leaves out peerDependencies, which the workspace model counts.
     return `turbo's dependency selectors (${JSON.stringify(raw)}) follow a package graph that vouch's model does not match exactly`;

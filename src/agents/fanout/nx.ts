@@ -52,7 +52,7 @@ export function nxFanOut(args: readonly string[], target: FanOutTarget): Answer 
   if (config === null) return unresolved('no nx.json at the root');
   if (config.blocked !== undefined) return unresolved(config.blocked);
   const defaults = config.tasks[task];
-  if (defaults && defaults.dependsOn.length > 0) return unresolved(`nx.json targetDefaults run ${defaults.dependsOn.join(', ')} before "${task}"`);
+  if (defaults && defaults.dependsOn.length > 0) return unresolved(`nx.json targetDefaults for "${task}" change what runs: ${defaults.dependsOn.join(', ')}`);
   let selected: WorkspacePackage[];
   if (projects === null) {
     // run-many without projects: every project with the target, the root's own package.json project included.
