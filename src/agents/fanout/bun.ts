@@ -9,11 +9,13 @@ import { dirMatches, dirPattern, nameMatches } from './patterns.js';
  * (https://bun.sh/docs/cli/filter). Only one positive pattern is read.
  */
 export function bunFanOut(args: readonly string[], target: FanOutTarget): FanOut {
-  const hasFilter = args.some((word) => word.startsWith('--filter') || word.startsWith('-F'));
-  if (!hasFilter) return plainInPackage(['bun', ...args], target);
-  let index = 0;
   const viaRun = args[0] === 'run';
-  if (viaRun) index++;
+  let index = viaRun ? 1 : 0;
+  // Only bun's own options, before the script, can select packages: later words go to the script.
+  const rest = args.slice(index);
+  const firstWord = rest.findIndex((word) => !word.startsWith('-'));
+  const leading = firstWord === -1 ? rest : rest.slice(0, firstWord);
+  if (!leading.some((word) => word.startsWith('--filter') || word.startsWith('-F'))) return plainInPackage(['bun', ...args], target);
   const filters: string[] = [];
   while (index < args.length && args[index]!.startsWith('-')) {
     const filter = flagValue(args, index, ['--filter', '-F']);

@@ -14,7 +14,10 @@ const NPM_WORKSPACE = /^(?:-w|--workspace(?:=.*)?|--workspaces(?:=.*)?|-ws|--inc
  * (https://docs.npmjs.com/cli/commands/npm-run-script#if-present).
  */
 export function npmFanOut(args: readonly string[], target: FanOutTarget): FanOut {
-  if (!args.some((word) => NPM_WORKSPACE.test(word) || /^-[a-zA-Z]*w/.test(word))) return plainInPackage(['npm', ...args], target);
+  // npm reads its options anywhere on the line up to `--` (https://docs.npmjs.com/cli/using-npm/config#command-line-flags).
+  const end = args.indexOf('--');
+  const options = end === -1 ? args : args.slice(0, end);
+  if (!options.some((word) => NPM_WORKSPACE.test(word) || /^-[a-zA-Z]*w/.test(word))) return plainInPackage(['npm', ...args], target);
   const named: string[] = [];
   let all = false;
   let ifPresent = false;

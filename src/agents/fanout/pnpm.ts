@@ -8,6 +8,19 @@ const PNPM_VALUED_NEUTRAL = ['--workspace-concurrency', '--reporter'];
 /** Flags that make a pnpm command a workspace command. */
 const PNPM_WORKSPACE = /^(?:-r|--recursive|-F|--filter(?:=.*)?|--filter-prod(?:=.*)?|-w|--workspace-root|--include-workspace-root(?:=.*)?|-C|--dir(?:=.*)?|--test-pattern(?:=.*)?|--changed-files-ignore-pattern(?:=.*)?|--fail-if-no-match|--resume-from(?:=.*)?)$/;
 
+/** pnpm's options that take the next word as their value. */
+const PNPM_VALUED = new Set(['--filter', '-F', '--filter-prod', '--workspace-concurrency', '--reporter', '-C', '--dir', '--test-pattern', '--changed-files-ignore-pattern', '--resume-from']);
+
+/** The option words before the command: pnpm's own; words after the command belong to it or to the script. */
+function leadingOptions(args: readonly string[]): string[] {
+  const options: string[] = [];
+  for (let index = 0; index < args.length && args[index]!.startsWith('-'); index++) {
+    options.push(args[index]!);
+    if (PNPM_VALUED.has(args[index]!)) index++;
+  }
+  return options;
+}
+
 /**
  * pnpm: `-r` runs the script in every workspace package that has it, the root
  * excluded (https://pnpm.io/cli/run#recursive-r, https://pnpm.io/cli/recursive);
@@ -15,7 +28,7 @@ const PNPM_WORKSPACE = /^(?:-r|--recursive|-F|--filter(?:=.*)?|--filter-prod(?:=
  * to the script (https://pnpm.io/cli/run).
  */
 export function pnpmFanOut(args: readonly string[], target: FanOutTarget): FanOut {
-  if (!args.some((word) => PNPM_WORKSPACE.test(word) || /^-[a-zA-Z]*[rFwC]/.test(word))) return plainInPackage(['pnpm', ...args], target);
+  if (!leadingOptions(args).some((word) => PNPM_WORKSPACE.test(word) || /^-[a-zA-Z]*[rFwC]/.test(word))) return plainInPackage(['pnpm', ...args], target);
   let recursive = false;
   const filters: string[] = [];
   let index = 0;

@@ -16,7 +16,7 @@ const FOREACH_NEUTRAL = new Set(['--parallel', '--topological', '--topological-d
 export function yarnFanOut(args: readonly string[], target: FanOutTarget): FanOut {
   const [command, ...rest] = args;
   if (command !== 'workspace' && command !== 'workspaces') {
-    if (args.some((word) => word === '--cwd' || word.startsWith('--cwd='))) return unresolved('yarn --cwd runs in another directory');
+    if (command === '--cwd' || command?.startsWith('--cwd=')) return unresolved('yarn --cwd runs in another directory');
     return plainInPackage(['yarn', ...args], target);
   }
   const where = fromRoot(target) ?? wrongManager('yarn', target);
