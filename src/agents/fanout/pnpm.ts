@@ -41,7 +41,7 @@ export function pnpmFanOut(args: readonly string[], target: FanOutTarget): FanOu
     }
     const filter = flagValue(args, index, ['--filter', '-F']);
     if (filter) {
-      if (filter.value === undefined) return unresolved('--filter without a selector');
+      if (filter.value === undefined || filter.value.startsWith('-')) return unresolved('--filter without a selector');
       filters.push(filter.value);
       index += filter.width;
       continue;

@@ -33,7 +33,7 @@ export function turboFanOut(args: readonly string[], target: FanOutTarget): Answ
     }
     const filter = flagValue(args, index, ['--filter', '-F']);
     if (filter) {
-      if (filter.value === undefined) return unresolved('--filter without a selector');
+      if (filter.value === undefined || filter.value.startsWith('-')) return unresolved('--filter without a selector');
       filters.push(filter.value);
       index += filter.width - 1;
       continue;

@@ -45,6 +45,8 @@ export function yarnFanOut(args: readonly string[], target: FanOutTarget): FanOu
 
 function foreachFanOut(args: readonly string[], target: FanOutTarget): Answer {
   let all = false;
+  let parallel = false;
+  let jobs = false;
   const include: string[] = [];
   const exclude: string[] = [];
   let index = 0;
@@ -52,21 +54,23 @@ function foreachFanOut(args: readonly string[], target: FanOutTarget): Answer {
     const word = args[index]!;
     if (word === '--all') all = true;
     else if (FOREACH_NEUTRAL.has(word)) {
-      // nothing
+      if (word === '--parallel') parallel = true;
     } else if (/^-[Aptiv]+$/.test(word)) {
       if (word.includes('A')) all = true;
+      if (word.includes('p')) parallel = true;
     } else {
       const listed = flagValue(args, index, ['--include', '--exclude']);
-      const jobs = flagValue(args, index, ['-j', '--jobs']);
+      const limit = flagValue(args, index, ['-j', '--jobs']);
       if (listed) {
-        if (listed.value === undefined) return unresolved(`${word} without a value`);
+        if (listed.value === undefined || listed.value.startsWith('-')) return unresolved(`${word} without a value`);
         (word.startsWith('--include') ? include : exclude).push(listed.value);
         index += listed.width;
         continue;
       }
-      if (jobs) {
-        if (jobs.value === undefined) return unresolved(`${word} without a value`);
-        index += jobs.width;
+      if (limit) {
+        if (limit.value === undefined) return unresolved(`${word} without a value`);
+        jobs = true;
+        index += limit.width;
         continue;
       }
       return unresolved(`yarn workspaces foreach ${word.split('=')[0]} is not read by vouch`);
@@ -74,6 +78,8 @@ function foreachFanOut(args: readonly string[], target: FanOutTarget): Answer {
     index++;
   }
   if (!all) return unresolved('yarn workspaces foreach without --all selects by the current workspace or by git');
+  // Yarn refuses --jobs without --parallel (https://yarnpkg.com/cli/workspaces/foreach).
+  if (jobs && !parallel) return unresolved('--jobs without --parallel fails');
   const [run, script, ...extra] = args.slice(index);
   if (run !== 'run' || script === undefined || script.startsWith('-') || extra.length > 0) return unresolved('not one script run, or arguments after the script');
   // A script name with ":" is run from any workspace when one defines it (https://yarnpkg.com/getting-started/qa#how-to-share-scripts-between-workspaces).
