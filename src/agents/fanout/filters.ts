@@ -1,4 +1,4 @@
-import { dependencyClosure, dependentClosure, type WorkspacePackage } from '../../core/workspace.js';
+import type { Workspace, WorkspacePackage } from '../../core/workspace.js';
 import type { FanOutTarget } from './answer.js';
 import { dirMatches, dirPattern, nameMatches, type StarSemantics } from './patterns.js';
 
@@ -119,12 +119,41 @@ function select(selector: Selector, raw: string, tool: Tool, target: FanOutTarge
     return `turbo's dependency selectors (${JSON.stringify(raw)}) follow a package graph that vouch's model does not match exactly`;
   }
   const found = new Map<string, WorkspacePackage>();
+  const edges = graphEdges(workspace, selector.graph);
   for (const pkg of base) {
-    const closure = selector.graph === 'dependencies' ? dependencyClosure(workspace, pkg.name) : dependentClosure(workspace, pkg.name);
-    for (const member of closure) if (!(selector.excludeSelf && member.name === pkg.name)) found.set(member.name, member);
+    for (const member of reachable(pkg, edges)) if (!(selector.excludeSelf && member.name === pkg.name)) found.set(member.name, member);
   }
   // The root may depend on a package, or be depended on: it is not in the model's graph.
   return { packages: [...found.values()], mayTakeRoot: true };
+}
+
+/** Each package's neighbours: the packages it depends on, or the packages that depend on it. */
+function graphEdges(workspace: Workspace, graph: 'dependencies' | 'dependents'): Map<string, WorkspacePackage[]> {
+  const byName = new Map(workspace.packages.map((pkg) => [pkg.name, pkg]));
+  const edges = new Map<string, WorkspacePackage[]>(workspace.packages.map((pkg) => [pkg.name, []]));
+  for (const pkg of workspace.packages) {
+    for (const name of pkg.dependsOn) {
+      const dependency = byName.get(name);
+      if (!dependency) continue;
+      if (graph === 'dependencies') edges.get(pkg.name)!.push(dependency);
+      else edges.get(dependency.name)!.push(pkg);
+    }
+  }
+  return edges;
+}
+
+/** The package and every package reachable from it (as dependencyClosure and dependentClosure in core/workspace.ts, in one pass). */
+function reachable(start: WorkspacePackage, edges: Map<string, WorkspacePackage[]>): WorkspacePackage[] {
+  const seen = new Map<string, WorkspacePackage>([[start.name, start]]);
+  const stack = [start];
+  while (stack.length > 0) {
+    for (const next of edges.get(stack.pop()!.name) ?? []) {
+      if (seen.has(next.name)) continue;
+      seen.set(next.name, next);
+      stack.push(next);
+    }
+  }
+  return [...seen.values()];
 }
 
 /** Union of the positive selectors (all packages when there are only exclusions), less the excluded. */
