@@ -22,6 +22,19 @@ export interface FanOutTarget {
    * that name, since the tools skip a package without it; unknown: unresolved.
    */
   root?: { name?: string | null; scripts: Readonly<Record<string, string>> };
+  /**
+   * Whether pnpm and npm are known to leave the root out of workspace
+   * commands: `include-workspace-root` unset in every .npmrc, in the
+   * environment (npm_config_include_workspace_root) and, for pnpm, in
+   * pnpm-workspace.yaml (includeWorkspaceRoot). The setting makes `pnpm -r S`
+   * (and pnpm's exclusion-only filters) and every npm workspace form, `npm test`
+   * in a package's directory included, run the root's S too
+   * (https://pnpm.io/cli/recursive#--include-workspace-root,
+   * https://docs.npmjs.com/cli/using-npm/config#include-workspace-root; checked
+   * with pnpm 10 and npm 11). Not known (absent or false): those forms are
+   * exact only when the root has no script S.
+   */
+  rootExcluded?: boolean;
   /** The project's package manager, when known: a package-manager form typed through another one fails (or reads another workspace), so it is unresolved. */
   packageManager?: PackageManagerName | null;
 }
@@ -59,6 +72,13 @@ export function rootMayRun(target: FanOutTarget, script: string): string | null 
   return null;
 }
 
+/** For pnpm and npm: null when the root cannot be among the packages that run the script (see FanOutTarget.rootExcluded). */
+export function rootSettingsMayRun(target: FanOutTarget, script: string): string | null {
+  if (target.rootExcluded === true) return null;
+  const root = rootMayRun(target, script);
+  return root === null ? null : `${root} (and include-workspace-root may be set)`;
+}
+
 export function wrongManager(program: PackageManagerName, target: FanOutTarget): Answer | null {
   const expected = target.packageManager;
   if (expected === undefined || expected === null || expected === program) return null;
@@ -87,6 +107,11 @@ export function plainInPackage(argv: readonly string[], target: FanOutTarget): F
   if (wrong) return wrong;
   if (run.args.length > 0) return unresolved('arguments after the script change the command');
   if (!Object.hasOwn(pkg.scripts, run.script)) return unresolved(`${pkg.name} has no "${run.script}" script`);
+  // npm takes a workspace's directory as --workspace (https://docs.npmjs.com/cli/using-npm/workspaces#running-commands-in-the-context-of-workspaces), so include-workspace-root applies.
+  if (program === 'npm') {
+    const settings = rootSettingsMayRun(target, run.script);
+    if (settings) return unresolved(settings);
+  }
   return { kind: 'packages', script: run.script, packages: [pkg.name] };
 }
 

@@ -1,6 +1,6 @@
 import { RUN_COMMANDS, TEST_COMMANDS } from '../../core/packageManagerGrammar.js';
 import type { Workspace, WorkspacePackage } from '../../core/workspace.js';
-import { finish, flagValue, fromRoot, plainInPackage, unresolved, wrongManager, type FanOut, type FanOutTarget } from './answer.js';
+import { finish, flagValue, fromRoot, plainInPackage, rootSettingsMayRun, unresolved, wrongManager, type FanOut, type FanOutTarget } from './answer.js';
 import { dirPattern, isPlain } from './patterns.js';
 
 const NPM_WORKSPACE = /^(?:-w|--workspace(?:=.*)?|--workspaces(?:=.*)?|-ws|--include-workspace-root(?:=.*)?|--prefix(?:=.*)?|-C)$/;
@@ -50,6 +50,8 @@ export function npmFanOut(args: readonly string[], target: FanOutTarget): FanOut
   if (all && named.length > 0) return unresolved('--workspaces together with --workspace');
   const where = fromRoot(target) ?? wrongManager('npm', target);
   if (where) return where;
+  const settings = rootSettingsMayRun(target, script);
+  if (settings) return unresolved(settings);
   if (all) return finish(target.workspace.packages, script, ifPresent, target.workspace);
   const selected = new Map<string, WorkspacePackage>();
   for (const value of named) {

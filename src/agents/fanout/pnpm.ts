@@ -1,5 +1,5 @@
 import { isOwnCommand, RUN_COMMANDS, TEST_COMMANDS } from '../../core/packageManagerGrammar.js';
-import { finish, flagValue, fromRoot, plainInPackage, rootMayRun, unresolved, wrongManager, type FanOut, type FanOutTarget } from './answer.js';
+import { finish, flagValue, fromRoot, plainInPackage, rootMayRun, rootSettingsMayRun, unresolved, wrongManager, type FanOut, type FanOutTarget } from './answer.js';
 import { selectAll } from './filters.js';
 
 /** pnpm flags that do not change which scripts run (https://pnpm.io/cli/run#options, https://pnpm.io/cli/recursive). */
@@ -77,6 +77,10 @@ export function pnpmFanOut(args: readonly string[], target: FanOutTarget): FanOu
   if (!recursive && filters.length === 0) return unresolved('a workspace flag vouch does not read');
   const where = fromRoot(target) ?? wrongManager('pnpm', target);
   if (where) return where;
+  // include-workspace-root adds the root to a selection of every package: `-r` alone, or only exclusions (checked with pnpm 10).
+  const fromAll = filters.length === 0 || filters.every((filter) => filter.startsWith('!'));
+  const settings = fromAll ? rootSettingsMayRun(target, script) : null;
+  if (settings) return unresolved(settings);
   if (filters.length === 0) return finish(target.workspace.packages, script, true, target.workspace);
   const selection = selectAll(filters, 'pnpm', target);
   if (typeof selection === 'string') return unresolved(selection);
