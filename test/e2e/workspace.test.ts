@@ -187,6 +187,10 @@ describe('the hook on package commands', () => {
     ]) {
       expect(decide(project, command).kind, command).toBe('pass');
     }
+    // The root has a test script too: once .npmrc takes the root into recursive runs, "pnpm -r test" runs it as well.
+    expect(decide(project, 'pnpm -r test').kind).toBe('deny');
+    project.write('.npmrc', 'include-workspace-root=true\n');
+    expect(decide(project, 'pnpm -r test').kind).toBe('pass');
   });
 
   it('"vouch run test" typed by an agent stands for every package check of that script', () => {
