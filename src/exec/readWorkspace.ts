@@ -88,7 +88,14 @@ export function readWorkspace(root: string): Workspace | null {
   });
   for (const [index, { json }] of manifests.entries()) {
     const deps = new Set<string>();
-    for (const field of DEPENDENCY_FIELDS) for (const dep of Object.keys(stringRecord(json[field]))) if (names.has(dep)) deps.add(dep);
+    for (const field of DEPENDENCY_FIELDS) {
+      for (const [dep, spec] of Object.entries(stringRecord(json[field]))) {
+        if (names.has(dep)) deps.add(dep);
+        // An alias links the member it names under another name: "x": "workspace:@s/a@*" (https://pnpm.io/workspaces#workspace-protocol-workspace), "npm:@s/a@^1".
+        const aliased = /^(?:workspace|npm):(@?[^@]+)@/.exec(spec)?.[1];
+        if (aliased !== undefined && names.has(aliased)) deps.add(aliased);
+      }
+    }
     deps.delete(packages[index]!.name);
     packages[index]!.dependsOn = [...deps].sort();
   }
