@@ -30,6 +30,16 @@ export function readWorkspace(root: string): Workspace | null {
   const included = globMatcher(positive);
   const excluded = negative.length > 0 ? globMatcher(negative) : () => false;
   const depth = Math.min(MAX_DEPTH, Math.max(...positive.map((glob) => (glob.includes('**') ? MAX_DEPTH : glob.split('/').length))));
+  // Each glob's leading literal directories: the walk enters only what can lead to a member (`packages/*` enters packages/ alone).
+  const prefixes = positive.map((glob) => {
+    const literal: string[] = [];
+    for (const segment of glob.split('/')) {
+      if (/[*?[\]{}()!+@]/.test(segment)) break;
+      literal.push(segment);
+    }
+    return literal.join('/');
+  });
+  const mayLead = (rel: string) => prefixes.some((prefix) => prefix === '' || prefix === rel || prefix.startsWith(`${rel}/`) || rel.startsWith(`${prefix}/`));
 
   const dirs: string[] = [];
   let visited = 0;
@@ -50,7 +60,7 @@ export function readWorkspace(root: string): Workspace | null {
       } catch {
         continue;
       }
-      if (!isDir) continue;
+      if (!isDir || !mayLead(child)) continue;
       if (++visited > MAX_DIRS) {
         throw new VouchError('workspace-invalid', `${root}: the workspace globs (${globs.join(', ')}) reach more than ${MAX_DIRS} directories; narrow them`);
       }

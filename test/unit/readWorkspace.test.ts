@@ -90,3 +90,12 @@ describe('check names', () => {
     expect(splitCheckName('a#')).toBeNull();
   });
 });
+
+describe('the walk', () => {
+  it('enters only directories that can lead to a member', () => {
+    const files: Record<string, unknown> = { 'package.json': { workspaces: ['packages/*'] }, 'packages/a/package.json': pkg('a') };
+    // Far more directories than the reader's bound, where no glob leads: they are never entered.
+    for (let i = 0; i < 21_000; i++) files[`docs/d${i}/x`] = '';
+    expect(readWorkspace(tree(files))!.packages.map((member) => member.name)).toEqual(['a']);
+  });
+});
