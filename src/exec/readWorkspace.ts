@@ -20,7 +20,7 @@ const DEPENDENCY_FIELDS = ['dependencies', 'devDependencies', 'optionalDependenc
  * followed, so a repository's links cannot lead the walk outside the root.
  * node_modules and dot-directories are never members.
  */
-export function readWorkspace(root: string): Workspace | null {
+export function readWorkspace(root: string, limits: { dirs: number } = { dirs: MAX_DIRS }): Workspace | null {
   const globs = workspaceGlobs(root);
   if (globs.length === 0) return null;
   const trim = (glob: string) => glob.replace(/^\.\//, '').replace(/\/+$/, '');
@@ -61,8 +61,8 @@ export function readWorkspace(root: string): Workspace | null {
         continue;
       }
       if (!isDir || !mayLead(child)) continue;
-      if (++visited > MAX_DIRS) {
-        throw new VouchError('workspace-invalid', `${root}: the workspace globs (${globs.join(', ')}) reach more than ${MAX_DIRS} directories; narrow them`);
+      if (++visited > limits.dirs) {
+        throw new VouchError('workspace-invalid', `${root}: the workspace globs (${globs.join(', ')}) reach more than ${limits.dirs} directories; narrow them`);
       }
       if (included(child) && !excluded(child)) dirs.push(child);
       walk(child, level + 1);
