@@ -30,6 +30,8 @@ export interface MatchTarget {
   /** turbo.json's and nx.json's tasks, which decide whether `turbo run` or `nx` runs more than the scripts. */
   turbo?: TaskRunnerConfig | null;
   nx?: TaskRunnerConfig | null;
+  /** pnpm and npm are known to leave the root out of a recursive run (exec/workspaceRootSetting.ts). */
+  rootExcluded?: boolean;
 }
 
 export interface MatchedPart {
@@ -234,6 +236,7 @@ function matchFanOut(command: Command, dir: string, checks: Array<{ check: Check
     nx: target.nx ?? null,
     ...(target.scripts !== null ? { root: { name: workspace.rootName ?? null, scripts: target.scripts } } : {}),
     packageManager: target.packageManager,
+    rootExcluded: target.rootExcluded === true,
   });
   if (fanOut === null || fanOut.kind !== 'packages' || fanOut.packages.length === 0) return null;
   const runner = packageManagerOf(argv);

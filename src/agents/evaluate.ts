@@ -53,7 +53,7 @@ async function evaluate(input: EvaluateInput): Promise<{ decision: CommandDecisi
   const forcedByEnv = env.VOUCH_FORCE;
   if (forcedByEnv !== undefined && forcedByEnv !== '' && forcedByEnv !== '0') return { decision: pass('VOUCH_FORCE is set: run as typed'), source: null };
 
-  const { locateProject, loadProject, taskRunnersOf } = await import('../api/project.js');
+  const { locateProject, loadProject, fanOutFacts } = await import('../api/project.js');
   let place;
   try {
     place = locateProject({ cwd: input.cwd });
@@ -65,7 +65,7 @@ async function evaluate(input: EvaluateInput): Promise<{ decision: CommandDecisi
   if (!mayMention(command, place.text, place.root)) return { decision: pass('no configured check matched'), source: null };
 
   const project = await loadProject({ cwd: input.cwd });
-  const runners = project.workspace === null ? null : await taskRunnersOf(project);
+  const facts = project.workspace === null ? null : await fanOutFacts(project, command, env);
   const fanOut = project.workspace === null ? undefined : (await import('./fanOut.js')).fanOutOf;
   const { matchCommand } = await import('./commandMatch.js');
   const match = matchCommand(command, {
@@ -76,8 +76,9 @@ async function evaluate(input: EvaluateInput): Promise<{ decision: CommandDecisi
     checks: project.definitions,
     cdpath: (env.CDPATH ?? '') !== '',
     workspace: project.workspace,
-    turbo: runners?.turbo ?? null,
-    nx: runners?.nx ?? null,
+    turbo: facts?.turbo ?? null,
+    nx: facts?.nx ?? null,
+    rootExcluded: facts?.rootExcluded ?? false,
     ...(fanOut ? { fanOut } : {}),
   });
   if (match === null) return { decision: pass('the command does not parse: run as typed'), source: null };

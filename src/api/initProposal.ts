@@ -40,6 +40,8 @@ export interface ProposalInput {
 export interface BuildOutputFacts {
   /** The root tsconfig.json has project references (https://www.typescriptlang.org/docs/handbook/project-references.html). */
   rootReferences: boolean;
+  /** The root tsconfig.json only lists its references ("files": [], no "include"), as a solution does. */
+  rootSolution?: boolean;
   /** Workspace packages whose package.json entry points ("types", "main", …) lie in build output, not in the repository. */
   builtEntries: Array<{ package: string; field: string; path: string }>;
 }
@@ -161,8 +163,8 @@ export function proposeConfig(input: ProposalInput): Proposal {
           });
           continue;
         }
+        // No "installed": a package check's default is its closure's node_modules (core/workspace.ts packageInstalled).
         const check: CheckConfig = { name, kind: judgement.kind, script, package: pkg.dir };
-        if (installed) check.installed = installed;
         own.push(proposed(check, command, judgement, pkg.name, 'inputs: the package, the workspace packages it depends on and the root\'s shared config (the default for a package check)'));
       }
       packageChecks.push(...own.sort(byKind));
@@ -204,10 +206,12 @@ export function proposeConfig(input: ProposalInput): Proposal {
 
   if (!rootChecks.some((p) => p.check.kind === 'typecheck')) {
     if (input.hasTsconfig && input.tsc !== null) {
+      // A solution tsconfig.json ("files": [], references only) gives plain tsc nothing to check: tsc -b checks each reference.
+      const solution = input.buildOutputs?.rootSolution === true;
       const check: CheckConfig = {
         name: uniqueName('typecheck', names),
         kind: 'typecheck',
-        command: [input.tsc, '--noEmit'],
+        command: solution ? [input.tsc, '-b'] : [input.tsc, '--noEmit'],
         inputs: narrowedTscInputs(lockfileInput),
       };
       if (installed) check.installed = installed;
@@ -215,10 +219,13 @@ export function proposeConfig(input: ProposalInput): Proposal {
         ...invented(check),
         reason:
           'no typecheck script, but tsconfig.json is at the root and TypeScript is installed; ' +
+          (solution
+            ? 'tsconfig.json only lists project references, so "tsc -b" checks (and builds) each of them, where "tsc --noEmit" would check nothing; '
+            : '') +
           '"tsc" is looked up in node_modules/.bin of the root and the directories above it first, so this runs the project\'s own TypeScript',
         inputsNote: tscNarrowingNote(lockfileInput, pm.lockfile),
       });
-      tscUse.set(check.name, { plain: true, build: false });
+      tscUse.set(check.name, { plain: !solution, build: solution });
     } else if (input.hasTsconfig) {
       notes.push(
         'tsconfig.json is at the root, but TypeScript is not installed (no node_modules/.bin/tsc), so no typecheck is proposed. ' +

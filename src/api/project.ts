@@ -302,8 +302,22 @@ export async function selectCheck(project: Project, name: string): Promise<Check
   throw new VouchError('unknown-check', `"${name}" is ${selected.length} package checks (${selected.map((definition) => definition.name).join(', ')}); name one of them`);
 }
 
-/** turbo.json's and nx.json's tasks at the root: whether `turbo run` or `nx` would run more than a package's script. */
-export async function taskRunnersOf(project: Pick<Project, 'root'>): Promise<{ turbo: TaskRunnerConfig | null; nx: TaskRunnerConfig | null }> {
-  const { readTurbo, readNx } = await import('../exec/readTaskRunners.js');
-  return { turbo: readTurbo(project.root), nx: readNx(project.root) };
+/**
+ * What decides which packages a workspace command runs, besides the workspace itself: turbo.json's and
+ * nx.json's tasks (whether `turbo run` or `nx` runs more than a package's script), read only for a command
+ * that may name them, and whether pnpm and npm leave the root out of a recursive run.
+ */
+export async function fanOutFacts(
+  project: Pick<Project, 'root' | 'workspace'>,
+  command: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ turbo: TaskRunnerConfig | null; nx: TaskRunnerConfig | null; rootExcluded: boolean }> {
+  const [{ readTurbo, readNx }, { workspaceRootExcluded }] = await Promise.all([import('../exec/readTaskRunners.js'), import('../exec/workspaceRootSetting.js')]);
+  const plain = command.replace(/["'\\]/g, '');
+  const packages = project.workspace?.packages ?? [];
+  return {
+    turbo: plain.includes('turbo') ? readTurbo(project.root, packages) : null,
+    nx: plain.includes('nx') ? readNx(project.root, packages) : null,
+    rootExcluded: workspaceRootExcluded(project.root, env),
+  };
 }

@@ -17,10 +17,11 @@ export interface PlannedCheck {
  * `vouch run build` builds `a` before `b` when `b` depends on `a`. Pure.
  */
 export function runPlan(definitions: readonly CheckDefinition[], workspace: Workspace | null): PlannedCheck[] {
+  const dependsOn = dependencyTest(workspace);
   const ordered: CheckDefinition[] = [];
   let group: CheckDefinition[] = [];
   const flush = () => {
-    ordered.push(...dependencyOrdered(group, workspace));
+    ordered.push(...dependencyOrdered(group, dependsOn));
     group = [];
   };
   for (const definition of definitions) {
@@ -35,25 +36,34 @@ export function runPlan(definitions: readonly CheckDefinition[], workspace: Work
   return ordered.map((definition, index) => ({
     definition,
     alone: definition.package === undefined,
-    after: definition.package === undefined ? [] : ordered.slice(0, index).flatMap((earlier, at) => (earlier.package !== undefined && dependsOn(workspace, definition.package!, earlier.package) ? [at] : [])),
+    after: definition.package === undefined ? [] : ordered.slice(0, index).flatMap((earlier, at) => (earlier.package !== undefined && dependsOn(definition.package!, earlier.package) ? [at] : [])),
   }));
 }
 
-/** Whether the package in `dir` depends on the one in `other`, transitively (never on itself). */
-function dependsOn(workspace: Workspace | null, dir: string, other: string): boolean {
-  if (workspace === null || dir === other) return false;
-  const pkg = packageByDir(workspace, dir);
-  const target = packageByDir(workspace, other);
-  return pkg !== undefined && target !== undefined && dependencyClosure(workspace, pkg.name).some((member) => member.name === target.name);
+type DependsOn = (dir: string, other: string) => boolean;
+
+/** Whether the package in `dir` depends on the one in `other`, transitively (never on itself); each closure computed once. */
+function dependencyTest(workspace: Workspace | null): DependsOn {
+  const closures = new Map<string, Set<string>>();
+  return (dir, other) => {
+    if (workspace === null || dir === other) return false;
+    let closure = closures.get(dir);
+    if (closure === undefined) {
+      const pkg = packageByDir(workspace, dir);
+      closure = new Set(pkg === undefined ? [] : dependencyClosure(workspace, pkg.name).map((member) => member.dir));
+      closures.set(dir, closure);
+    }
+    return closure.has(other);
+  };
 }
 
 /** A stable topological order: each check after those of packages it depends on, otherwise as given. */
-function dependencyOrdered(group: CheckDefinition[], workspace: Workspace | null): CheckDefinition[] {
+function dependencyOrdered(group: CheckDefinition[], dependsOn: DependsOn): CheckDefinition[] {
   const placed: CheckDefinition[] = [];
   const remaining = [...group];
   while (remaining.length > 0) {
     // The first check none of whose dependencies is still waiting; a cycle takes the first as given.
-    const index = remaining.findIndex((candidate) => !remaining.some((other) => other !== candidate && dependsOn(workspace, candidate.package!, other.package!) && !dependsOn(workspace, other.package!, candidate.package!)));
+    const index = remaining.findIndex((candidate) => !remaining.some((other) => other !== candidate && dependsOn(candidate.package!, other.package!) && !dependsOn(other.package!, candidate.package!)));
     placed.push(...remaining.splice(index === -1 ? 0 : index, 1));
   }
   return placed;

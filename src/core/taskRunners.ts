@@ -8,8 +8,9 @@ export interface TaskRunnerTask {
   /**
    * The tasks that run before (or, for turbo's "with", beside) this one:
    * turbo's "dependsOn" and "with" (https://turborepo.com/docs/reference/configuration#dependson),
-   * nx's targetDefaults "dependsOn" (https://nx.dev/reference/nx-json#target-defaults).
-   * Non-empty: the runner runs other tasks too.
+   * nx's targetDefaults "dependsOn" (https://nx.dev/reference/nx-json#target-defaults),
+   * and for nx a note when the default sets an executor, command or options.
+   * Non-empty: the runner runs other tasks too, or runs this one otherwise.
    */
   dependsOn: string[];
 }

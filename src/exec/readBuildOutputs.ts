@@ -7,6 +7,8 @@ import { readPackageJson } from './detectPackageManager.js';
 /** What vouch init needs to know about build output that checks read. */
 export interface BuildOutputs {
   rootReferences: boolean;
+  /** The root tsconfig.json only lists references ("files": [], no "include"): tsc without -b checks nothing there. */
+  rootSolution: boolean;
   builtEntries: Array<{ package: string; field: string; path: string }>;
 }
 
@@ -44,7 +46,11 @@ export function readBuildOutputs(root: string, workspace: Workspace | null): Bui
   // One entry per package: the first field that points into build output says enough.
   const seen = new Set<string>();
   const builtEntries = built.filter((c) => !seen.has(c.package) && (seen.add(c.package), true));
-  return { rootReferences: hasReferences(join(root, 'tsconfig.json')), builtEntries };
+  const tsconfig = readTsconfig(join(root, 'tsconfig.json'));
+  const references = tsconfig?.references;
+  const rootReferences = Array.isArray(references) && references.length > 0;
+  const rootSolution = rootReferences && Array.isArray(tsconfig?.files) && tsconfig.files.length === 0 && tsconfig.include === undefined;
+  return { rootReferences, rootSolution, builtEntries };
 }
 
 /** A package-relative path without "..", or null. */
@@ -86,17 +92,19 @@ function gitIgnored(root: string, paths: readonly string[]): Set<string> {
   return new Set(result.stdout.split('\0').filter(Boolean));
 }
 
-/** Whether a tsconfig has a non-empty "references" array. Comments and trailing commas are allowed, as tsc allows them. */
-function hasReferences(path: string): boolean {
+/**
+ * A tsconfig.json's top-level object, or null when it is missing, too large or
+ * not JSON. Comments and trailing commas are allowed, as tsc allows them;
+ * "extends" is not followed (references and files are not inherited).
+ */
+function readTsconfig(path: string): Record<string, unknown> | null {
   try {
     const stat = lstatSync(path);
-    if (!stat.isFile() || stat.size > MAX_TSCONFIG_BYTES) return false;
+    if (!stat.isFile() || stat.size > MAX_TSCONFIG_BYTES) return null;
     const parsed = JSON.parse(stripJsonc(readFileSync(path, 'utf8'))) as unknown;
-    if (parsed === null || typeof parsed !== 'object') return false;
-    const references = (parsed as { references?: unknown }).references;
-    return Array.isArray(references) && references.length > 0;
+    return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : null;
   } catch {
-    return false;
+    return null;
   }
 }
 

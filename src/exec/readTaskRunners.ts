@@ -131,8 +131,11 @@ export function readNx(root: string, packages: readonly WorkspacePackage[] = [])
     if (!isRecord(value)) return blockedConfig(`nx.json: targetDefaults "${name}" is not an object`);
     const dependsOn = taskList(value.dependsOn);
     if (dependsOn === null) return blockedConfig(`nx.json: targetDefaults "${name}" has a dependsOn that is not a list`);
-    if (!/^[\w.-]+$/.test(name) && dependsOn.length > 0) return blockedConfig(`nx.json: targetDefaults "${name}" may apply to any target`);
-    tasks[name] = { dependsOn: dependsOn.map((entry) => (typeof entry === 'string' ? entry : JSON.stringify(entry))) };
+    const steps = dependsOn.map((entry) => (typeof entry === 'string' ? entry : JSON.stringify(entry)));
+    // A default may also give the target another executor or command than the script.
+    for (const key of ['executor', 'command', 'options']) if (value[key] !== undefined) steps.push(`(its "${key}")`);
+    if (!/^[\w.-]+$/.test(name) && steps.length > 0) return blockedConfig(`nx.json: targetDefaults "${name}" may apply to any target`);
+    tasks[name] = { dependsOn: steps };
   }
   const overridden = new Set<string>();
   if (exists(root, 'project.json')) overridden.add('//');

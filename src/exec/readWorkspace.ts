@@ -20,7 +20,7 @@ const DEPENDENCY_FIELDS = ['dependencies', 'devDependencies', 'optionalDependenc
  * followed, so a repository's links cannot lead the walk outside the root.
  * node_modules and dot-directories are never members.
  */
-export function readWorkspace(root: string): Workspace | null {
+export function readWorkspace(root: string, limits: { dirs: number } = { dirs: MAX_DIRS }): Workspace | null {
   const globs = workspaceGlobs(root);
   if (globs.length === 0) return null;
   const trim = (glob: string) => glob.replace(/^\.\//, '').replace(/\/+$/, '');
@@ -30,6 +30,16 @@ export function readWorkspace(root: string): Workspace | null {
   const included = globMatcher(positive);
   const excluded = negative.length > 0 ? globMatcher(negative) : () => false;
   const depth = Math.min(MAX_DEPTH, Math.max(...positive.map((glob) => (glob.includes('**') ? MAX_DEPTH : glob.split('/').length))));
+  // Each glob's leading literal directories: the walk enters only what can lead to a member (`packages/*` enters packages/ alone).
+  const prefixes = positive.map((glob) => {
+    const literal: string[] = [];
+    for (const segment of glob.split('/')) {
+      if (/[*?[\]{}()!+@]/.test(segment)) break;
+      literal.push(segment);
+    }
+    return literal.join('/');
+  });
+  const mayLead = (rel: string) => prefixes.some((prefix) => prefix === '' || prefix === rel || prefix.startsWith(`${rel}/`) || rel.startsWith(`${prefix}/`));
 
   const dirs: string[] = [];
   let visited = 0;
@@ -50,9 +60,9 @@ export function readWorkspace(root: string): Workspace | null {
       } catch {
         continue;
       }
-      if (!isDir) continue;
-      if (++visited > MAX_DIRS) {
-        throw new VouchError('workspace-invalid', `${root}: the workspace globs (${globs.join(', ')}) reach more than ${MAX_DIRS} directories; narrow them`);
+      if (!isDir || !mayLead(child)) continue;
+      if (++visited > limits.dirs) {
+        throw new VouchError('workspace-invalid', `${root}: the workspace globs (${globs.join(', ')}) reach more than ${limits.dirs} directories; narrow them`);
       }
       if (included(child) && !excluded(child)) dirs.push(child);
       walk(child, level + 1);
@@ -88,7 +98,14 @@ export function readWorkspace(root: string): Workspace | null {
   });
   for (const [index, { json }] of manifests.entries()) {
     const deps = new Set<string>();
-    for (const field of DEPENDENCY_FIELDS) for (const dep of Object.keys(stringRecord(json[field]))) if (names.has(dep)) deps.add(dep);
+    for (const field of DEPENDENCY_FIELDS) {
+      for (const [dep, spec] of Object.entries(stringRecord(json[field]))) {
+        if (names.has(dep)) deps.add(dep);
+        // An alias links the member it names under another name: "x": "workspace:@s/a@*" (https://pnpm.io/workspaces#workspace-protocol-workspace), "npm:@s/a@^1".
+        const aliased = /^(?:workspace|npm):(@?[^@]+)@/.exec(spec)?.[1];
+        if (aliased !== undefined && names.has(aliased)) deps.add(aliased);
+      }
+    }
     deps.delete(packages[index]!.name);
     packages[index]!.dependsOn = [...deps].sort();
   }

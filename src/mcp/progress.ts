@@ -1,19 +1,30 @@
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 
+export interface ProgressReporter {
+  /** Says `message`; `done` marks one more check finished. */
+  (message: string, done?: boolean): void;
+  /** Waits until every notification said so far is sent: a tool's result must come after its last progress. */
+  flush(): Promise<void>;
+}
+
 /**
  * Progress notifications for a long run, when the client asked for them (it
  * sent a progressToken). Clients may reset their request timeout on each one,
- * so a test suite that outlasts the default 60 s timeout is not cut off.
- * Returns a reporter; `done` marks one more check finished.
+ * so a test suite that outlasts the default 60 s timeout is not cut off. A
+ * notification that arrives after its request's result names a token the
+ * client has forgotten, which the SDK's client reports as an error, so the
+ * tool flushes them before it answers.
  */
-export function progressReporter(extra: RequestHandlerExtra<ServerRequest, ServerNotification>, total: number) {
+export function progressReporter(extra: RequestHandlerExtra<ServerRequest, ServerNotification>, total: number): ProgressReporter {
   const token = extra._meta?.progressToken;
   let finished = 0;
-  return (message: string, done = false): void => {
+  const pending: Array<Promise<void>> = [];
+  const report = (message: string, done = false): void => {
     if (done) finished += 1;
     if (token === undefined) return;
     // A lost notification costs nothing but a progress line; the run goes on.
-    extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: finished, total, message } }).catch(() => {});
+    pending.push(extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: finished, total, message } }).catch(() => {}));
   };
+  return Object.assign(report, { flush: async () => void (await Promise.all(pending.splice(0))) });
 }

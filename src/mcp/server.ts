@@ -180,6 +180,7 @@ export function createVouchServer(options: McpServerOptions): McpServer {
           onSkip: (checkStatus) => progress(`skipped ${checkStatus.name}: CURRENT PASS`, true),
           onFinish: (receipt) => progress(`${receipt.check} ${receipt.result}`, true),
         });
+        await progress.flush();
         return answer(runReportJson(report, loaded.stateDir), runSummary(report, loaded.stateDir, (check) => output.tailOf(check)));
       } catch (error) {
         return failure(error);
@@ -207,6 +208,7 @@ export function createVouchServer(options: McpServerOptions): McpServer {
         const progress = progressReporter(extra, 1);
         progress('judging the case, then the control');
         const result = await (await resident()).prove(claim);
+        await progress.flush();
         const report = proveReportJson(result);
         return answer(report as unknown as Record<string, unknown>, proveText(report).trimEnd());
       } catch (error) {

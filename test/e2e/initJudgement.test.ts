@@ -70,7 +70,7 @@ interface InitJson {
     needs_first: string[];
     verify: VerifyJson | null;
   }[];
-  skipped: { script: string; package: string | null; reason: string }[];
+  skipped: { script: string; package: string | null; reason: string; proposed_by_all: boolean }[];
   dropped: { name: string; command: string[]; reason: string; verify: VerifyJson }[];
   notes: string[];
   config: { checks: { name: string; kind: string; script?: string; command?: string[]; package?: string; inputs?: string[] }[] };
@@ -137,6 +137,7 @@ describe('vouch init leaves out what verifies nothing, or not the tree alone', (
     expect(why.check).toBe('only runs "lint", "test", which are checks themselves (or made of checks): its parts are proposed');
     expect(why['test:all']).toMatch(/only runs "check", which is a check itself/);
     expect(why.pretest).toMatch(/lifecycle/);
+    expect(json.skipped.filter((s) => !s.proposed_by_all).map((s) => s.script)).toEqual(['pretest']);
 
     const text = vouchInit(dir, '--dry-run').stdout;
     expect(text).toContain('Not proposed (vouch init --all proposes all but lifecycle scripts):');
@@ -254,6 +255,23 @@ describe('a check that reads build output is proposed after the build', () => {
       ['typecheck', true],
       ['test', true],
     ]);
+  });
+
+  it('invents tsc -b, not a tsc --noEmit that checks nothing, beside a solution tsconfig.json', () => {
+    const dir = project({
+      'package.json': pkg({ scripts: {} }),
+      'tsconfig.json': JSON.stringify({ files: [], references: [{ path: './lib' }] }),
+      'lib/tsconfig.json': JSON.stringify({ compilerOptions: { composite: true, strict: true, outDir: 'dist', rootDir: 'src', types: [] }, include: ['src'] }),
+      'lib/src/index.ts': 'export const one: number = "one";\n',
+    });
+    installTsc(dir);
+    const json = initJson(dir, '--dry-run');
+    expect(json.config.checks.map((c) => [c.name, c.command])).toEqual([['typecheck', ['tsc', '-b']]]);
+    expect(json.checks[0]?.reason).toContain('"tsc --noEmit" would check nothing');
+    // It is real: the type error in the reference fails it, so --verify drops it and init has nothing to propose.
+    const verified = vouchInit(dir, '--verify', '--dry-run');
+    expect(verified.code).toBe(2);
+    expect(verified.stderr).toMatch(/"typecheck" \(tsc -b\) dropped: it failed on this tree[\s\S]*error TS2322/);
   });
 
   it('puts a package\'s build before the checks of the packages that import it, when its "types" point into ignored output', () => {

@@ -116,6 +116,25 @@ describe('package checks', () => {
     }
   });
 
+  it('a root check whose command is "turbo run test" gets a receipt, and turbo keeps its own cache', () => {
+    const project = fixture('pnpm', { checks: [{ name: 'all-tests', kind: 'test', command: ['turbo', 'run', 'test'] }] });
+    project.write('package.json', JSON.stringify({ name: 'ws', private: true, packageManager: 'pnpm@10.34.9', scripts: { test: 'turbo run test' } }));
+    project.write('turbo.json', JSON.stringify({ tasks: { test: { outputs: [] } } }));
+    project.write('.gitignore', '.turbo/\nnode_modules/\n');
+    project.git('add', '-A');
+    project.git('commit', '-qm', 'turbo');
+    const turboEnv = { ...env, TURBO_TELEMETRY_DISABLED: '1', DO_NOT_TRACK: '1', TURBO_NO_UPDATE_NOTIFIER: '1' };
+    const first = project.vouch(['run', 'all-tests'], { env: turboEnv });
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toContain('test c: ok');
+    expect(project.json(['status', 'all-tests'], { env: turboEnv }).checks[0].freshness).toBe('CURRENT');
+    // A second run replays turbo's cache: vouch neither replaces it nor turns it off.
+    const second = project.vouch(['run', 'all-tests'], { env: turboEnv });
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toMatch(/cache hit, replaying logs/);
+    expect(second.stdout).toMatch(/3 cached, 3 total/);
+  });
+
   it('"vouch explain test" asks which package check is meant', () => {
     const project = fixture('npm');
     const result = project.vouch(['explain', 'test'], { env });
@@ -187,6 +206,10 @@ describe('the hook on package commands', () => {
     ]) {
       expect(decide(project, command).kind, command).toBe('pass');
     }
+    // The root has a test script too: once .npmrc takes the root into recursive runs, "pnpm -r test" runs it as well.
+    expect(decide(project, 'pnpm -r test').kind).toBe('deny');
+    project.write('.npmrc', 'include-workspace-root=true\n');
+    expect(decide(project, 'pnpm -r test').kind).toBe('pass');
   });
 
   it('"vouch run test" typed by an agent stands for every package check of that script', () => {

@@ -100,6 +100,7 @@ const HOOK_DYNAMIC_IMPORTS: Record<string, 'decision' | `aside: ${string}`> = {
   // A config with package checks: the workspace's members and their scripts decide what a command runs,
   // turbo.json and nx.json whether a task runner runs more, and the fan-out resolver which checks it runs.
   'api/project.ts -> ../exec/readTaskRunners.js': 'decision',
+  'api/project.ts -> ../exec/workspaceRootSetting.js': 'decision',
   'agents/evaluate.ts -> ./fanOut.js': 'decision',
   'api/project.ts -> ../exec/readWorkspace.js': 'decision',
   'api/project.ts -> ../core/configSchema.js': 'aside: a config this vouch has not validated before',
@@ -113,9 +114,17 @@ const HOOK_DECISION = [
   'agents/commandDecision.ts',
   'agents/commandMatch.ts',
   'agents/evaluate.ts',
-  // In a workspace only: the fan-out resolver and its selectors.
+  // In a workspace only: the fan-out resolver, a module per tool.
   'agents/fanOut.ts',
-  'agents/selectors.ts',
+  'agents/fanout/answer.ts',
+  'agents/fanout/bun.ts',
+  'agents/fanout/filters.ts',
+  'agents/fanout/npm.ts',
+  'agents/fanout/nx.ts',
+  'agents/fanout/patterns.ts',
+  'agents/fanout/pnpm.ts',
+  'agents/fanout/turbo.ts',
+  'agents/fanout/yarn.ts',
   'agents/matchForms.ts',
   'agents/rewrite.ts',
   'agents/shellCommand.ts',
@@ -148,6 +157,7 @@ const HOOK_DECISION = [
   // A config with package checks: its workspace is read on every decision, and turbo.json and nx.json.
   'exec/readTaskRunners.ts',
   'exec/readWorkspace.ts',
+  'exec/workspaceRootSetting.ts',
   'exec/resolveExecutable.ts',
   'fs/globMatcher.ts',
   'fs/nativeAddon.ts',

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fanOutOf, type FanOutTarget } from '../../src/agents/fanOut.js';
-import { dirMatches, dirPattern, nameMatches } from '../../src/agents/selectors.js';
+import { dirMatches, dirPattern, nameMatches } from '../../src/agents/fanout/patterns.js';
 import { parseJsonc } from '../../src/core/jsonc.js';
 import { readNx, readTurbo } from '../../src/exec/readTaskRunners.js';
 import { CORPUS, TARGETS, WORKSPACE, type FanOutCase } from '../fixtures/fanout-corpus.js';
@@ -81,6 +81,57 @@ describe('the fan-out corpus', () => {
     expect(fanOutOf(['pnpm', '--filter', './packages/**', 'test'], target)?.kind).toBe('unresolved');
     expect(fanOutOf(['pnpm', '--filter', './packages/*', 'test'], target)).toEqual({ kind: 'packages', script: 'test', packages: ['a'] });
     expect(fanOutOf(['pnpm', '--filter', './packages', 'test'], target)).toEqual({ kind: 'packages', script: 'test', packages: ['top'] });
+  });
+});
+
+/** A small deterministic generator (mulberry32), so a failing sequence can be replayed. */
+function random(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe('fanOutOf on arbitrary words', () => {
+  const WORDS = [
+    'pnpm', 'npm', 'yarn', 'bun', 'turbo', 'nx', 'npx', 'exec', 'run', 'run-many', 'test', 'lint', 'clean', 'build', 'workspace', 'workspaces', 'foreach',
+    '-r', '--recursive', '--filter', '-F', '--filter=@demo/*', '-w', '--workspace', '--workspaces', '-ws', '--if-present', '-A', '--all', '--include', '--exclude',
+    '-t', '-p', '--projects=@demo/a', '--', '--force', '@demo/a', '@demo/b', '@demo/c', 'tools', '...@demo/a', '@demo/c^...', './packages/*', '{./packages/a}',
+    '!@demo/b', '*', '**', '.', '..', '', '@demo/a:test', 'demo-root', '[main]', '{', '}', '\\', '*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b',
+  ];
+  it('never throws, and every list it gives is exact in shape: scripts present, no repeats, dependency order', () => {
+    const next = random(18);
+    const order = ['@demo/a', '@demo/b', '@demo/c', 'tools'];
+    for (let round = 0; round < 4000; round++) {
+      const argv = Array.from({ length: 1 + Math.floor(next() * 7) }, () => WORDS[Math.floor(next() * WORDS.length)]!);
+      const names = Object.keys(TARGETS) as Array<keyof typeof TARGETS>;
+      const target: FanOutTarget = { ...TARGETS[names[Math.floor(next() * names.length)]!], cwdDir: ['', 'packages/a', 'tools', 'x'][Math.floor(next() * 4)]! };
+      const answer = fanOutOf(argv, target);
+      if (answer === null || answer.kind === 'unresolved') continue;
+      expect(answer.packages.length, argv.join(' ')).toBeGreaterThan(0);
+      expect(new Set(answer.packages).size).toBe(answer.packages.length);
+      for (const name of answer.packages) expect(WORKSPACE.packages.find((pkg) => pkg.name === name)?.scripts[answer.script], `${argv.join(' ')}: ${name}`).toBeDefined();
+      expect([...answer.packages].sort((x, y) => order.indexOf(x) - order.indexOf(y))).toEqual(answer.packages);
+    }
+  });
+
+  it('stays fast on a long wildcard pattern and on a workspace of 2,000 packages', () => {
+    const packages = Array.from({ length: 2000 }, (_, index) => ({
+      name: `@big/p${index}${'x'.repeat(150)}`,
+      dir: `packages/p${index}`,
+      scripts: { test: 'x' },
+      dependsOn: index === 0 ? [] : [`@big/p${index - 1}${'x'.repeat(150)}`],
+    }));
+    const target: FanOutTarget = { workspace: { globs: ['packages/*'], packages }, cwdDir: '', turbo: null, nx: null, root: { name: 'r', scripts: {} } };
+    const started = performance.now();
+    expect(fanOutOf(['pnpm', '--filter', `${'*x'.repeat(60)}y`, 'test'], target)?.kind).toBe('unresolved');
+    expect(fanOutOf(['pnpm', '--filter', `...${packages[0]!.name}`, 'test'], target)).toMatchObject({ kind: 'packages' });
+    expect(fanOutOf(['pnpm', '--filter', `${packages[1999]!.name}...`, 'test'], target)).toMatchObject({ kind: 'packages' });
+    expect(fanOutOf(['pnpm', '--filter', './packages/**', 'test'], target)).toMatchObject({ kind: 'packages' });
+    expect(performance.now() - started).toBeLessThan(5_000);
   });
 });
 
@@ -224,6 +275,8 @@ describe('readTurbo and readNx', () => {
     ];
     for (const files of cases) expect(readNx(project(files))?.blocked, JSON.stringify(files)).toBeTruthy();
     expect(readNx(project({ 'nx.json': '{ "targetDefaults": { "nx:run-script": { "cache": true } } }' }))?.blocked).toBeUndefined();
+    expect(readNx(project({ 'nx.json': '{ "targetDefaults": { "nx:run-script": { "options": {} } } }' }))?.blocked).toBeTruthy();
+    expect(readNx(project({ 'nx.json': '{ "targetDefaults": { "test": { "executor": "@nx/jest:jest" } } }' }))?.tasks.test?.dependsOn).toEqual(['(its "executor")']);
     expect(readNx(project({ 'nx.json': '{}', 'project.json': '{}' }))?.overridden).toEqual(['//']);
   });
 

@@ -43,6 +43,7 @@ function target(entry: FanOutCase): { match: MatchTarget; names: Map<string, str
       turbo: base.turbo,
       nx: base.nx,
       fanOut: fanOutOf,
+      rootExcluded: base.rootExcluded === true,
     },
   };
 }

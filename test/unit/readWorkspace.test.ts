@@ -32,6 +32,7 @@ describe('readWorkspace', () => {
       'packages/a/package.json': pkg('@s/a', { scripts: { test: 'vitest run', bad: 1 } }),
       'packages/b/package.json': pkg('@s/b', { dependencies: { '@s/a': 'workspace:^', lodash: '^4' } }),
       'packages/c/package.json': pkg('@s/c', { devDependencies: { '@s/b': '*' }, peerDependencies: { root: '*' } }),
+      'packages/d/package.json': pkg('@s/d', { dependencies: { aliased: 'workspace:@s/a@*', other: 'npm:@s/c@^1.0.0' } }),
       'packages/skipped/package.json': pkg('@s/skipped'),
       'packages/nojson/readme.md': 'no package here',
       'packages/a/node_modules/x/package.json': pkg('x'),
@@ -41,13 +42,14 @@ describe('readWorkspace', () => {
       ['@s/a', 'packages/a', []],
       ['@s/b', 'packages/b', ['@s/a']],
       ['@s/c', 'packages/c', ['@s/b']],
+      ['@s/d', 'packages/d', ['@s/a', '@s/c']],
     ]);
     expect(workspace.packages[0]!.scripts).toEqual({ test: 'vitest run' });
     expect(workspace.rootName).toBe('root');
     expect(workspace.rootEdges).toEqual({ dependsOn: ['@s/c'], dependedOnBy: ['@s/c'] });
     expect(dependencyClosure(workspace, '@s/c').map((member) => member.name)).toEqual(['@s/a', '@s/b', '@s/c']);
-    expect(dependentClosure(workspace, '@s/b').map((member) => member.name)).toEqual(['@s/b', '@s/c']);
-    expect(dependencyOrder(workspace).map((member) => member.name)).toEqual(['@s/a', '@s/b', '@s/c']);
+    expect(dependentClosure(workspace, '@s/b').map((member) => member.name)).toEqual(['@s/b', '@s/c', '@s/d']);
+    expect(dependencyOrder(workspace).map((member) => member.name)).toEqual(['@s/a', '@s/b', '@s/c', '@s/d']);
     expect(packageInputs(workspace, 'packages/b')).toEqual(['packages/a/**', 'packages/b/**', '*', '!*.md', '!*.markdown', '!*.txt', '!LICENSE*', '!LICENCE*', '!.mcp.json']);
     expect(packageInputs(workspace, 'packages/none')).toBeNull();
   });
@@ -86,5 +88,17 @@ describe('check names', () => {
     expect(splitCheckName('typecheck')).toBeNull();
     expect(splitCheckName('#test')).toBeNull();
     expect(splitCheckName('a#')).toBeNull();
+  });
+});
+
+describe('the walk', () => {
+  it('enters only directories that can lead to a member', () => {
+    const files: Record<string, unknown> = { 'package.json': { workspaces: ['packages/*'] }, 'packages/a/package.json': pkg('a') };
+    // More directories than the reader's bound (lowered to 50 here), where no glob leads: they are never entered.
+    for (let i = 0; i < 60; i++) files[`docs/d${i}/x`] = '';
+    const root = tree(files);
+    expect(readWorkspace(root, { dirs: 50 })!.packages.map((member) => member.name)).toEqual(['a']);
+    for (let i = 0; i < 60; i++) files[`packages/d${i}/x`] = '';
+    expect(() => readWorkspace(tree(files), { dirs: 50 })).toThrow(/reach more than 50 directories; narrow them/);
   });
 });

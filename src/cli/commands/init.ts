@@ -131,7 +131,7 @@ function toJson(result: InitResult): InitDocument {
       needs_first: proposed.needsFirst,
       verify: proposed.verify === null ? null : verifyJson(proposed.verify),
     })),
-    skipped: result.proposal.skipped.map((skipped) => ({ script: skipped.script, package: skipped.package, reason: skipped.reason })),
+    skipped: result.proposal.skipped.map((skipped) => ({ script: skipped.script, package: skipped.package, reason: skipped.reason, proposed_by_all: skipped.overridable })),
     dropped: result.proposal.dropped.map((dropped) => ({ name: dropped.name, command: dropped.command, reason: dropped.reason, verify: verifyJson(dropped.verify) })),
     notes: result.proposal.notes,
     config: result.proposal.config,

@@ -76,6 +76,7 @@ export const initDocument = z
           script: z.string().min(1),
           package: z.string().min(1).nullable().describe("The workspace package's name, for a package script; null for a root script."),
           reason: z.string().min(1),
+          proposed_by_all: z.boolean().describe('vouch init --all would propose it: false only for lifecycle scripts, npm\'s placeholder and a package whose name cannot name a check.'),
         }),
       )
       .describe('Scripts that look like checks but were not proposed, with why.'),

@@ -20,16 +20,50 @@ export function nameMatches(pattern: string, name: string, star: StarSemantics):
   const rest = pattern.replace(/^@(?!\()/, '');
   if (/[?[\]{}()!+@,\\]/.test(rest)) return null;
   if (!pattern.includes('*')) return pattern === name;
-  const crossing = starRegExp(pattern, '.*').test(name);
-  const segment = starRegExp(pattern, '[^/]*').test(name);
-  if (star === 'crosses') return crossing;
-  if (star === 'segment') return segment;
-  return crossing === segment ? crossing : null;
+  if (pattern.length > MAX_PATTERN) return null;
+  if (star === 'crosses') return starMatch(pattern, name, true);
+  if (star === 'segment') return starMatch(pattern, name, false);
+  const crossing = starMatch(pattern, name, true);
+  return crossing === starMatch(pattern, name, false) ? crossing : null;
 }
 
-function starRegExp(pattern: string, star: string): RegExp {
-  const escaped = pattern.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&'));
-  return new RegExp(`^${escaped.join(star)}$`);
+/** A typed pattern longer than this is not read: matching stays cheap whatever the command holds. */
+const MAX_PATTERN = 128;
+
+/**
+ * Whether `text` matches `pattern`, where `*` stands for any run of
+ * characters (without "/" unless `crossSlash`) and every other character for
+ * itself. Dynamic programming over both strings, so no pattern can make it
+ * slow, as a backtracking regular expression could be made.
+ */
+function starMatch(pattern: string, text: string, crossSlash: boolean): boolean {
+  // reachable[j]: the pattern read so far can match text[0, j).
+  let reachable = new Uint8Array(text.length + 1);
+  let next = new Uint8Array(text.length + 1);
+  reachable[0] = 1;
+  for (let i = 0; i < pattern.length; i++) {
+    const char = pattern[i];
+    next.fill(0);
+    let any = false;
+    if (char === '*') {
+      for (let j = 0; j <= text.length; j++) {
+        if (reachable[j] === 1 || (j > 0 && next[j - 1] === 1 && (crossSlash || text[j - 1] !== '/'))) {
+          next[j] = 1;
+          any = true;
+        }
+      }
+    } else {
+      for (let j = 1; j <= text.length; j++) {
+        if (reachable[j - 1] === 1 && text[j - 1] === char) {
+          next[j] = 1;
+          any = true;
+        }
+      }
+    }
+    if (!any) return false;
+    [reachable, next] = [next, reachable];
+  }
+  return reachable[text.length] === 1;
 }
 
 /**
@@ -41,7 +75,7 @@ function starRegExp(pattern: string, star: string): RegExp {
 export function dirPattern(raw: string): string[] | null {
   if (raw.startsWith('/') || raw.includes('\\')) return null;
   const segments = raw.split('/').filter((segment) => segment !== '' && segment !== '.');
-  if (segments.length === 0) return null;
+  if (segments.length === 0 || segments.length > 32 || segments.filter((segment) => segment === '**').length > 4) return null;
   for (const segment of segments) {
     if (segment === '..') return null;
     if (segment === '*' || segment === '**') continue;
