@@ -285,9 +285,15 @@ async function main() {
         problems.push(`${scenario}, rep ${rep + 1}: the rewrite runs ${sample.checks.length} checks, the edit reached ${reached[scenario].length} packages`);
       }
     };
+    // What turbo should miss: the edited package alone without dependsOn (its key is its own
+    // files), every reached package with ^test (a key includes its dependencies' keys).
+    const turboExpected = (scenario, config) => (scenario === "none" ? 0 : config ? reached[scenario].length : 1);
     const turboRow = async (scenario, column, config) => {
       const result = await tools.turbo(config);
-      cells[scenario][column].add(result.ms, turboCache(result.stdout));
+      const cache = turboCache(result.stdout);
+      cells[scenario][column].add(result.ms, cache);
+      const ran = cache ? cache.total - cache.cached : null;
+      if (ran !== turboExpected(scenario, config)) problems.push(`${scenario}: turbo${config ? " (^test)" : ""} ran ${ran ?? "an unknown number of"} tasks, expected ${turboExpected(scenario, config)}`);
     };
 
     // Untimed, before each scenario: every tool has seen every edit so far, so that the edit that
