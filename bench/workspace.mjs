@@ -288,12 +288,12 @@ async function main() {
     // What turbo should miss: the edited package alone without dependsOn (its key is its own
     // files), every reached package with ^test (a key includes its dependencies' keys).
     const turboExpected = (scenario, config) => (scenario === "none" ? 0 : config ? reached[scenario].length : 1);
-    const turboRow = async (scenario, column, config) => {
+    const turboRow = async (scenario, rep, column, config) => {
       const result = await tools.turbo(config);
       const cache = turboCache(result.stdout);
       cells[scenario][column].add(result.ms, cache);
       const ran = cache ? cache.total - cache.cached : null;
-      if (ran !== turboExpected(scenario, config)) problems.push(`${scenario}: turbo${config ? " (^test)" : ""} ran ${ran ?? "an unknown number of"} tasks, expected ${turboExpected(scenario, config)}`);
+      if (ran !== turboExpected(scenario, config)) problems.push(`${scenario}, rep ${rep + 1}: turbo${config ? " (^test)" : ""} ran ${ran ?? "an unknown number of"} tasks, expected ${turboExpected(scenario, config)}`);
     };
 
     // Untimed, before each scenario: every tool has seen every edit so far, so that the edit that
@@ -311,9 +311,9 @@ async function main() {
         change();
         cells[scenario].typed.add((await tools.shell(TYPED, TYPED)).ms);
         change();
-        await turboRow(scenario, "turbo");
+        await turboRow(scenario, rep, "turbo");
         change();
-        await turboRow(scenario, "turbo_deps", TURBO_DEPS_CONFIG);
+        await turboRow(scenario, rep, "turbo_deps", TURBO_DEPS_CONFIG);
         change();
         record(scenario, rep, await tools.throughHook());
       }
@@ -327,7 +327,7 @@ async function main() {
         kernel: release(),
         node: process.version,
         ...versions,
-        load_average_at_start: null,
+        load_average_at_start: loadAtStart,
         load_average_at_end: loadavg().map((x) => Math.round(x * 100) / 100),
       },
       commit: quiet("git", ["-C", REPO, "rev-parse", "--short", "HEAD"]),
@@ -345,7 +345,6 @@ async function main() {
       problems,
       took_s: Math.round((Date.now() - startedAt) / 1000),
     };
-    results.machine.load_average_at_start = loadAtStart;
     for (const s of SCENARIOS) results.scenarios[s].ratios = ratios(results.scenarios[s]);
     writeFileSync(options.out, `${JSON.stringify(results, null, 2)}\n`);
     console.log(renderWorkspace(results));
