@@ -32,6 +32,8 @@ export interface MatchTarget {
   nx?: TaskRunnerConfig | null;
   /** pnpm and npm are known to leave the root out of a recursive run (exec/workspaceRootSetting.ts). */
   rootExcluded?: boolean;
+  /** Yarn 1 or 2+, when the project uses yarn (exec/detectPackageManager.ts). */
+  yarnVariant?: 'classic' | 'berry' | null;
 }
 
 export interface MatchedPart {
@@ -237,6 +239,7 @@ function matchFanOut(command: Command, dir: string, checks: Array<{ check: Check
     ...(target.scripts !== null ? { root: { name: workspace.rootName ?? null, scripts: target.scripts } } : {}),
     packageManager: target.packageManager,
     rootExcluded: target.rootExcluded === true,
+    yarnVariant: target.yarnVariant ?? null,
   });
   if (fanOut === null || fanOut.kind !== 'packages' || fanOut.packages.length === 0) return null;
   const runner = packageManagerOf(argv);

@@ -79,6 +79,7 @@ async function evaluate(input: EvaluateInput): Promise<{ decision: CommandDecisi
     turbo: facts?.turbo ?? null,
     nx: facts?.nx ?? null,
     rootExcluded: facts?.rootExcluded ?? false,
+    yarnVariant: facts?.yarnVariant ?? null,
     ...(fanOut ? { fanOut } : {}),
   });
   if (match === null) return { decision: pass('the command does not parse: run as typed'), source: null };

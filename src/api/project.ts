@@ -311,7 +311,7 @@ export async function fanOutFacts(
   project: Pick<Project, 'root' | 'workspace'>,
   command: string,
   env: NodeJS.ProcessEnv,
-): Promise<{ turbo: TaskRunnerConfig | null; nx: TaskRunnerConfig | null; rootExcluded: boolean }> {
+): Promise<{ turbo: TaskRunnerConfig | null; nx: TaskRunnerConfig | null; rootExcluded: boolean; yarnVariant: 'classic' | 'berry' | null }> {
   const [{ readTurbo, readNx }, { workspaceRootExcluded }] = await Promise.all([import('../exec/readTaskRunners.js'), import('../exec/workspaceRootSetting.js')]);
   const plain = command.replace(/["'\\]/g, '');
   const packages = project.workspace?.packages ?? [];
@@ -319,5 +319,16 @@ export async function fanOutFacts(
     turbo: plain.includes('turbo') ? readTurbo(project.root, packages) : null,
     nx: plain.includes('nx') ? readNx(project.root, packages) : null,
     rootExcluded: workspaceRootExcluded(project.root, env),
+    yarnVariant: plain.includes('yarn') ? await yarnVariantOf(project.root) : null,
   };
+}
+
+async function yarnVariantOf(root: string): Promise<'classic' | 'berry' | null> {
+  const { detectPackageManager } = await import('../exec/detectPackageManager.js');
+  try {
+    const detected = detectPackageManager(root);
+    return detected.name === 'yarn' ? (detected.variant ?? null) : null;
+  } catch {
+    return null; // ambiguous lockfiles: nothing known, both forms resolve as without the variant
+  }
 }

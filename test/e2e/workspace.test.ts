@@ -158,10 +158,11 @@ function decide(project: TempProject, command: string, cwd = project.root): { ki
 const program = () => `${process.execPath} ${realpathSync(CLI)}`;
 
 describe.each(['pnpm', 'npm', 'yarn'] as const)('the hook in a %s workspace', (manager) => {
-  const fanOut = { pnpm: 'pnpm -r test', npm: 'npm run test --workspaces --if-present', yarn: 'yarn workspaces foreach -A --exclude ws --exclude @demo/tools run test' }[manager];
+  // yarn 1's form: this yarn is 1.22 (yarn 2+'s foreach is refused there, and tested in the corpus).
+  const fanOut = { pnpm: 'pnpm -r test', npm: 'npm run test --workspaces --if-present', yarn: 'yarn workspaces run test' }[manager];
 
   it(`denies "${fanOut}" when every package check is CURRENT PASS, and rewrites it to the changed package's check alone after an edit`, () => {
-    const project = fixture(manager);
+    const project = fixture(manager, { toolsTest: manager === 'yarn' });
     expect(project.vouch(['run', 'test'], { env }).code).toBe(0);
 
     const denied = decide(project, fanOut);

@@ -18,14 +18,15 @@ export function workspaceEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return { ...env, PATH: [join(REPO, 'node_modules', '.bin'), env.PATH ?? ''].join(delimiter), npm_config_offline: 'true', YARN_ENABLE_OFFLINE_MODE: '1', ...extra };
 }
 
-export function workspaceFixture(manager: WorkspaceManager, options: { testMs?: number; checks?: object[] } = {}): TempProject {
+/** toolsTest: `tools` gets a test script and a check too (yarn 1's `yarn workspaces run test` fails on a package without it). */
+export function workspaceFixture(manager: WorkspaceManager, options: { testMs?: number; checks?: object[]; toolsTest?: boolean } = {}): TempProject {
   const delay = options.testMs ?? 0;
   const deps: Record<string, string | null> = { a: null, b: 'a', c: 'b' };
   const files: Record<string, string> = {
     'package.json': JSON.stringify({ name: 'ws', private: true, ...(manager === 'pnpm' ? {} : { workspaces: ['packages/*'] }), scripts: { test: `${manager === 'npm' ? 'npm test --workspaces' : manager === 'pnpm' ? 'pnpm -r test' : 'yarn workspaces run test'}` } }, null, 2) + '\n',
     'tsconfig.base.json': '{ "compilerOptions": { "strict": true } }\n',
     'README.md': '# ws\n',
-    'packages/tools/package.json': JSON.stringify({ name: '@demo/tools', version: '1.0.0', scripts: { build: 'node -e 0' } }) + '\n',
+    'packages/tools/package.json': JSON.stringify({ name: '@demo/tools', version: '1.0.0', scripts: { build: 'node -e 0', ...(options.toolsTest ? { test: 'node -e 0' } : {}) } }) + '\n',
   };
   if (manager === 'pnpm') files['pnpm-workspace.yaml'] = 'packages:\n  - "packages/*"\n';
   for (const name of WORKSPACE_PACKAGES) {
@@ -36,7 +37,7 @@ export function workspaceFixture(manager: WorkspaceManager, options: { testMs?: 
     files[`packages/${name}/test.js`] =
       `const { readFileSync } = require('node:fs');\nreadFileSync('src/index.js');\nconsole.log('test ${name}: ok');\n${delay > 0 ? `setTimeout(() => {}, ${delay});\n` : ''}`;
   }
-  const checks = options.checks ?? WORKSPACE_PACKAGES.map((name) => ({ name: `@demo/${name}#test`, kind: 'test', script: 'test', package: `packages/${name}` }));
+  const checks = options.checks ?? [...WORKSPACE_PACKAGES, ...(options.toolsTest ? ['tools'] : [])].map((name) => ({ name: `@demo/${name}#test`, kind: 'test', script: 'test', package: `packages/${name}` }));
   files['vouch.config.json'] = JSON.stringify({ schema: 1, packageManager: manager, checks }, null, 2) + '\n';
   const project = tempProject(`ws-${manager}`, files, { git: true });
   return project;

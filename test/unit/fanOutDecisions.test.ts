@@ -44,6 +44,7 @@ function target(entry: FanOutCase): { match: MatchTarget; names: Map<string, str
       nx: base.nx,
       fanOut: fanOutOf,
       rootExcluded: base.rootExcluded === true,
+      yarnVariant: base.yarnVariant ?? null,
     },
   };
 }

@@ -37,6 +37,11 @@ export interface FanOutTarget {
   rootExcluded?: boolean;
   /** The project's package manager, when known: a package-manager form typed through another one fails (or reads another workspace), so it is unresolved. */
   packageManager?: PackageManagerName | null;
+  /**
+   * Yarn 1 ("classic") or 2+ ("berry"), when known: `yarn workspaces run` is yarn 1's and `yarn workspaces foreach`
+   * yarn 2+'s, and each fails under the other, so it runs as typed there. Unknown: both resolve.
+   */
+  yarnVariant?: 'classic' | 'berry' | null;
 }
 
 export type FanOut =

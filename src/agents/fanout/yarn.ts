@@ -36,10 +36,14 @@ export function yarnFanOut(args: readonly string[], target: FanOutTarget): FanOu
   }
   const [sub, ...more] = rest;
   if (sub === 'run') {
+    if (target.yarnVariant === 'berry') return unresolved('yarn workspaces run is yarn 1\'s; yarn 2+ has no such command');
     if (more.length !== 1 || more[0]!.startsWith('-')) return unresolved('not one script run, or arguments after the script');
     return finish(target.workspace.packages, more[0]!, false, target.workspace);
   }
-  if (sub === 'foreach') return foreachFanOut(more, target);
+  if (sub === 'foreach') {
+    if (target.yarnVariant === 'classic') return unresolved('yarn workspaces foreach is yarn 2+\'s; yarn 1 has no such command');
+    return foreachFanOut(more, target);
+  }
   return unresolved(`yarn workspaces ${sub ?? ''} is not a script run`);
 }
 
