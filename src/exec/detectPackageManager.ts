@@ -6,8 +6,8 @@ import { VouchError } from '../core/errors.js';
 
 export interface DetectedPackageManager {
   name: PackageManagerName;
-  /** What decided: package.json "packageManager", a lockfile, or nothing (npm). */
-  source: 'packageManager-field' | 'lockfile' | 'default';
+  /** What decided: package.json "packageManager", a lockfile, pnpm-workspace.yaml, or nothing (npm). */
+  source: 'packageManager-field' | 'lockfile' | 'workspace-file' | 'default';
   /** The lockfile, relative to the root ("../../pnpm-lock.yaml" for a workspace member); null when there is none. */
   lockfile: string | null;
   /** Yarn only: 1.x ("classic") or 2+ ("berry"); they differ in lockfile format, install layout and flags. */
@@ -75,7 +75,8 @@ function detectIn(dir: string, root: string): DetectedPackageManager | null {
     );
   }
   const first = present[0];
-  if (!first) return null;
+  // No lockfile yet: pnpm-workspace.yaml is pnpm's alone (https://pnpm.io/pnpm-workspace_yaml), and npm would not read its packages.
+  if (!first) return existsSync(join(dir, 'pnpm-workspace.yaml')) ? { name: 'pnpm', source: 'workspace-file', lockfile: null, decidedBy: dir } : null;
   const detected: DetectedPackageManager = { name: first.name, source: 'lockfile', lockfile: rel(first.file), decidedBy: dir };
   if (first.name === 'yarn') detected.variant = yarnVariantFromFiles(dir);
   return detected;

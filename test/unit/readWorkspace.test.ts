@@ -102,3 +102,14 @@ describe('the walk', () => {
     expect(() => readWorkspace(tree(files), { dirs: 50 })).toThrow(/reach more than 50 directories; narrow them/);
   });
 });
+
+describe('package manager detection in a workspace', () => {
+  it('takes pnpm-workspace.yaml for pnpm before any lockfile exists, and a lockfile over it', async () => {
+    const { detectPackageManager } = await import('../../src/exec/detectPackageManager.js');
+    const root = tree({ 'package.json': pkg('r'), 'pnpm-workspace.yaml': 'packages:\n  - p/*\n' });
+    expect(detectPackageManager(root)).toMatchObject({ name: 'pnpm', source: 'workspace-file', lockfile: null });
+    writeFileSync(join(root, 'package-lock.json'), '{}');
+    expect(detectPackageManager(root)).toMatchObject({ name: 'npm', source: 'lockfile' });
+    expect(detectPackageManager(tree({ 'package.json': pkg('r') }))).toMatchObject({ name: 'npm', source: 'default' });
+  });
+});

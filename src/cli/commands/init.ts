@@ -287,6 +287,8 @@ function pmWhy(pm: DetectedPackageManager, root: string): string {
       return `from the "packageManager" field${where} (${JSON.stringify(pm.field)}) in package.json, which wins over lockfiles${pm.lockfile ? `; lockfile ${pm.lockfile}` : ''}`;
     case 'lockfile':
       return `from the lockfile ${pm.lockfile}${where}`;
+    case 'workspace-file':
+      return `from pnpm-workspace.yaml${where}: there is no lockfile yet, and only pnpm reads that file`;
     case 'default':
       return 'by default: package.json has no "packageManager" field and there is no lockfile';
   }

@@ -61,8 +61,8 @@ export const initDocument = z
     package_manager: z.strictObject({
       name: z.enum(PACKAGE_MANAGERS),
       source: z
-        .enum(['packageManager-field', 'lockfile', 'default'])
-        .describe("What decided: package.json's packageManager field, a lockfile, or nothing (npm by default)."),
+        .enum(['packageManager-field', 'lockfile', 'workspace-file', 'default'])
+        .describe("What decided: package.json's packageManager field, a lockfile, pnpm-workspace.yaml (pnpm, before any lockfile), or nothing (npm by default)."),
       lockfile: z
         .string()
         .nullable()
