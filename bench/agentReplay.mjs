@@ -37,7 +37,7 @@ const BIN = join(REPO, "node_modules", ".bin");
 /** Which check each command stands for, and the files that check reads in this project (the ground truth of "inputs"). */
 const CHECK_INPUTS = {
   typecheck: (path) => /^(src|test)\/.*\.ts$/.test(path) || /^(tsconfig\.json|package\.json|package-lock\.json|vitest\.config\.ts)$/.test(path),
-  lint: (path) => /^src\//.test(path) || /^(package\.json|\.oxlintrc\.json)$/.test(path),
+  lint: (path) => path.startsWith("src/") || /^(package\.json|\.oxlintrc\.json)$/.test(path),
   test: (path) => /^(src|test)\//.test(path) || /^(package\.json|package-lock\.json|vitest\.config\.ts|tsconfig\.json)$/.test(path),
 };
 
