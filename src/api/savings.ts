@@ -44,7 +44,13 @@ interface ReceiptRow {
 }
 
 /**
- * Receipts since `since` whose check had already run, reusably, on the same definition,
+ * A receipt whose only reason not to be reused is its own failure: nothing moved while it ran,
+ * so its result is the answer for its inputs, PASS or FAIL (a CURRENT FAIL answers too).
+ */
+const SOUND = "(reuse_eligible = 1 OR NOT EXISTS (SELECT 1 FROM json_each(reasons) WHERE json_extract(value, '$.code') IS NOT 'failed'))";
+
+/**
+ * Receipts since `since` whose check had already run, soundly, on the same definition,
  * context and inputs (equal digests): the earlier receipt was CURRENT when this run
  * started, so the two results must agree. The latest such earlier receipt is the one
  * compared, as an edit and its revert make an older receipt current again.
@@ -53,11 +59,11 @@ function rerunsSince(db: Database.Database, since: number): Rerun[] {
   return withRecovery(db, (live) => {
     const recent = live
       .prepare(
-        'SELECT seq, run_id, check_name, definition_digest, context_digest, manifest_digest, result, exit_code, started_at FROM receipts WHERE started_at >= ? AND reuse_eligible = 1 ORDER BY seq',
+        `SELECT seq, run_id, check_name, definition_digest, context_digest, manifest_digest, result, exit_code, started_at FROM receipts WHERE started_at >= ? AND ${SOUND} ORDER BY seq`,
       )
       .all(since) as ReceiptRow[];
     const earlier = live.prepare(
-      'SELECT run_id, result, exit_code FROM receipts WHERE check_name = ? AND seq < ? AND definition_digest = ? AND context_digest = ? AND manifest_digest = ? AND reuse_eligible = 1 ORDER BY seq DESC LIMIT 1',
+      `SELECT run_id, result, exit_code FROM receipts WHERE check_name = ? AND seq < ? AND definition_digest = ? AND context_digest = ? AND manifest_digest = ? AND ${SOUND} ORDER BY seq DESC LIMIT 1`,
     );
     const reruns: Rerun[] = [];
     for (const row of recent) {

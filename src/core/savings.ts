@@ -7,7 +7,7 @@ import type { LedgerEntry } from './ledgerEntry.js';
  * less than zero.
  */
 
-/** A receipt whose check ran again on exactly the inputs, context and definition of an earlier, reusable one. */
+/** A receipt whose check ran again on exactly the inputs, context and definition of an earlier, sound one (api/savings.ts). */
 export interface Rerun {
   check: string;
   runId: string;

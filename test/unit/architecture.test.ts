@@ -86,6 +86,11 @@ const HOOK_START_NEVER = ['store', 'fs', 'exec', 'prove'];
 const HOOK_DYNAMIC_IMPORTS: Record<string, 'decision' | `aside: ${string}`> = {
   'agents/hook.ts -> ./evaluate.js': 'decision',
   'agents/hook.ts -> ./startObserverDetached.js': 'aside: SessionStart, once per session',
+  // Every decision in a project with a config is recorded: one appended line, no SQLite (store/ledgerSpool.ts).
+  'agents/hook.ts -> ./hookLedger.js': 'decision',
+  'agents/hook.ts -> ../store/ledgerSpool.js': 'decision',
+  'store/ledgerSpool.ts -> ./openStore.js': 'aside: the spool passed 1 MB, so this writer moves it into the store',
+  'store/ledgerSpool.ts -> ./ledger.js': 'aside: the spool passed 1 MB, so this writer moves it into the store',
   'agents/evaluate.ts -> ../api/project.js': 'decision',
   'agents/evaluate.ts -> ./commandMatch.js': 'decision',
   'agents/evaluate.ts -> ./commandDecision.js': 'decision',
@@ -125,6 +130,7 @@ const HOOK_DECISION = [
   'agents/fanout/pnpm.ts',
   'agents/fanout/turbo.ts',
   'agents/fanout/yarn.ts',
+  'agents/hookLedger.ts',
   'agents/matchForms.ts',
   'agents/rewrite.ts',
   'agents/shellCommand.ts',
@@ -140,6 +146,7 @@ const HOOK_DECISION = [
   'core/errors.ts',
   // In a workspace only: turbo.json and nx.json, read as JSONC.
   'core/jsonc.ts',
+  'core/ledgerEntry.ts',
   'core/taskRunners.ts',
   'core/packageManagerGrammar.ts',
   'core/pathInside.ts',
@@ -167,6 +174,7 @@ const HOOK_DECISION = [
   'observer/observerFiles.ts',
   'observer/protocol.ts',
   'store/diskFull.ts',
+  'store/ledgerSpool.ts',
   'store/stateDir.ts',
 ];
 

@@ -72,14 +72,14 @@ export const savingsDocument = z.strictObject({
         started_at: time,
         result: checkResult,
         exit_code: z.number().int().min(0).nullable(),
-        previous_run_id: runId.describe('The latest earlier reusable receipt of the check with the same definition, context and inputs: it was CURRENT when this run started.'),
+        previous_run_id: runId.describe('The latest earlier sound receipt of the check with the same definition, context and inputs: it was CURRENT when this run started.'),
         previous_result: checkResult,
         previous_exit_code: z.number().int().min(0).nullable(),
         differs: z.boolean().describe('The result or exit code differs from the previous receipt: a flaky check or an input vouch does not see. A bug to report.'),
         after_force: z.boolean().describe('The hook saw a VOUCH_FORCE=1 command naming this check in the 10 minutes before this run started.'),
       }),
     )
-    .describe('Runs in the period on exactly the definition, context and inputs of an earlier reusable receipt, forced or not: the evidence that a skip is safe.'),
+    .describe('Runs in the period on exactly the definition, context and inputs of an earlier sound receipt (reusable, or failed with no other reason not to be), forced or not: the evidence that a skip is safe.'),
   differing: count.describe('Reruns whose result differs from the receipt that was CURRENT. Anything but 0 is a bug.'),
   notices,
 });
