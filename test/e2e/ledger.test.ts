@@ -3,6 +3,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { claudeBash } from '../helpers/hookInput.js';
@@ -164,6 +166,55 @@ describe('vouch savings', () => {
     db.close();
     expect(JSON.parse(hook(p, 'npm test').stdout).hookSpecificOutput.permissionDecision).toBe('deny');
     expect(savings(p).decisions.deny).toBe(1);
+  });
+});
+
+describe('the spool', () => {
+  it('a hook that finds the spool past 1 MB moves it into the store itself, applying the config\'s retention', () => {
+    const p = project('ledger-spool');
+    p.write('vouch.config.json', JSON.stringify({ ...JSON.parse(FILES['vouch.config.json']!), ledger: { days: 30, rows: 1000 } }));
+    ran(p, ['run', 'test']);
+    const line = JSON.stringify({ at: Date.now(), source: 'hook', host: 'codex', session: 'old', mode: 'enforce', decision: 'pass', forced: false, command: 'x'.repeat(400), checks: [], receipts: [], latency_ms: 1 }) + '\n';
+    writeFileSync(join(p.root, '.vouch', 'ledger.jsonl'), line.repeat(Math.ceil((1024 * 1024) / line.length)));
+    expect(hook(p, 'git status').stdout).toBe('');
+    expect(existsSync(join(p.root, '.vouch', 'ledger.jsonl'))).toBe(false);
+    const db = new Database(join(p.root, '.vouch', 'state.db'), { readonly: true });
+    try {
+      // The config keeps 1,000 rows: the newest, the hook's own among them.
+      expect(db.prepare('SELECT count(*) FROM ledger').pluck().get()).toBe(1000);
+      expect(db.prepare('SELECT command FROM ledger ORDER BY seq DESC LIMIT 1').pluck().get()).toBe('git status');
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe('skips outside the hook', () => {
+  it('vouch run --if-due and the MCP run tool record each skip, with the receipt it relied on and no session', async () => {
+    const p = project('ledger-skips');
+    ran(p, ['run', 'test']);
+    const receipt = p.json(['log']).receipts[0].run_id as string;
+    expect(p.vouch(['run', 'test', '--if-due']).code).toBe(0);
+    const env = Object.fromEntries(Object.entries(cleanEnv()).filter((pair): pair is [string, string] => pair[1] !== undefined));
+    const client = new Client({ name: 'vouch-test', version: '0' });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], cwd: p.root, env, stderr: 'pipe' }));
+    try {
+      const result = (await client.callTool({ name: 'run', arguments: { checks: ['test'], if_due: true } })) as { structuredContent?: { runs?: Array<{ action: string }> } };
+      expect(result.structuredContent?.runs?.[0]?.action).toBe('skipped');
+    } finally {
+      await client.close();
+    }
+    const report = savings(p);
+    expect(report.decisions.skip).toBe(2);
+    expect(report.avoided.by_session).toEqual([expect.objectContaining({ session: null, host: null, count: 2 })]);
+    const db = new Database(join(p.root, '.vouch', 'state.db'), { readonly: true });
+    try {
+      const rows = db.prepare('SELECT source, decision, session, checks, receipts FROM ledger ORDER BY seq').all() as Array<{ source: string; receipts: string }>;
+      expect(rows.map((row) => row.source)).toEqual(['run', 'mcp']);
+      for (const row of rows) expect(JSON.parse(row.receipts)).toEqual([expect.objectContaining({ check: 'test', run_id: receipt })]);
+    } finally {
+      db.close();
+    }
   });
 });
 
