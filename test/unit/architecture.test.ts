@@ -76,8 +76,10 @@ const HOOK_START_NEVER = ['store', 'fs', 'exec', 'prove'];
  * Every import() met on the hook's decision path, and whether a Bash decision that the
  * observer answers takes it ('decision': its modules count, and are pinned below) or not
  * ('aside', with when it is taken instead). agents/hook.ts takes evaluate.js for each Bash
- * command that VOUCH_FORCE does not let through; evaluate.ts then loads the project, the
- * matcher, the decision and the observer client in steps, each only when the one before did
+ * command unless VOUCH_FORCE is set for the whole hook (a forced command is matched too, for the
+ * ledger), then records the decision (hookLedger.js, store/ledgerSpool.js); evaluate.ts then
+ * loads the project, the matcher, the decision and the observer client in steps, each only when
+ * the one before did
  * not already decide (a pass). Those steps are the path of a deny or a rewrite, so they count.
  * The scan fallback (api/status.js) and reading last durations from the store (api/log.js)
  * are taken only when the observer does not answer: that path loads SQLite and the scanner by
