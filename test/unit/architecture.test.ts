@@ -79,8 +79,7 @@ const HOOK_START_NEVER = ['store', 'fs', 'exec', 'prove'];
  * command unless VOUCH_FORCE is set for the whole hook (a forced command is matched too, for the
  * ledger), then records the decision (hookLedger.js, store/ledgerSpool.js); evaluate.ts then
  * loads the project, the matcher, the decision and the observer client in steps, each only when
- * the one before did
- * not already decide (a pass). Those steps are the path of a deny or a rewrite, so they count.
+ * the one before did not already decide (a pass). Those steps are the path of a deny or a rewrite, so they count.
  * The scan fallback (api/status.js) and reading last durations from the store (api/log.js)
  * are taken only when the observer does not answer: that path loads SQLite and the scanner by
  * design, and its cost is measured by bench/hook.mjs's "no observer" mode instead.
