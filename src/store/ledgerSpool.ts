@@ -27,6 +27,8 @@ import { checkStateDir, ensureStateDir, openStateFile } from './stateDir.js';
 export const SPOOL = 'ledger.jsonl';
 /** Past this, the writer moves the spool into the store itself: about 4,000 hook entries. */
 export const SPOOL_INGEST_BYTES = 1024 * 1024;
+/** Past this (a store that cannot take the spool), entries are dropped rather than grow it further. */
+export const SPOOL_MAX_BYTES = 16 * 1024 * 1024;
 
 /**
  * Appends one entry. Never throws: a ledger that cannot be written is skipped. Returns
@@ -37,6 +39,7 @@ export function appendLedger(stateDir: string, entry: LedgerEntry): boolean {
     if (!checkStateDir(stateDir)) ensureStateDir(stateDir);
     const fd = openStateFile(join(stateDir, SPOOL), 'append', stateDir);
     try {
+      if (fstatSync(fd).size > SPOOL_MAX_BYTES) return true;
       writeSync(fd, JSON.stringify(entry) + '\n');
       return fstatSync(fd).size > SPOOL_INGEST_BYTES;
     } finally {

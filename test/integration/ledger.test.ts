@@ -1,11 +1,11 @@
 import Database from 'better-sqlite3';
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { COMMAND_MAX, ledgerEntryFrom, truncateCommand, type LedgerEntry } from '../../src/core/ledgerEntry.js';
 import { ingestLedger, readLedger } from '../../src/store/ledger.js';
-import { appendLedger, retentionOf, SPOOL } from '../../src/store/ledgerSpool.js';
+import { appendLedger, retentionOf, SPOOL, SPOOL_MAX_BYTES } from '../../src/store/ledgerSpool.js';
 import { MIGRATIONS } from '../../src/store/migrations.js';
 import { openStore, STATE_DB } from '../../src/store/openStore.js';
 
@@ -163,6 +163,13 @@ describe('the ledger table', () => {
     } finally {
       store.close();
     }
+  });
+
+  it('a spool the store never takes stops growing at SPOOL_MAX_BYTES', () => {
+    const dir = stateDir();
+    writeFileSync(join(dir, SPOOL), 'x'.repeat(SPOOL_MAX_BYTES + 1));
+    expect(appendLedger(dir, entry())).toBe(true);
+    expect(statSync(join(dir, SPOOL)).size).toBe(SPOOL_MAX_BYTES + 1);
   });
 
   it('a state dir that cannot be written is skipped, never thrown', () => {
