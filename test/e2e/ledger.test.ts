@@ -169,6 +169,19 @@ describe('vouch savings', () => {
   });
 });
 
+describe('Codex', () => {
+  it('a Codex deny is recorded with its host and session', () => {
+    const p = project('ledger-codex');
+    ran(p, ['run', 'test']);
+    const input = { session_id: '0199a213-81c0-7800-8aa1-bbab2a035a53', turn_id: 'turn-1', cwd: p.root, hook_event_name: 'PreToolUse', model: 'gpt-5.5-codex', tool_name: 'Bash', tool_input: { command: 'npm test' }, tool_use_id: 'call_abc' };
+    const result = spawnSync(process.execPath, [CLI, 'hook', 'codex'], { cwd: p.root, input: JSON.stringify(input), env: cleanEnv(), encoding: 'utf8', timeout: 60_000 });
+    expect(JSON.parse(result.stdout).hookSpecificOutput.permissionDecision).toBe('deny');
+    const report = savings(p);
+    expect(report.decisions.deny).toBe(1);
+    expect(report.avoided.by_session).toEqual([expect.objectContaining({ session: input.session_id, host: 'codex', count: 1 })]);
+  });
+});
+
 describe('the spool', () => {
   it('a hook that finds the spool past 1 MB moves it into the store itself, applying the config\'s retention', () => {
     const p = project('ledger-spool');
