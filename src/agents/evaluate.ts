@@ -22,6 +22,16 @@ export interface Evaluation {
   decision: CommandDecision;
   source: 'observer' | 'scan' | null;
   latencyMs: number;
+  /** What the ledger records beside the decision (store/ledger.ts); set as far as the evaluation got. */
+  seen: EvaluationSeen;
+}
+
+export interface EvaluationSeen {
+  /** The project's state dir and config text, once a config was found. */
+  stateDir?: string;
+  configText?: string;
+  /** The matched checks' answers, once they were asked. */
+  answers?: CheckAnswer[];
 }
 
 /** The observer is given at least this long, however quick the check... */
@@ -35,20 +45,21 @@ export const MAX_DEADLINE_MS = 10_000;
  */
 export async function evaluateCommand(input: EvaluateInput): Promise<Evaluation> {
   const started = Date.now();
+  const seen: EvaluationSeen = {};
   let outcome: { decision: CommandDecision; source: Evaluation['source'] };
   try {
-    outcome = await evaluate(input);
+    outcome = await evaluate(input, seen);
   } catch (error) {
     outcome = { decision: pass(`error: ${error instanceof Error ? error.message : String(error)}`), source: null };
   }
-  return { ...outcome, latencyMs: Date.now() - started };
+  return { ...outcome, latencyMs: Date.now() - started, seen };
 }
 
 function pass(why: string, checks: string[] = []): CommandDecision {
   return { kind: 'pass', why, checks };
 }
 
-async function evaluate(input: EvaluateInput): Promise<{ decision: CommandDecision; source: Evaluation['source'] }> {
+async function evaluate(input: EvaluateInput, seen: EvaluationSeen): Promise<{ decision: CommandDecision; source: Evaluation['source'] }> {
   const { command, env } = input;
   const forcedByEnv = env.VOUCH_FORCE;
   if (forcedByEnv !== undefined && forcedByEnv !== '' && forcedByEnv !== '0') return { decision: pass('VOUCH_FORCE is set: run as typed'), source: null };
@@ -62,6 +73,8 @@ async function evaluate(input: EvaluateInput): Promise<{ decision: CommandDecisi
     if ((error as { code?: unknown }).code !== 'config-not-found') throw error;
     return { decision: pass('no vouch.config.json here or above'), source: null };
   }
+  seen.stateDir = place.stateDir;
+  seen.configText = place.text;
   if (!mayMention(command, place.text, place.root)) return { decision: pass('no configured check matched'), source: null };
 
   const project = await loadProject({ cwd: input.cwd });
@@ -88,6 +101,7 @@ async function evaluate(input: EvaluateInput): Promise<{ decision: CommandDecisi
   if (match.force || match.parts.length === 0) return { decision: decideCommand(command, match, new Map(), Date.now(), input.program), source: null };
 
   const { answers, source } = await answersFor(project, match.parts, env);
+  seen.answers = [...answers.values()];
   return { decision: decideCommand(command, match, answers, Date.now(), input.program), source };
 }
 

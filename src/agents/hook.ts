@@ -1,4 +1,5 @@
 import type { CommandDecision } from './commandDecision.js';
+import type { EvaluationSeen } from './evaluate.js';
 import { writeHookLog } from './hookLog.js';
 import { hookProgram } from './hookProgram.js';
 import { parseHookInput, type BashEvent, type Host } from './host.js';
@@ -18,6 +19,8 @@ export interface HookContext {
   cwd: string;
   /** The script this process runs (process.argv[1]): what a rewrite and SessionStart run again. */
   entry: string | undefined;
+  /** Shadow mode (`vouch hook HOST --shadow`): decide and record as usual, but let every command run as typed. */
+  shadow?: boolean;
 }
 
 /** Returns exactly what goes to stdout. Never throws. */
@@ -51,22 +54,46 @@ async function answerBash(host: Host, event: BashEvent, context: HookContext): P
   const cwd = event.cwd ?? context.cwd;
   let decision: CommandDecision;
   let source: 'observer' | 'scan' | null = null;
+  let seen: EvaluationSeen = {};
+  const forcedLead = FORCE_LEADS.test(event.command);
   if (context.env.VOUCH_FORCE === '1') {
     decision = { kind: 'pass', why: 'VOUCH_FORCE=1 is set for the hook', checks: [] };
-  } else if (FORCE_LEADS.test(event.command)) {
-    decision = { kind: 'pass', why: 'VOUCH_FORCE=1 leads the command', checks: [] };
   } else {
     try {
       const { evaluateCommand } = await import('./evaluate.js');
+      // A forced command is evaluated too, only for the checks it matches: the ledger counts forced reruns.
       const evaluation = await evaluateCommand({ command: event.command, cwd, env: context.env, program: hookProgram(context.env, context.entry) });
-      decision = evaluation.decision;
+      decision = forcedLead ? { kind: 'pass', why: 'VOUCH_FORCE=1 leads the command', checks: evaluation.decision.checks } : evaluation.decision;
       source = evaluation.source;
+      seen = evaluation.seen;
     } catch (error) {
       // evaluateCommand does not throw by contract; a failure to load it is still a pass.
       decision = { kind: 'pass', why: `internal error: ${(error as Error).message}`, checks: [] };
     }
   }
   const response = host.respond(event, decision);
+  const mode = context.shadow === true ? 'shadow' : 'enforce';
+  if (seen.stateDir !== undefined) {
+    try {
+      const [{ hookLedgerEntry }, { recordLedger, retentionOf }] = await Promise.all([import('./hookLedger.js'), import('../store/ledgerSpool.js')]);
+      const forced = forcedLead || /(^|[\s;&|(])VOUCH_FORCE=1[ \t]/.test(event.command);
+      const entry = hookLedgerEntry({
+        host: host.name,
+        session: event.session,
+        command: event.command,
+        mode,
+        decision: response.decision,
+        evaluated: decision,
+        answers: seen.answers ?? [],
+        forced: forced && decision.kind === 'pass' && decision.checks.length > 0,
+        latencyMs: performance.now(),
+        at: Date.now(),
+      });
+      await recordLedger(seen.stateDir, entry, retentionOf(seen.configText));
+    } catch {
+      // the ledger never changes what the agent gets
+    }
+  }
   writeHookLog(context.env, context.cwd, {
     time: new Date().toISOString(),
     host: host.name,
@@ -76,6 +103,8 @@ async function answerBash(host: Host, event: BashEvent, context: HookContext): P
     checks: decision.checks,
     latency_ms: Math.round(performance.now()),
     source,
+    ...(mode === 'shadow' ? { mode } : {}),
   });
-  return response.stdout;
+  // Shadow mode: decided and recorded exactly as in enforce mode; the command runs as typed.
+  return mode === 'shadow' ? '' : response.stdout;
 }

@@ -14,6 +14,8 @@ export interface HookLogLine {
   latency_ms: number;
   /** Where the freshness answer came from; null when none was needed or none could be had. */
   source: 'observer' | 'scan' | null;
+  /** Present in shadow mode: the decision was recorded, and the command ran as typed. */
+  mode?: 'shadow';
 }
 
 /**

@@ -17,6 +17,8 @@ export interface BashEvent {
   cwd: string | null;
   /** The tool's whole input, so a rewrite can hand every other field back unchanged. */
   toolInput: Record<string, unknown>;
+  /** The host's session id (both hosts send session_id), for the ledger; null when absent. */
+  session: string | null;
 }
 
 export interface SessionStartEvent {
@@ -57,7 +59,8 @@ export function parseHookInput(input: unknown): HookEvent | null {
   if (input.tool_name !== 'Bash') return { kind: 'ignored' };
   const toolInput = input.tool_input;
   if (!isRecord(toolInput) || typeof toolInput.command !== 'string') return null;
-  return { kind: 'bash', command: toolInput.command, cwd, toolInput };
+  const session = typeof input.session_id === 'string' && input.session_id.length <= 200 ? input.session_id : null;
+  return { kind: 'bash', command: toolInput.command, cwd, toolInput, session };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

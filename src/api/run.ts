@@ -24,6 +24,8 @@ export interface RunOptions {
   onFinish(receipt: Receipt, error: RunError | null): void;
   /** How many package checks may run at once; default the core count. Root checks always run alone. */
   concurrency?: number;
+  /** Who asked, as the ledger records a skip (docs/hooks.md, "The ledger"); default 'run'. */
+  ledgerSource?: 'run' | 'mcp';
 }
 
 export type RunEntry =
@@ -58,6 +60,7 @@ export async function run(project: Project, options: RunOptions): Promise<RunRep
     return opened.session;
   };
   const runOne = async (definition: CheckDefinition, stdout: Output, stderr: Output): Promise<{ entry: RunEntry; interrupted: boolean }> => {
+    const started = performance.now();
     const outcome = await runCheck({
       root: project.root,
       stateDir: project.stateDir,
@@ -83,6 +86,7 @@ export async function run(project: Project, options: RunOptions): Promise<RunRep
         : {}),
     });
     if (outcome.action === 'skipped') {
+      await recordSkip(project, outcome.status, options.ledgerSource ?? 'run', performance.now() - started);
       options.onSkip(outcome.status);
       return { entry: { name: definition.name, action: 'skipped', status: outcome.status, exitCode: 0 }, interrupted: false };
     }
@@ -163,4 +167,28 @@ function bufferedOutputs(stdout: Output, stderr: Output): { stdout: Output; stde
       for (const { to, chunk } of chunks.splice(0)) to.write(chunk);
     },
   };
+}
+
+/** A skip goes into the ledger: the receipt it relied on, and the skip's own time. Never fails the run. */
+async function recordSkip(project: Project, status: CheckStatus, source: 'run' | 'mcp', tookMs: number): Promise<void> {
+  const receipt = status.receipt;
+  if (!receipt) return;
+  const { recordLedger } = await import('../store/ledgerSpool.js');
+  await recordLedger(
+    project.stateDir,
+    {
+      at: Date.now(),
+      source,
+      host: null,
+      session: null,
+      mode: 'enforce',
+      decision: 'skip',
+      forced: false,
+      command: null,
+      checks: [status.name],
+      receipts: [{ check: status.name, run_id: receipt.runId, duration_ms: Math.max(0, Math.round(receipt.durationMs)) }],
+      latency_ms: Math.max(0, Math.round(tookMs)),
+    },
+    project.config.ledger,
+  );
 }

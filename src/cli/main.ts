@@ -26,6 +26,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   agent: () => import('./commands/agent.js'),
   mcp: () => import('./commands/mcp.js'),
   prove: () => import('./commands/prove.js'),
+  savings: () => import('./commands/savings.js'),
 };
 
 /** Commands that are not listed: the observer's own process. */
@@ -50,6 +51,7 @@ Commands:
   agent     set up, remove or check vouch's hooks and instructions for an agent
   prove     prove an edit with a test and a broken control, from memory
   mcp       serve status, explain, log, run and prove to an agent over MCP (stdio)
+  savings   what the agent hooks decided and saved, from the ledger
 
 Options for every command:
   --config FILE      use this config (default: vouch.config.json, searched upward)
@@ -65,6 +67,7 @@ Examples:
   vouch status
   vouch explain typecheck
   vouch prove claim.json
+  vouch savings --since 24h
 
 Exit codes: 0 answered or passed; 2 usage or config error; "run" passes the check's own code through.
 `;

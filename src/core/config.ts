@@ -33,7 +33,18 @@ export interface Config {
   root?: string;
   packageManager?: PackageManagerName;
   checks: CheckConfig[];
+  /** How long the ledger of hook and run decisions is kept (docs/hooks.md, "The ledger"). */
+  ledger?: LedgerRetention;
 }
+
+export interface LedgerRetention {
+  /** Rows older than this many days are dropped. Default 90. */
+  days?: number;
+  /** At most this many rows are kept, the newest. Default 100000. */
+  rows?: number;
+}
+
+export const LEDGER_DEFAULTS = { days: 90, rows: 100_000 } as const;
 
 export const DEFAULT_INPUTS = ['**'];
 /** A root check's name, or a package check's `PACKAGE#SCRIPT` (an npm package name, then "#", then a name). */

@@ -104,6 +104,13 @@ export const configSchema = z.strictObject({
     .enum(PACKAGE_MANAGERS)
     .optional()
     .describe('Runs "script" checks. Default: detected from package.json and the lockfiles.'),
+  ledger: z
+    .strictObject({
+      days: z.number().int().min(1).max(3650).optional().describe('Ledger rows older than this many days are dropped. Default 90.'),
+      rows: z.number().int().min(100).max(10_000_000).optional().describe('At most this many ledger rows are kept, the newest. Default 100000.'),
+    })
+    .optional()
+    .describe('How long the ledger of hook and run decisions is kept ("vouch savings" reports from it; docs/hooks.md, "The ledger").'),
   checks: z
     .array(checkSchema)
     .min(1, 'at least one check')

@@ -1,3 +1,22 @@
+/** The ledger table; also made again by store/ledger.ts if someone dropped it. */
+export const LEDGER_SCHEMA = `
+  CREATE TABLE IF NOT EXISTS ledger (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    at INTEGER NOT NULL,
+    source TEXT NOT NULL,
+    host TEXT,
+    session TEXT,
+    mode TEXT NOT NULL,
+    decision TEXT NOT NULL,
+    forced INTEGER NOT NULL DEFAULT 0,
+    command TEXT,
+    checks TEXT NOT NULL DEFAULT '[]',
+    receipts TEXT NOT NULL DEFAULT '[]',
+    latency_ms INTEGER
+  );
+  CREATE INDEX IF NOT EXISTS ledger_by_time ON ledger (at);
+`;
+
 /**
  * Schema versions, in order; PRAGMA user_version holds how many have been
  * applied. Append only: a released migration is never edited.
@@ -54,4 +73,8 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE receipts ADD COLUMN evidence TEXT NOT NULL DEFAULT '{"mode":"declared","notes":[]}';
   `,
+  // The ledger: one row per decision vouch made for an agent or a run (store/ledger.ts,
+  // docs/hooks.md "The ledger"). Rows are statistics, never evidence: they are pruned by age and
+  // count, unlike receipts, and nothing decides from them.
+  LEDGER_SCHEMA,
 ];

@@ -10,7 +10,7 @@ import { answersOf, isRunning, liveFiles, ObserverTracker, PATIENT, rpcExchange,
 import { cleanEnv, REPO, tempProject, type TempProject } from '../helpers/project.js';
 
 const SCHEMAS = join(REPO, 'schemas');
-const OUTPUTS = ['status', 'run', 'explain', 'explain-inputs', 'log', 'init', 'start', 'stop', 'observer', 'prove', 'error'] as const;
+const OUTPUTS = ['status', 'run', 'explain', 'explain-inputs', 'log', 'init', 'start', 'stop', 'observer', 'prove', 'savings', 'error'] as const;
 type SchemaName = (typeof OUTPUTS)[number] | 'config';
 
 function readSchema(name: SchemaName): any {

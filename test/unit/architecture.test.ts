@@ -76,9 +76,10 @@ const HOOK_START_NEVER = ['store', 'fs', 'exec', 'prove'];
  * Every import() met on the hook's decision path, and whether a Bash decision that the
  * observer answers takes it ('decision': its modules count, and are pinned below) or not
  * ('aside', with when it is taken instead). agents/hook.ts takes evaluate.js for each Bash
- * command that VOUCH_FORCE does not let through; evaluate.ts then loads the project, the
- * matcher, the decision and the observer client in steps, each only when the one before did
- * not already decide (a pass). Those steps are the path of a deny or a rewrite, so they count.
+ * command unless VOUCH_FORCE is set for the whole hook (a forced command is matched too, for the
+ * ledger), then records the decision (hookLedger.js, store/ledgerSpool.js); evaluate.ts then
+ * loads the project, the matcher, the decision and the observer client in steps, each only when
+ * the one before did not already decide (a pass). Those steps are the path of a deny or a rewrite, so they count.
  * The scan fallback (api/status.js) and reading last durations from the store (api/log.js)
  * are taken only when the observer does not answer: that path loads SQLite and the scanner by
  * design, and its cost is measured by bench/hook.mjs's "no observer" mode instead.
@@ -86,6 +87,11 @@ const HOOK_START_NEVER = ['store', 'fs', 'exec', 'prove'];
 const HOOK_DYNAMIC_IMPORTS: Record<string, 'decision' | `aside: ${string}`> = {
   'agents/hook.ts -> ./evaluate.js': 'decision',
   'agents/hook.ts -> ./startObserverDetached.js': 'aside: SessionStart, once per session',
+  // Every decision in a project with a config is recorded: one appended line, no SQLite (store/ledgerSpool.ts).
+  'agents/hook.ts -> ./hookLedger.js': 'decision',
+  'agents/hook.ts -> ../store/ledgerSpool.js': 'decision',
+  'store/ledgerSpool.ts -> ./openStore.js': 'aside: the spool passed 1 MB, so this writer moves it into the store',
+  'store/ledgerSpool.ts -> ./ledger.js': 'aside: the spool passed 1 MB, so this writer moves it into the store',
   'agents/evaluate.ts -> ../api/project.js': 'decision',
   'agents/evaluate.ts -> ./commandMatch.js': 'decision',
   'agents/evaluate.ts -> ./commandDecision.js': 'decision',
@@ -125,6 +131,7 @@ const HOOK_DECISION = [
   'agents/fanout/pnpm.ts',
   'agents/fanout/turbo.ts',
   'agents/fanout/yarn.ts',
+  'agents/hookLedger.ts',
   'agents/matchForms.ts',
   'agents/rewrite.ts',
   'agents/shellCommand.ts',
@@ -140,6 +147,7 @@ const HOOK_DECISION = [
   'core/errors.ts',
   // In a workspace only: turbo.json and nx.json, read as JSONC.
   'core/jsonc.ts',
+  'core/ledgerEntry.ts',
   'core/taskRunners.ts',
   'core/packageManagerGrammar.ts',
   'core/pathInside.ts',
@@ -167,6 +175,7 @@ const HOOK_DECISION = [
   'observer/observerFiles.ts',
   'observer/protocol.ts',
   'store/diskFull.ts',
+  'store/ledgerSpool.ts',
   'store/stateDir.ts',
 ];
 

@@ -5,7 +5,9 @@ import { agentProject, type AgentProject } from './project.js';
 import { readRecord, recordPath } from './record.js';
 import type { AgentSetupOptions } from './setup.js';
 import { findConflicts, hookSources, readSettings, type Conflict } from './conflicts.js';
-import { desiredHookEntries, findVouchEntries } from './hookEntries.js';
+import type { HookMode } from '../../core/ledgerEntry.js';
+import { desiredHookEntries, findVouchEntries, hookModeOf, type HookEntry } from './hookEntries.js';
+import { installedHookMode } from './hookMode.js';
 import { sectionText, skillText } from './instructions.js';
 import { inspectItems, type InspectedItem } from './managedItem.js';
 import { desiredMcpServer, mcpServerConflict, registeredServer } from './mcpServer.js';
@@ -40,6 +42,8 @@ export interface HostDoctor {
   hooks: InstalledHook[];
   mcp: RegisteredServer;
   conflicts: Conflict[];
+  /** The mode of the PreToolUse hooks found (docs/hooks.md, "Shadow mode"); null when none is installed. */
+  mode: HookMode | null;
 }
 
 export interface DoctorReport {
@@ -69,9 +73,10 @@ function hostDoctor(host: AgentHost, project: AgentProject, command: VouchComman
     // An unreadable record: every item is judged as if none existed.
   }
   const facts = { host, program: command.program, options: project.commandOptions, checks: project.checks ?? [] };
-  const desired = { hooks: desiredHookEntries(host, layout.hooks, command.program), section: sectionText(facts), skill: skillText(facts), server: desiredMcpServer(command, project) };
+  const desired = { hooks: desiredHookEntries(host, layout.hooks, command.program, installedHookMode(host, project.root) ?? 'enforce'), section: sectionText(facts), skill: skillText(facts), server: desiredMcpServer(command, project) };
   const items = inspectItems(layout, project.root, recordedItems, desired);
   const hooks: InstalledHook[] = [];
+  const found: HookEntry[] = [];
   for (const path of hookSources(host, project.root, env.HOME)) {
     if (!existsSync(path)) continue;
     let settings: Record<string, unknown> | null;
@@ -82,6 +87,7 @@ function hostDoctor(host: AgentHost, project: AgentProject, command: VouchComman
     }
     if (settings === null || Array.isArray(settings)) continue;
     for (const entry of findVouchEntries(settings, host, layout.hooks.map((spec) => spec.event))) {
+      found.push(entry);
       const text = String(entry.handler.command);
       const runs = installRun(text, host, command);
       hooks.push({ path, event: entry.event, matcher: entry.matcher, command: text, runs, sameInstall: runs !== null && runs === command.thisInstall });
@@ -97,12 +103,12 @@ function hostDoctor(host: AgentHost, project: AgentProject, command: VouchComman
     args: entry?.args ?? null,
   };
   const conflicts = [...findConflicts(host, project.root, env.HOME), ...items.flatMap((item) => mcpServerConflict(item) ?? [])];
-  return { host, recordPath: recordPath(project.stateDir, host), recorded, items, hooks, mcp, conflicts };
+  return { host, recordPath: recordPath(project.stateDir, host), recorded, items, hooks, mcp, conflicts, mode: hookModeOf(found) };
 }
 
 /** The entry script a hook command runs: the login shell's vouch for plain `vouch`, else the last path before `hook HOST`. */
 function installRun(command: string, host: AgentHost, lookup: VouchCommand): string | null {
-  const program = command.trim().replace(new RegExp(`\\s+hook\\s+${host}$`), '');
+  const program = command.trim().replace(new RegExp(`\\s+hook\\s+${host}(\\s+--shadow)?$`), '');
   if (program === 'vouch') return lookup.lookup.resolved;
   const words = [...program.matchAll(/'((?:[^']|'\\'')*)'|(\S+)/g)].map((match) => (match[1] !== undefined ? match[1].replace(/'\\''/g, "'") : (match[2] ?? '')));
   const script = words.at(-1);

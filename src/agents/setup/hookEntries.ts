@@ -1,4 +1,5 @@
 import { canonicalJson } from '../../core/canonicalJson.js';
+import type { HookMode } from '../../core/ledgerEntry.js';
 import type { AgentHost, HookSpec } from './host.js';
 import { appendMember, findProperty as property, jsonAt, lineIndent, parseJsonTree, removeMember, type JsonNode } from './jsonTree.js';
 import { DEFAULT_JSON_STYLE, formatJson, jsonStyleOf } from './jsonText.js';
@@ -12,21 +13,33 @@ export interface HookEntry {
 
 type Group = { matcher?: unknown; hooks?: unknown } & Record<string, unknown>;
 
+/** The command a hook handler runs: `PROGRAM hook HOST`, and `--shadow` in shadow mode (docs/hooks.md, "Shadow mode"). */
+export function hookCommand(program: string, host: AgentHost, mode: HookMode): string {
+  return `${program} hook ${host}${mode === 'shadow' ? ' --shadow' : ''}`;
+}
+
 /** The handlers setup writes: the schema's command form (type, command, timeout), which both hosts read. */
-export function desiredHookEntries(host: AgentHost, specs: readonly HookSpec[], program: string): HookEntry[] {
+export function desiredHookEntries(host: AgentHost, specs: readonly HookSpec[], program: string, mode: HookMode = 'enforce'): HookEntry[] {
   return specs.map((spec) => ({
     event: spec.event,
     matcher: spec.matcher,
-    handler: { type: 'command', command: `${program} hook ${host}`, timeout: spec.timeout },
+    handler: { type: 'command', command: hookCommand(program, host, mode), timeout: spec.timeout },
   }));
 }
 
-/** A handler that runs `vouch hook HOST`, by name or by path: how vouch's own entries are told from the user's. */
+/** A handler that runs `vouch hook HOST [--shadow]`, by name or by path: how vouch's own entries are told from the user's. */
 export function isVouchHandler(handler: unknown, host: AgentHost): boolean {
   if (handler === null || typeof handler !== 'object') return false;
   const command = (handler as { command?: unknown }).command;
   if (typeof command !== 'string') return false;
-  return new RegExp(`(^|[\\s/'"])(vouch|main\\.js)'?\\s+hook\\s+${host}\\s*$`).test(command.trim());
+  return new RegExp(`(^|[\\s/'"])(vouch|main\\.js)'?\\s+hook\\s+${host}(\\s+--shadow)?\\s*$`).test(command.trim());
+}
+
+/** The mode vouch's PreToolUse handlers run in; null when there is none. Shadow wins when any is shadow: then some command is not enforced. */
+export function hookModeOf(entries: readonly HookEntry[]): HookMode | null {
+  const decisions = entries.filter((entry) => entry.event === 'PreToolUse');
+  if (decisions.length === 0) return null;
+  return decisions.some((entry) => /\s--shadow\s*$/.test(String(entry.handler.command))) ? 'shadow' : 'enforce';
 }
 
 /** vouch's handlers as they stand in a settings object, in the order of `events`. */

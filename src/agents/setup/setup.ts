@@ -6,7 +6,9 @@ import { deleteRecord, readRecord, recordPath, writeRecord, type RecordedItem } 
 import { applyChanges } from './applyChanges.js';
 import { planRemove, planSetup, type FileChange, type ItemPlan } from './changePlan.js';
 import { findConflicts, type Conflict } from './conflicts.js';
+import type { HookMode } from '../../core/ledgerEntry.js';
 import { desiredHookEntries } from './hookEntries.js';
+import { installedHookMode } from './hookMode.js';
 import { sectionText, skillText } from './instructions.js';
 import { inspectItems, type Desired, type ItemId } from './managedItem.js';
 import { desiredMcpServer, mcpServerConflict, type McpServerEntry } from './mcpServer.js';
@@ -23,6 +25,8 @@ export interface AgentSetupOptions extends AgentProjectOptions {
   lookup?: LookupFn;
   /** Setup registers vouch's MCP server unless this is false (`--no-mcp`). */
   mcp?: boolean;
+  /** The hooks' mode (`--shadow`, `--enforce`); by default the mode installed now, else enforce. */
+  mode?: HookMode;
 }
 
 /** What setup or removal would do, computed without writing anything. */
@@ -43,19 +47,22 @@ export interface AgentPlan {
   /** A record existed before this call. */
   hadRecord: boolean;
   version: string;
+  /** The mode the hooks are written in (setup), or were found in (remove). */
+  mode: HookMode;
 }
 
-function desiredFor(options: AgentSetupOptions, project: AgentProject, command: VouchCommand): Desired {
+function desiredFor(options: AgentSetupOptions, project: AgentProject, command: VouchCommand, mode: HookMode): Desired {
   const layout = HOST_LAYOUTS[options.host];
   const facts = { host: options.host, program: command.program, options: project.commandOptions, checks: project.checks ?? [] };
-  return { hooks: desiredHookEntries(options.host, layout.hooks, command.program), section: sectionText(facts), skill: skillText(facts), server: desiredMcpServer(command, project) };
+  return { hooks: desiredHookEntries(options.host, layout.hooks, command.program, mode), section: sectionText(facts), skill: skillText(facts), server: desiredMcpServer(command, project) };
 }
 
 export async function planAgentSetup(options: AgentSetupOptions): Promise<AgentPlan> {
   const project = await agentProject(options, true);
   const layout = HOST_LAYOUTS[options.host];
   const command = resolveVouchCommand(options.entry, options.node, options.env, options.lookup);
-  const desired = desiredFor(options, project, command);
+  const mode = options.mode ?? installedHookMode(options.host, project.root) ?? 'enforce';
+  const desired = desiredFor(options, project, command, mode);
   const record = readRecord(project.stateDir, options.host);
   const items = inspectItems(layout, project.root, record?.items ?? [], desired);
   const leaveOut = new Set<ItemId>(options.mcp === false ? ['mcp'] : []);
@@ -77,7 +84,10 @@ export async function planAgentSetup(options: AgentSetupOptions): Promise<AgentP
     }
   }
   if (!leaveOut.has('mcp')) notes.push(...mcpNotes(options.host, command));
-  return { operation: 'setup', host: options.host, project, recordPath: recordPath(project.stateDir, options.host), command, server, ...plan, hadRecord: record !== null, conflicts: [...findConflicts(options.host, project.root, options.env.HOME), ...items.flatMap((item) => mcpServerConflict(item) ?? [])], notes, version: options.version };
+  if (mode === 'shadow') {
+    notes.push(`Shadow mode: the hooks decide and record every command as usual, but let it run as typed. "vouch savings" shows what they would have saved; "vouch agent setup ${options.host} --enforce" turns them on.`);
+  }
+  return { operation: 'setup', host: options.host, project, recordPath: recordPath(project.stateDir, options.host), command, server, ...plan, hadRecord: record !== null, conflicts: [...findConflicts(options.host, project.root, options.env.HOME), ...items.flatMap((item) => mcpServerConflict(item) ?? [])], notes, version: options.version, mode };
 }
 
 /** What it takes for the host to start the server setup registers. */
@@ -98,10 +108,11 @@ export async function planAgentRemove(options: AgentSetupOptions): Promise<Agent
   const record = readRecord(project.stateDir, options.host);
   // Without a record, only content equal to what setup would write now is known to be vouch's.
   const command = record === null && project.checks !== null ? resolveVouchCommand(options.entry, options.node, options.env, options.lookup) : null;
-  const desired: Desired = command ? desiredFor(options, project, command) : { hooks: [], section: '', skill: '', server: null };
+  const mode = installedHookMode(options.host, project.root) ?? 'enforce';
+  const desired: Desired = command ? desiredFor(options, project, command, mode) : { hooks: [], section: '', skill: '', server: null };
   const items = inspectItems(layout, project.root, record?.items ?? [], desired);
   const plan = planRemove(options.host, project.root, items);
-  return { operation: 'remove', host: options.host, project, recordPath: recordPath(project.stateDir, options.host), command, server: null, ...plan, hadRecord: record !== null, conflicts: [], notes: [], version: options.version };
+  return { operation: 'remove', host: options.host, project, recordPath: recordPath(project.stateDir, options.host), command, server: null, ...plan, hadRecord: record !== null, conflicts: [], notes: [], version: options.version, mode };
 }
 
 /** Writes the plan's files, then the record of what vouch now owns (deleted when it owns nothing). */

@@ -4,6 +4,7 @@ import type { DoctorReport } from '../../agents/setup/doctor.js';
 import type { AgentPlan } from '../../agents/setup/setup.js';
 import type { FileChange } from '../../agents/setup/changePlan.js';
 import type { Conflict } from '../../agents/setup/conflicts.js';
+import { hookCommand } from '../../agents/setup/hookEntries.js';
 import { shellQuote } from '../../agents/shellQuote.js';
 import { unifiedDiff } from '../../agents/setup/unifiedDiff.js';
 import type { VouchCommand } from '../../agents/setup/vouchCommand.js';
@@ -15,7 +16,7 @@ import { writeJson, type CliIo } from '../io.js';
 import { parseCommand } from '../options.js';
 import { VERSION } from '../version.js';
 
-export const help = `Usage: vouch agent setup claude|codex [--dry-run | --apply] [--no-mcp] [--json]
+export const help = `Usage: vouch agent setup claude|codex [--dry-run | --apply] [--shadow | --enforce] [--no-mcp] [--json]
        vouch agent remove claude|codex [--dry-run | --apply] [--json]
        vouch agent doctor [claude|codex] [--json]
 
@@ -46,6 +47,12 @@ Options:
   --apply            write without asking
   --no-mcp           setup: do not register the MCP server (one registered
                      before stays, and remove still takes it out)
+  --shadow           setup: shadow mode. The hooks decide and record every
+                     command as usual, but let it run as typed; "vouch savings"
+                     shows what they would have saved (docs/hooks.md)
+  --enforce          setup: the hooks deny and rewrite (the default; switches
+                     shadow mode off). Without either, setup keeps the mode
+                     the hooks are in
   --json             machine-readable (docs/json.md, "vouch agent")
   --config FILE      use this config
   --state-dir DIR    where receipts and the setup record are kept
@@ -56,6 +63,8 @@ Examples:
   vouch agent setup codex --dry-run
   vouch agent setup codex --apply --no-mcp
   vouch agent setup claude --apply --json
+  vouch agent setup claude --apply --shadow    # record only, then: vouch savings
+  vouch agent setup claude --apply --enforce
   vouch agent remove claude --apply
   vouch agent doctor
 
@@ -71,6 +80,8 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     'dry-run': { type: 'boolean', default: false },
     apply: { type: 'boolean', default: false },
     'no-mcp': { type: 'boolean', default: false },
+    shadow: { type: 'boolean', default: false },
+    enforce: { type: 'boolean', default: false },
   });
   const [operation, hostName, ...extra] = positionals;
   if (operation === undefined || !(OPERATIONS as readonly string[]).includes(operation)) {
@@ -90,6 +101,8 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     node: process.execPath,
     version: VERSION,
   };
+  if ((values.shadow || values.enforce) && operation !== 'setup') throw new VouchError('usage', `--shadow and --enforce are options of setup, which writes the hooks in that mode; vouch agent ${operation} takes neither`);
+  if (values.shadow && values.enforce) throw new VouchError('usage', '--shadow and --enforce contradict each other; pass one');
   if (values['no-mcp'] && operation !== 'setup') throw new VouchError('usage', `--no-mcp is an option of setup; vouch agent ${operation} takes it out only if setup added it. Leave --no-mcp out`);
   if (operation === 'doctor') {
     if (values['dry-run'] || values.apply) throw new VouchError('usage', 'vouch agent doctor only reads, so it takes neither --dry-run nor --apply; leave them out');
@@ -107,7 +120,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     throw new VouchError('usage', `vouch agent ${operation} ${hostName} writes files, and ${why}; pass --apply to write, or --dry-run to see the changes`);
   }
   const setup = await import('../../agents/setup/setup.js');
-  const options = { ...base, host: hostName, mcp: !values['no-mcp'] };
+  const options = { ...base, host: hostName, mcp: !values['no-mcp'], ...(values.shadow ? { mode: 'shadow' as const } : values.enforce ? { mode: 'enforce' as const } : {}) };
   const plan = operation === 'setup' ? await setup.planAgentSetup(options) : await setup.planAgentRemove(options);
   const mode: 'apply' | 'dry-run' | 'interactive' = values['dry-run'] ? 'dry-run' : values.apply ? 'apply' : 'interactive';
   let applied = false;
@@ -190,7 +203,7 @@ function planJson(plan: AgentPlan, mode: 'apply' | 'dry-run', applied: boolean):
   if (plan.operation === 'remove') return { ...common, operation: plan.operation };
   if (!plan.command) throw new Error('unreachable: setup always resolves the command');
   const server = plan.items.some((item) => item.id === 'mcp' && item.action !== 'skipped') ? plan.server : null;
-  return { ...common, operation: plan.operation, command: { ...commandJson(plan.command), hook_command: `${plan.command.program} hook ${plan.host}`, mcp_server: server }, conflicts: plan.conflicts.map(conflictJson) };
+  return { ...common, operation: plan.operation, command: { ...commandJson(plan.command), hook_command: hookCommand(plan.command.program, plan.host, plan.mode), hook_mode: plan.mode, mcp_server: server }, conflicts: plan.conflicts.map(conflictJson) };
 }
 
 const ACTION_MARK: Record<string, string> = { create: '+', update: '~', unchanged: '=', refused: '!', skipped: ' ', remove: '-', none: ' ' };
@@ -200,7 +213,9 @@ function planText(plan: AgentPlan, when: 'preview' | 'dry-run' | 'applied'): str
   const lines: string[] = [];
   const verb = plan.operation === 'setup' ? 'Setting up' : 'Removing';
   lines.push(`${verb} vouch for ${layout.title} in ${plan.project.root}${when === 'dry-run' ? ' (dry run: nothing is written)' : ''}`);
-  if (plan.operation === 'setup' && plan.command) lines.push(`Hooks run: ${plan.command.program} hook ${plan.host}`);
+  if (plan.operation === 'setup' && plan.command) {
+    lines.push(`Hooks run: ${hookCommand(plan.command.program, plan.host, plan.mode)} (${plan.mode === 'shadow' ? 'shadow mode: decide and record, never deny or rewrite' : 'enforce mode'})`);
+  }
   if (plan.operation === 'setup' && plan.server && plan.items.some((item) => item.id === 'mcp' && item.action !== 'skipped')) {
     lines.push(`MCP server runs: ${[plan.server.command, ...plan.server.args].map(shellQuote).join(' ')}`);
   }
@@ -253,6 +268,7 @@ function doctorJson(report: DoctorReport): AgentDoctorDocument {
       hooks: host.hooks.map((hook) => ({ path: hook.path, event: hook.event, matcher: hook.matcher, command: hook.command, runs: hook.runs, same_install: hook.sameInstall })),
       mcp_server: { path: host.mcp.path, registered: host.mcp.registered, command: host.mcp.command, args: host.mcp.args },
       conflicts: host.conflicts.map(conflictJson),
+      mode: host.mode,
     })),
     behavior_verified: false,
   };
@@ -283,6 +299,8 @@ function doctorText(report: DoctorReport): string {
     lines.push(`${HOST_LAYOUTS[host.host].title} (${host.host}): ${host.recorded ? `set up, record ${host.recordPath}` : 'no setup record'}`);
     for (const item of host.items) lines.push(`  ${item.path}: ${item.state}${item.problem ? ` (${item.problem})` : ''}`);
     if (host.hooks.length === 0) lines.push(`  hooks: none installed ("vouch agent setup ${host.host}" installs them)`);
+    else if (host.mode === 'shadow') lines.push(`  mode: shadow (decide and record, never deny or rewrite; "vouch savings" reports, "vouch agent setup ${host.host} --enforce" turns them on)`);
+    else if (host.mode === 'enforce') lines.push('  mode: enforce');
     for (const hook of host.hooks) {
       const runs = hook.runs === null ? 'an install that cannot be found; run setup again' : hook.sameInstall ? 'this install' : `another install: ${hook.runs}`;
       lines.push(`  hook ${hook.event} [${hook.matcher}] in ${hook.path}: ${hook.command} (runs ${runs})`);

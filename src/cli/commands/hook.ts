@@ -4,7 +4,7 @@ import { claude } from '../../agents/hostClaude.js';
 import { codex } from '../../agents/hostCodex.js';
 import type { CliIo } from '../io.js';
 
-export const help = `Usage: vouch hook claude|codex
+export const help = `Usage: vouch hook claude|codex [--shadow]
 
 Run by Claude Code or Codex as a hook, with the host's hook JSON on stdin; not
 meant to be typed. "vouch agent setup" installs it (docs/hooks.md).
@@ -19,6 +19,13 @@ meant to be typed. "vouch agent setup" installs it (docs/hooks.md).
 It always exits 0, and prints nothing when in any doubt: a hook that fails
 must never stop the agent. VOUCH_FORCE=1, in the hook's environment or leading
 the command, runs the command as typed.
+
+Every Bash command in a project with a vouch config is recorded in the ledger
+(docs/hooks.md, "The ledger"); "vouch savings" reports from it.
+
+Options:
+  --shadow    shadow mode: decide and record exactly as usual, but let every
+              command run as typed ("vouch agent setup HOST --shadow" installs it)
 
 Environment:
   VOUCH_FORCE=1          never deny or rewrite
@@ -35,9 +42,10 @@ const STDIN_MAX_BYTES = 16 * 1024 * 1024;
 export async function run(argv: string[], io: CliIo): Promise<number> {
   const name = argv[0];
   const host = name !== undefined && Object.hasOwn(HOSTS, name) ? HOSTS[name] : undefined;
+  const shadow = argv[1] === '--shadow';
   // Exit 2 would block the agent's tool call in both hosts: even a usage error exits 0.
-  if (host === undefined || argv.length > 1) {
-    io.stderr.write(`vouch: hook takes one argument, claude or codex; see "vouch hook --help"\n`);
+  if (host === undefined || argv.length > (shadow ? 2 : 1)) {
+    io.stderr.write(`vouch: hook takes one argument, claude or codex, and --shadow; see "vouch hook --help"\n`);
     return 0;
   }
   if (process.stdin.isTTY) {
@@ -46,7 +54,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   }
   const stdin = await readStdin(process.stdin);
   if (stdin === null) return 0;
-  const out = await runHook(host, stdin, { env: io.env, cwd: io.cwd, entry: process.argv[1] });
+  const out = await runHook(host, stdin, { env: io.env, cwd: io.cwd, entry: process.argv[1], shadow });
   if (out !== '') io.stdout.write(out);
   return 0;
 }

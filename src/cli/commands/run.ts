@@ -19,7 +19,8 @@ shown whole when it ends, never interleaved. Root checks run one at a time.
 
 Options:
   --if-due           skip a check whose receipt is CURRENT, PASS and reusable
-                     (decided by the observer when one runs)
+                     (decided by the observer when one runs); each skip is
+                     recorded in the ledger ("vouch savings" reports it)
   --no-observer      decide --if-due by looking at the inputs directly
   --concurrency N    package checks run at once (default: the core count)
   --json             machine-readable report on stdout; the checks' own output goes to stderr

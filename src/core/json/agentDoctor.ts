@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { absolutePath, schemaVersion } from './common.js';
-import { command, conflict, host, itemId, itemKind, itemState, relativePath } from './agentSetup.js';
+import { command, conflict, hookMode, host, itemId, itemKind, itemState, relativePath } from './agentSetup.js';
 
 /* `vouch agent doctor [HOST] --json` (docs/json.md, "vouch agent"). */
 
@@ -44,6 +44,7 @@ const hostReport = z.strictObject({
     })
     .describe("The MCP server named vouch in the host's project config (.mcp.json, .codex/config.toml), whoever wrote it."),
   conflicts: z.array(conflict),
+  mode: hookMode.nullable().describe("The PreToolUse hooks' mode: shadow when any of them passes --shadow; null when none is installed."),
 });
 
 export const agentDoctorDocument = z.strictObject({

@@ -77,13 +77,17 @@ const mcpServerEntry = z
     description: 'A stdio MCP server as the hosts spawn it, with no shell: vouch mcp, run by the same install as the hooks.',
   });
 
+/** How the hooks act on a decision (docs/hooks.md, "Shadow mode"). */
+export const hookMode = z.enum(['enforce', 'shadow']);
+
 const commandSetup = z
   .strictObject({
     ...commandFields,
     hook_command: z
       .string()
-      .regex(/ hook (claude|codex)$/)
-      .describe('The command each hook handler runs: program, then hook HOST.'),
+      .regex(/ hook (claude|codex)( --shadow)?$/)
+      .describe('The command each hook handler runs: program, then hook HOST, then --shadow in shadow mode.'),
+    hook_mode: hookMode.describe('enforce: the hooks deny and rewrite. shadow: they decide and record, and every command runs as typed.'),
     mcp_server: mcpServerEntry.nullable().describe('The MCP server entry setup registers as "vouch"; null with --no-mcp.'),
   })
   .meta({ id: 'command_setup' });

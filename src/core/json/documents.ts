@@ -10,6 +10,7 @@ import { logDocument } from './log.js';
 import { observerDocument } from './observer.js';
 import { proveDocument } from './prove.js';
 import { runDocument } from './run.js';
+import { savingsDocument } from './savings.js';
 import { startDocument } from './start.js';
 import { statusDocument } from './status.js';
 import { stopDocument } from './stop.js';
@@ -99,6 +100,13 @@ export const JSON_DOCUMENTS = [
     title: 'vouch agent remove HOST --json',
     description:
       'What removal did (--apply) or would do (--dry-run): only intact content vouch owns goes; edited content is reported as refused. Fields: docs/json.md, "vouch agent".',
+  },
+  {
+    name: 'savings',
+    schema: savingsDocument,
+    title: 'vouch savings --json',
+    description:
+      'What the ledger holds over a period: commands seen and checks matched, denies, rewrites and skips, the check time avoided (and, in shadow mode, what would have been), forced reruns, and reruns whose result differed from a CURRENT receipt. Fields: docs/json.md, "vouch savings --json".',
   },
   {
     name: 'agent-doctor',
