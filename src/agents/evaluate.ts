@@ -22,6 +22,8 @@ export interface Evaluation {
   decision: CommandDecision;
   source: 'observer' | 'scan' | null;
   latencyMs: number;
+  /** vouch itself could not work here (a native module built for another Node): the one line that says how to fix it. */
+  notice?: string;
 }
 
 /** The observer is given at least this long, however quick the check... */
@@ -40,6 +42,9 @@ export async function evaluateCommand(input: EvaluateInput): Promise<Evaluation>
     outcome = await evaluate(input);
   } catch (error) {
     outcome = { decision: pass(`error: ${error instanceof Error ? error.message : String(error)}`), source: null };
+    // Only on an error: a native module that does not load is said to the user (agents/hook.ts), once per session.
+    const native = (await import('../core/nativeLoad.js')).nativeLoadError(error);
+    if (native) return { ...outcome, latencyMs: Date.now() - started, notice: native.message };
   }
   return { ...outcome, latencyMs: Date.now() - started };
 }

@@ -86,6 +86,8 @@ const HOOK_START_NEVER = ['store', 'fs', 'exec', 'prove'];
 const HOOK_DYNAMIC_IMPORTS: Record<string, 'decision' | `aside: ${string}`> = {
   'agents/hook.ts -> ./evaluate.js': 'decision',
   'agents/hook.ts -> ./startObserverDetached.js': 'aside: SessionStart, once per session',
+  'agents/hook.ts -> ./hookNotice.js': 'aside: vouch cannot load a native module; said once per session',
+  'agents/evaluate.ts -> ../core/nativeLoad.js': 'aside: an error; is it a native module that does not load',
   'agents/evaluate.ts -> ../api/project.js': 'decision',
   'agents/evaluate.ts -> ./commandMatch.js': 'decision',
   'agents/evaluate.ts -> ./commandDecision.js': 'decision',
