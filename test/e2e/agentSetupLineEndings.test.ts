@@ -81,6 +81,21 @@ describe('agent setup keeps a CRLF instructions file CRLF', () => {
     });
   }
 
+  it("codex: a CRLF .codex/config.toml gets vouch's MCP table in CRLF, and remove gives its bytes back", () => {
+    const toml = '# my settings\r\nmodel = "gpt-5"\r\n';
+    const p = tempProject('agent-eol-toml', { 'package.json': PACKAGE_JSON, 'vouch.config.json': config(['test']), '.codex/config.toml': toml }, { git: false });
+    projects.push(p);
+    expect(vouch(p, ['agent', 'setup', 'codex', '--apply']).code).toBe(0);
+    const written = readFileSync(join(p.root, '.codex', 'config.toml'), 'utf8');
+    expect(written.startsWith(toml)).toBe(true);
+    expect(written).toContain('[mcp_servers.vouch]\r\n');
+    expect(new Set(lineEnds(written))).toEqual(new Set(['crlf']));
+    const again = vouch(p, ['agent', 'setup', 'codex', '--apply']);
+    expect(again.out.items.find((item: any) => item.path === '.codex/config.toml')?.action).toBe('unchanged');
+    expect(vouch(p, ['agent', 'remove', 'codex', '--apply']).code).toBe(0);
+    expect(readFileSync(join(p.root, '.codex', 'config.toml'), 'utf8')).toBe(toml);
+  });
+
   it('an LF file stays LF', () => {
     const text = '# App\n\nUse npm.\n';
     const p = tempProject('agent-eol-lf', { 'package.json': PACKAGE_JSON, 'vouch.config.json': config(['test']), 'CLAUDE.md': text }, { git: false });
