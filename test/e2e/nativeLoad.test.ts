@@ -119,6 +119,10 @@ describe('a native module that does not load', () => {
     // The marker is one owner-only file in the state dir.
     const marker = join(p.root, '.vouch', 'hook-notice');
     expect(readFileSync(marker, 'utf8')).toMatch(/^[0-9a-f]{64}\n$/);
+    expect(lstatSync(marker).mode & 0o777).toBe(0o600);
+    // An event without a session_id cannot be told apart from the next: it is told every time.
+    const anonymous = JSON.stringify({ cwd: p.root, hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'npm test' } });
+    for (let i = 0; i < 2; i++) expect(JSON.parse(vouch(brokenSqlite, p, ['hook', 'claude'], anonymous).stdout).systemMessage).toBe(out.systemMessage);
   });
 
   it('Codex: the line on stderr once per session, nothing on stdout', () => {
