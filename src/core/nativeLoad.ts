@@ -42,7 +42,13 @@ export function nativeLoadFailure(error: unknown, node: { version: string; modul
   const code = (error as { code?: unknown }).code;
   const message = String((error as { message?: unknown }).message ?? '');
   const mismatch = /NODE_MODULE_VERSION (\d+)\. This version of Node\.js requires\s+NODE_MODULE_VERSION (\d+)/.exec(message);
-  if (code !== 'ERR_DLOPEN_FAILED' && mismatch === null) return null;
+  // The "bindings" package's search, when no build of the addon is found at all (https://github.com/TooTallNate/node-bindings).
+  const unbuilt = message.startsWith('Could not locate the bindings file');
+  if (code !== 'ERR_DLOPEN_FAILED' && mismatch === null && !unbuilt) return null;
+  if (unbuilt) {
+    const tried = /(\/.*?)\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(message);
+    return { module: tried?.[2] ?? 'a native module', file: null, installDir: tried ? tried[1] || '/' : null, builtFor: null, node: node.version, abi: Number(node.modules), reason: 'no build of it was found (Could not locate the bindings file)' };
+  }
   // "The module '/x.node' was compiled against…", or dlerror's "/x.node: invalid ELF header"; a path may hold spaces.
   const file = /The module '(\/[^']+\.node)'/.exec(message)?.[1] ?? /^(\/.*?\.node): /m.exec(message)?.[1] ?? /(\/[^\s'"]+\.node)\b/.exec(message)?.[1] ?? null;
   const at = file === null ? -1 : file.lastIndexOf('/node_modules/');

@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { cpSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanEnv, REPO, tempProject, type TempProject } from '../helpers/project.js';
@@ -16,6 +17,8 @@ import { cleanEnv, REPO, tempProject, type TempProject } from '../helpers/projec
 let scratch: string;
 /** dist/ with a broken better-sqlite3. */
 let brokenSqlite: string;
+/** dist/ with a better-sqlite3 that was never built. */
+let unbuiltSqlite: string;
 /** dist/ with a broken vouch_scan.node and a working better-sqlite3. */
 let brokenAddon: string;
 const projects: TempProject[] = [];
@@ -36,8 +39,8 @@ function install(name: string, replace: Record<string, (dir: string) => void>): 
 }
 
 beforeAll(() => {
-  mkdirSync(join(REPO, '.tmp'), { recursive: true });
-  scratch = mkdtempSync(join(REPO, '.tmp', 'native-load-'));
+  // Outside the repository: a copy under it would resolve better-sqlite3's build up in the repository's own node_modules.
+  scratch = mkdtempSync(join(tmpdir(), 'vouch-native-load-'));
   brokenSqlite = install('broken-sqlite', {
     'better-sqlite3': (dir) => {
       const real = realpathSync(join(REPO, 'node_modules', 'better-sqlite3'));
@@ -46,6 +49,15 @@ beforeAll(() => {
       cpSync(join(real, 'lib'), join(copy, 'lib'), { recursive: true });
       cpSync(join(real, 'package.json'), join(copy, 'package.json'));
       writeFileSync(join(copy, 'build', 'Release', 'better_sqlite3.node'), 'not a shared object\n');
+    },
+  });
+  unbuiltSqlite = install('unbuilt-sqlite', {
+    'better-sqlite3': (dir) => {
+      const real = realpathSync(join(REPO, 'node_modules', 'better-sqlite3'));
+      const copy = join(dir, 'node_modules', 'better-sqlite3');
+      mkdirSync(copy, { recursive: true });
+      cpSync(join(real, 'lib'), join(copy, 'lib'), { recursive: true });
+      cpSync(join(real, 'package.json'), join(copy, 'package.json'));
     },
   });
   brokenAddon = install('broken-addon', {});
@@ -97,6 +109,16 @@ describe('a native module that does not load', () => {
     const doc = JSON.parse(json.stdout);
     expect(doc.error.code).toBe('native-module-unloadable');
     expect(doc.error.message).toContain('npm rebuild better-sqlite3');
+  });
+
+  it('better-sqlite3 never built: the same line, saying no build was found', () => {
+    const p = project();
+    const run = vouch(unbuiltSqlite, p, ['status']);
+    expect(run.code, run.stderr).toBe(69);
+    expect(run.stderr).toBe(
+      `vouch: the native module better-sqlite3 does not load: Node ${process.version} (NODE_MODULE_VERSION ${process.versions.modules}) says: no build of it was found (Could not locate the bindings file). ` +
+        `Fix: cd ${unbuiltSqlite} && npm rebuild better-sqlite3 (with this Node), or run vouch with the Node it was installed with\n`,
+    );
   });
 
   it('Claude Code: a systemMessage once per session, and the command runs as typed', () => {

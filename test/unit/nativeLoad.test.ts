@@ -36,6 +36,16 @@ describe('a native module that does not load', () => {
     expect(nativeLoadMessage(own)).toContain("Fix: cd '/opt/my tools/vouch' && npm rebuild (with this Node)");
   });
 
+  it('no build at all: the bindings package found none', () => {
+    const message = 'Could not locate the bindings file. Tried:\n → /w/app/node_modules/better-sqlite3/build/better_sqlite3.node\n → /w/app/node_modules/better-sqlite3/build/Debug/better_sqlite3.node';
+    const failure = nativeLoadFailure(new Error(message), NODE_20)!;
+    expect(failure).toMatchObject({ module: 'better-sqlite3', file: null, installDir: '/w/app' });
+    expect(nativeLoadMessage(failure)).toBe(
+      'the native module better-sqlite3 does not load: Node v20.20.2 (NODE_MODULE_VERSION 115) says: no build of it was found (Could not locate the bindings file). ' +
+        'Fix: cd /w/app && npm rebuild better-sqlite3 (with this Node), or run vouch with the Node it was installed with',
+    );
+  });
+
   it('any other error is not one', () => {
     expect(nativeLoadFailure(new Error('SQLITE_CANTOPEN'))).toBeNull();
     expect(nativeLoadFailure(Object.assign(new Error('x'), { code: 'MODULE_NOT_FOUND' }))).toBeNull();
