@@ -2,6 +2,7 @@ import { isAbsolute, relative, resolve, sep } from 'node:path';
 import type { Assignment, Command, Pipeline, PipelineNode, Redirection, SyntaxNode } from 'unbash';
 import { forEachChild } from 'unbash';
 import type { PackageManagerName } from '../core/config.js';
+import { isPackageManagerSetting } from '../core/context.js';
 import { contextEnvPatterns } from '../core/scriptContext.js';
 import type { CheckDefinition } from '../core/definition.js';
 import { canonicalArgv, isPackageManager } from '../core/packageManagerGrammar.js';
@@ -284,12 +285,16 @@ function scriptsOf(check: CheckDefinition, target: MatchTarget): Record<string, 
 
 /**
  * The static assignments. A variable that is part of the check's context must
- * have a static value, or the part cannot be judged: null then.
+ * have a static value, or the part cannot be judged: null then. So is a
+ * package manager's setting, whatever its value: typed in front of one
+ * command (`npm_config_workspace=packages/a npm test`), it changes what that
+ * command runs, and the part runs as typed.
  */
 function assignments(prefix: readonly Assignment[], context: readonly string[]): { env: Record<string, string>; dynamic: boolean } | null {
   const env: Record<string, string> = {};
   let dynamic = false;
   for (const assignment of prefix) {
+    if (isPackageManagerSetting(assignment.name)) return null;
     const value = assignment.value.type === 'Word' && !assignment.append && assignment.index === undefined ? staticWord(assignment.value) : null;
     if (value === null) {
       if (envNameMatches(assignment.name, context)) return null;

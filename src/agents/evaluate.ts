@@ -24,6 +24,8 @@ export interface Evaluation {
   latencyMs: number;
   /** What the ledger records beside the decision (store/ledger.ts); set as far as the evaluation got. */
   seen: EvaluationSeen;
+  /** vouch itself could not work here (a native module built for another Node): the one line that says how to fix it. */
+  notice?: string;
 }
 
 export interface EvaluationSeen {
@@ -51,6 +53,9 @@ export async function evaluateCommand(input: EvaluateInput): Promise<Evaluation>
     outcome = await evaluate(input, seen);
   } catch (error) {
     outcome = { decision: pass(`error: ${error instanceof Error ? error.message : String(error)}`), source: null };
+    // Only on an error: a native module that does not load is said to the user (agents/hook.ts), once per session.
+    const native = (await import('../core/nativeLoad.js')).nativeLoadError(error);
+    if (native) return { ...outcome, latencyMs: Date.now() - started, seen, notice: native.message };
   }
   return { ...outcome, latencyMs: Date.now() - started, seen };
 }

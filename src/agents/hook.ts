@@ -21,6 +21,8 @@ export interface HookContext {
   entry: string | undefined;
   /** Shadow mode (`vouch hook HOST --shadow`): decide and record as usual, but let every command run as typed. */
   shadow?: boolean;
+  /** Writes to the hook's stderr: where Codex shows a notice (agents/hookNotice.ts). */
+  warn?: (text: string) => void;
 }
 
 /** Returns exactly what goes to stdout. Never throws. */
@@ -41,7 +43,8 @@ export async function runHook(host: Host, stdin: string, context: HookContext): 
       // Claude Code adds SessionStart stdout to the agent's context: nothing is said.
       return '';
     }
-    return await answerBash(host, event, context);
+    const session = (input as { session_id?: unknown }).session_id;
+    return await answerBash(host, event, context, typeof session === 'string' ? session : null);
   } catch {
     return '';
   }
@@ -50,12 +53,13 @@ export async function runHook(host: Host, stdin: string, context: HookContext): 
 /** VOUCH_FORCE=1 leading the whole command: its author wants it run as typed, and needs no parse to say so. */
 const FORCE_LEADS = /^\s*VOUCH_FORCE=1[ \t]/;
 
-async function answerBash(host: Host, event: BashEvent, context: HookContext): Promise<string> {
+async function answerBash(host: Host, event: BashEvent, context: HookContext, sessionId: string | null): Promise<string> {
   const cwd = event.cwd ?? context.cwd;
   let decision: CommandDecision;
   let source: 'observer' | 'scan' | null = null;
   let seen: EvaluationSeen = {};
   const forcedLead = FORCE_LEADS.test(event.command);
+  let notice: string | undefined;
   if (context.env.VOUCH_FORCE === '1') {
     decision = { kind: 'pass', why: 'VOUCH_FORCE=1 is set for the hook', checks: [] };
   } else {
@@ -66,6 +70,7 @@ async function answerBash(host: Host, event: BashEvent, context: HookContext): P
       decision = forcedLead ? { kind: 'pass', why: 'VOUCH_FORCE=1 leads the command', checks: evaluation.decision.checks } : evaluation.decision;
       source = evaluation.source;
       seen = evaluation.seen;
+      notice = evaluation.notice;
     } catch (error) {
       // evaluateCommand does not throw by contract; a failure to load it is still a pass.
       decision = { kind: 'pass', why: `internal error: ${(error as Error).message}`, checks: [] };
@@ -105,6 +110,16 @@ async function answerBash(host: Host, event: BashEvent, context: HookContext): P
     source,
     ...(mode === 'shadow' ? { mode } : {}),
   });
+  if (notice !== undefined && response.stdout === '') return await sayOnce(host, cwd, sessionId, notice, context);
   // Shadow mode: decided and recorded exactly as in enforce mode; the command runs as typed.
   return mode === 'shadow' ? '' : response.stdout;
+}
+
+/** vouch cannot work here: said once per session (agents/hookNotice.ts), and the command runs as typed. */
+async function sayOnce(host: Host, cwd: string, sessionId: string | null, notice: string, context: HookContext): Promise<string> {
+  const { firstInSession, noticeOutput } = await import('./hookNotice.js');
+  if (!(await firstInSession(cwd, sessionId))) return '';
+  const out = noticeOutput(host.name, `vouch: ${notice}. Until then, the vouch hook lets every command run as typed.`);
+  if (out.stderr !== '') context.warn?.(out.stderr);
+  return out.stdout;
 }

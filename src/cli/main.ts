@@ -100,7 +100,9 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   }
   try {
     return await command.run(rest, io);
-  } catch (error) {
+  } catch (thrown) {
+    // A native module built for another Node, wherever it was loaded: the fix, on one line.
+    const error = (await import('../core/nativeLoad.js')).nativeLoadError(thrown) ?? thrown;
     if (isVouchError(error)) {
       // A claim error also says who must act (docs/claims.md).
       if (json) writeError(io, isClaimError(error) ? { code: error.code, origin: error.origin, message: error.message } : { code: error.code, message: error.message });

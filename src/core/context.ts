@@ -50,11 +50,34 @@ export const TOOL_ENV_PREFIXES: Record<string, string> = {
 };
 
 /**
- * The environment names a check depends on: the defaults, its declared names,
- * and `PREFIX*` for each tool its command line mentions.
+ * Package managers read their settings from variables with these prefixes,
+ * in any case: npm from `npm_config_*`
+ * (https://docs.npmjs.com/cli/v11/using-npm/config#environment-variables),
+ * pnpm from `npm_config_*` and `pnpm_config_*` (https://pnpm.io/settings),
+ * and `PNPM_HOME`; yarn 2+ from `YARN_*` (https://yarnpkg.com/configuration/yarnrc),
+ * yarn 1 from `npm_config_*` and `yarn_*`; bun from `BUN_*`
+ * (https://bun.sh/docs/runtime/env#configuring-bun). Any of them may change
+ * what a script run does (`npm_config_workspace` runs another package's
+ * script, `npm_config_script_shell` another shell, `npm_config_ignore_scripts`
+ * skips the pre and post scripts), so every check records them, whatever its
+ * command: only the names that are set are recorded, so a check run with none
+ * of them set keeps the context it had.
+ */
+export const PACKAGE_MANAGER_ENV_PATTERNS = ['npm_config_*', 'pnpm_*', 'yarn_*', 'bun_*'];
+
+/** Whether a variable is a package manager's setting: its name starts with one of PACKAGE_MANAGER_ENV_PATTERNS's prefixes, in any case. */
+export function isPackageManagerSetting(name: string): boolean {
+  const lower = name.toLowerCase();
+  return PACKAGE_MANAGER_ENV_PATTERNS.some((pattern) => lower.startsWith(pattern.slice(0, -1)));
+}
+
+/**
+ * The environment names a check depends on: the defaults, the package
+ * managers' settings, its declared names, and `PREFIX*` for each tool its
+ * command line mentions.
  */
 export function envPatterns(declared: readonly string[], commandLine: string): string[] {
-  const patterns = new Set([...DEFAULT_ENV_NAMES, ...declared]);
+  const patterns = new Set([...DEFAULT_ENV_NAMES, ...PACKAGE_MANAGER_ENV_PATTERNS, ...declared]);
   for (const word of commandLine.split(/[\s;&|()'"=]+/)) {
     const tool = word.split('/').pop() ?? '';
     const prefix = TOOL_ENV_PREFIXES[tool];
@@ -63,13 +86,14 @@ export function envPatterns(declared: readonly string[], commandLine: string): s
   return [...patterns].sort();
 }
 
-/** Expands patterns against an environment into the sorted list of names to record. */
+/** Expands patterns against an environment into the sorted list of names to record. A package manager's prefix matches in any case, as they read it. */
 export function envNames(patterns: readonly string[], env: NodeJS.ProcessEnv): string[] {
   const names = new Set<string>();
   for (const pattern of patterns) {
     if (pattern.endsWith('*')) {
       const prefix = pattern.slice(0, -1);
-      for (const name of Object.keys(env)) if (name.startsWith(prefix)) names.add(name);
+      const anyCase = PACKAGE_MANAGER_ENV_PATTERNS.includes(pattern);
+      for (const name of Object.keys(env)) if (name.startsWith(prefix) || (anyCase && name.toLowerCase().startsWith(prefix))) names.add(name);
     } else {
       names.add(pattern);
     }

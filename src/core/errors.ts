@@ -9,6 +9,7 @@ export const VOUCH_ERROR_CODES = [
   'unknown-command',
   'internal',
   'unknown-check',
+  'native-module-unloadable',
   // The config and the project.
   'config-not-found',
   'config-unreadable',

@@ -3,6 +3,7 @@ import { closeSync, existsSync, renameSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { VouchError } from '../core/errors.js';
+import { nativeLoadError } from '../core/nativeLoad.js';
 import { MIGRATIONS } from './migrations.js';
 import { diskFull, diskFullNotice, isDiskFull, noteOnce } from './diskFull.js';
 import { checkStateDir, ensureStateDir, guardStateFiles, notWritable, openStateFile } from './stateDir.js';
@@ -186,7 +187,8 @@ function openAndMigrate(path: string): Database.Database {
     db = new Database(path, NATIVE_BINDING ? { nativeBinding: NATIVE_BINDING } : {});
   } catch (error) {
     if (cannotWrite(error) || isDiskFull(error)) throw notWritable(stateDir, error);
-    throw error;
+    // SQLite's addon built for another Node: a one-line fix, not a stack trace.
+    throw nativeLoadError(error) ?? error;
   }
   try {
     db.pragma('busy_timeout = 10000');

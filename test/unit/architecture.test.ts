@@ -92,6 +92,8 @@ const HOOK_DYNAMIC_IMPORTS: Record<string, 'decision' | `aside: ${string}`> = {
   'agents/hook.ts -> ../store/ledgerSpool.js': 'decision',
   'store/ledgerSpool.ts -> ./openStore.js': 'aside: the spool passed 1 MB, so this writer moves it into the store',
   'store/ledgerSpool.ts -> ./ledger.js': 'aside: the spool passed 1 MB, so this writer moves it into the store',
+  'agents/hook.ts -> ./hookNotice.js': 'aside: vouch cannot load a native module; said once per session',
+  'agents/evaluate.ts -> ../core/nativeLoad.js': 'aside: an error; is it a native module that does not load',
   'agents/evaluate.ts -> ../api/project.js': 'decision',
   'agents/evaluate.ts -> ./commandMatch.js': 'decision',
   'agents/evaluate.ts -> ./commandDecision.js': 'decision',

@@ -99,4 +99,17 @@ describe('fan-out commands through the hook', () => {
     const rewritten = decideCommand(command, match!, answers(all, new Set([changed])), NOW);
     expect(rewritten).toMatchObject({ kind: 'rewrite', command: `vouch run ${shellQuote(changed)} --if-due` });
   });
+
+  it("a package manager's setting in front of a resolved fan-out makes it run as typed", () => {
+    const resolved = ROWS.filter((entry) => entry.expected?.kind === 'packages' && !entry.command.startsWith('vouch '));
+    expect(resolved.length).toBeGreaterThan(50);
+    for (const entry of resolved) {
+      const { match: matchTarget } = target(entry);
+      const command = entry.command.split(' ').map(shellQuote).join(' ');
+      expect(matchCommand(command, matchTarget)!.parts.length, command).toBe(1);
+      for (const setting of ['npm_config_workspace=packages/a', 'NPM_CONFIG_IGNORE_SCRIPTS=true', 'pnpm_config_filter=a', 'YARN_IGNORE_SCRIPTS=1', 'BUN_CONFIG_SILENT=1']) {
+        expect(matchCommand(`${setting} ${command}`, matchTarget)!.parts, `${setting} ${command}`).toEqual([]);
+      }
+    }
+  });
 });

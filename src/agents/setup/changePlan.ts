@@ -6,7 +6,7 @@ import type { RecordedItem } from './record.js';
 import { addVouchHooks, removeVouchHooks, type HookEntry } from './hookEntries.js';
 import { parseJsonObject } from './jsonText.js';
 import type { InspectedItem, ItemId, ItemState } from './managedItem.js';
-import { appendSection, findSection, removeSection, replaceSection } from './managedSection.js';
+import { appendSection, findSection, lineEndingOf, removeSection, replaceSection, withLineEnding } from './managedSection.js';
 import { addServer, isEmptyServerConfig, removeServer, type McpServerEntry } from './mcpServer.js';
 
 export type ItemAction = 'create' | 'update' | 'unchanged' | 'refused' | 'skipped' | 'remove' | 'none';
@@ -125,9 +125,11 @@ export function planSetup(host: AgentHost, root: string, items: readonly Inspect
       } else {
         const text = item.fileText ?? '';
         const section = findSection(text);
-        if (section.kind === 'one') after = replaceSection(text, section, item.desired);
+        const eol = lineEndingOf(text);
+        const desired = withLineEnding(item.desired, eol);
+        if (section.kind === 'one') after = replaceSection(text, section, desired);
         else {
-          const appended = appendSection(text, item.desired);
+          const appended = appendSection(text, desired, eol);
           after = appended.text;
           separator = appended.separator;
         }

@@ -6,7 +6,7 @@ import type { AgentHost, HostLayout } from './host.js';
 import type { ItemKind, RecordedItem } from './record.js';
 import { findVouchEntries, type HookEntry } from './hookEntries.js';
 import { parseJsonObject } from './jsonText.js';
-import { findSection } from './managedSection.js';
+import { findSection, sectionContent } from './managedSection.js';
 import { currentServerContent, serverContent, type McpServerEntry } from './mcpServer.js';
 import { linkOnPath } from './linkOnPath.js';
 
@@ -96,7 +96,7 @@ function currentContent(kind: ItemKind, text: string | null, host: AgentHost, ev
   if (kind === 'section') {
     const section = findSection(text);
     if (section.kind === 'broken') return { problem: section.why };
-    return { content: section.kind === 'one' ? section.text : null };
+    return { content: section.kind === 'one' ? sectionContent(section.text) : null };
   }
   const parsed = parseJsonObject(text);
   if ('error' in parsed) return { problem: `it is not valid JSON (${parsed.error})` };

@@ -52,12 +52,33 @@ export function replaceSection(text: string, at: { start: number; end: number },
 }
 
 /**
- * Appends the section after a blank line. Returns the separator it put
- * before it, which is recorded so that removal restores the file's bytes.
+ * The file's line ending, as its first line ends: CRLF or LF. A file written
+ * on Windows (or with git's `core.autocrlf`) keeps CRLF when vouch writes its
+ * section into it, so that the rest of the file and its diff stay as they were.
  */
-export function appendSection(text: string, section: string): { text: string; separator: string } {
-  const separator = text.length === 0 ? '' : text.endsWith('\n\n') ? '' : text.endsWith('\n') ? '\n' : '\n\n';
-  return { text: `${text}${separator}${section}\n`, separator };
+export function lineEndingOf(text: string): '\n' | '\r\n' {
+  const at = text.indexOf('\n');
+  return at > 0 && text[at - 1] === '\r' ? '\r\n' : '\n';
+}
+
+/** A section (written with LF) in the given line ending. */
+export function withLineEnding(section: string, eol: '\n' | '\r\n'): string {
+  return eol === '\n' ? section : section.replace(/\r?\n/g, eol);
+}
+
+/** A section as found in a file, in LF: what is compared with what setup writes, whatever the file's line ending. */
+export function sectionContent(text: string): string {
+  return text.replace(/\r\n/g, '\n');
+}
+
+/**
+ * Appends the section after a blank line, in the file's line ending `eol`.
+ * Returns the separator it put before it, which is recorded so that removal
+ * restores the file's bytes.
+ */
+export function appendSection(text: string, section: string, eol: '\n' | '\r\n' = '\n'): { text: string; separator: string } {
+  const separator = text.length === 0 ? '' : text.endsWith(eol + eol) ? '' : text.endsWith(eol) ? eol : eol + eol;
+  return { text: `${text}${separator}${section}${eol}`, separator };
 }
 
 /**

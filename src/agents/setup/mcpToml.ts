@@ -1,4 +1,4 @@
-import { appendSection, findSection, removeSection, replaceSection, type SectionMarkers } from './managedSection.js';
+import { appendSection, findSection, lineEndingOf, removeSection, replaceSection, sectionContent, withLineEnding, type SectionMarkers } from './managedSection.js';
 import type { McpServerEntry, ServerContent } from './mcpServer.js';
 
 /**
@@ -38,7 +38,7 @@ export function tomlServerContent(text: string): ServerContent {
     const after = firstStatementAfter(text, block.end);
     // Keys after the block would be read as part of vouch's table.
     if (after !== null && !after.text.startsWith('[')) return { problem: `line ${after.line} ("${after.text}") follows "${TOML_MARKERS.end}", so TOML reads it as part of [mcp_servers.vouch]; move it above vouch's lines, or under a table header of its own` };
-    return { content: block.text };
+    return { content: sectionContent(block.text) };
   }
   return { content: scan.foreign === null ? null : `defined by you at ${scan.foreign}` };
 }
@@ -60,10 +60,13 @@ export function tomlServerEntry(text: string): { command: string | null; args: s
   return { command: typeof command === 'string' ? command : null, args: Array.isArray(args) && args.every((word) => typeof word === 'string') ? args : null };
 }
 
+/** In the file's line ending, as CLAUDE.md's section is (managedSection.ts). */
 export function addTomlServer(text: string, entry: McpServerEntry): { text: string; separator: string | null } {
   const section = findSection(text, TOML_MARKERS);
-  if (section.kind === 'one') return { text: replaceSection(text, section, tomlBlock(entry)), separator: null };
-  return appendSection(text, tomlBlock(entry));
+  const eol = lineEndingOf(text);
+  const block = withLineEnding(tomlBlock(entry), eol);
+  if (section.kind === 'one') return { text: replaceSection(text, section, block), separator: null };
+  return appendSection(text, block, eol);
 }
 
 export function removeTomlServer(text: string, separator: string): string {

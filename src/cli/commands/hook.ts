@@ -54,7 +54,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   }
   const stdin = await readStdin(process.stdin);
   if (stdin === null) return 0;
-  const out = await runHook(host, stdin, { env: io.env, cwd: io.cwd, entry: process.argv[1], shadow });
+  const out = await runHook(host, stdin, { env: io.env, cwd: io.cwd, entry: process.argv[1], shadow, warn: (text) => io.stderr.write(text) });
   if (out !== '') io.stdout.write(out);
   return 0;
 }
