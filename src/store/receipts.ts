@@ -105,6 +105,18 @@ export function latestReceipt(db: Database.Database, check: string): Receipt | n
   return row ? fromRow(row) : null;
 }
 
+/**
+ * The newest receipt of the check whose manifest digest is this one: the receipt that answers for
+ * inputs seen before (core/decide.ts decideWithEarlier). A scan of the check's receipts on the
+ * existing (check_name, seq) index, newest first, stopping at the first match.
+ */
+export function latestReceiptForInputs(db: Database.Database, check: string, manifestDigest: string): Receipt | null {
+  const row = withRecovery(db, (live) =>
+    live.prepare('SELECT * FROM receipts WHERE check_name = ? AND manifest_digest = ? ORDER BY seq DESC LIMIT 1').get(check, manifestDigest),
+  ) as ReceiptRow | undefined;
+  return row ? fromRow(row) : null;
+}
+
 export function listReceipts(db: Database.Database, check: string | null, limit: number): Receipt[] {
   const rows = withRecovery(db, (live) =>
     check === null

@@ -644,7 +644,7 @@ describe('run --if-due, FAIL receipts, latest receipt wins', () => {
 });
 
 describe('the real TypeScript compiler', () => {
-  it('tsc --noEmit: PASS CURRENT, a type error makes it STALE then FAIL, the fix brings PASS back', () => {
+  it('tsc --noEmit: PASS CURRENT, a type error makes it STALE then FAIL, the fix brings the first PASS back', () => {
     const p = project('fresh-tsc', {
       'vouch.config.json': config([{ name: 'tsc', kind: 'typecheck', command: ['tsc', '--noEmit'] }]),
       'tsconfig.json': JSON.stringify({ compilerOptions: { strict: true, noEmit: true, types: [], skipLibCheck: true, lib: ['ES2022'], target: 'ES2022' }, include: ['src'] }, null, 2) + '\n',
@@ -657,7 +657,7 @@ describe('the real TypeScript compiler', () => {
     expect(spawnSync('tsc', ['--version'], { env }).error, 'precondition: tsc is not on the caller PATH').toBeDefined();
 
     runCheck(p, ['tsc'], env);
-    expectCurrent(p, 'tsc', env);
+    const firstRun = expectCurrent(p, 'tsc', env).receipt.run_id;
     const db = new Database(join(p.root, '.vouch', 'state.db'), { readonly: true });
     try {
       const row = db.prepare('SELECT context FROM receipts ORDER BY seq DESC LIMIT 1').get() as { context: string };
@@ -678,9 +678,10 @@ describe('the real TypeScript compiler', () => {
     expect(status.result).toBe('FAIL');
     expect(status.receipt.exit_code).toBe(failed.code);
 
+    // The fix puts back the inputs of the first run: its receipt answers, and a rerun finds the same.
     p.write('src/index.ts', 'export const n: number = 1;\n');
-    expectOutOfCurrent(p, 'tsc', env, 'STALE');
+    expect(expectCurrent(p, 'tsc', env).receipt.run_id).toBe(firstRun);
     runCheck(p, ['tsc'], env);
-    expectCurrent(p, 'tsc', env);
+    expect(expectCurrent(p, 'tsc', env).receipt.run_id).not.toBe(firstRun);
   });
 });
