@@ -1,4 +1,6 @@
 import { spawnSync } from 'node:child_process';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { configText, statusOf, type Json } from '../helpers/answers.js';
 import { ObserverTracker, PATIENT } from '../helpers/observer.js';
@@ -109,6 +111,28 @@ describe('an earlier receipt answers after an edit and its revert', () => {
     expect(p.json(['log', 'verdict']).receipts).toHaveLength(2);
   });
 
+  it('the MCP status and run tools answer with the earlier receipt too', async () => {
+    const p = project('earlier-mcp');
+    run(p, ['verdict']);
+    const first = latestRunId(p);
+    p.write('src/a.js', EDITED);
+    run(p, ['verdict']);
+    p.write('src/a.js', A);
+    const env = Object.fromEntries(Object.entries(cleanEnv()).filter((pair): pair is [string, string] => pair[1] !== undefined));
+    const client = new Client({ name: 'vouch-test', version: '0' });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], cwd: p.root, env, stderr: 'pipe' }));
+    try {
+      const status = (await client.callTool({ name: 'status', arguments: { checks: ['verdict'] } })) as { structuredContent: Json };
+      expect(status.structuredContent.checks[0].freshness).toBe('CURRENT');
+      expect(status.structuredContent.checks[0].receipt.run_id).toBe(first);
+      const ran = (await client.callTool({ name: 'run', arguments: { checks: ['verdict'], if_due: true } })) as { structuredContent: Json };
+      expect(JSON.stringify(ran.structuredContent)).toContain(first);
+    } finally {
+      await client.close();
+    }
+    expect(p.json(['log', 'verdict']).receipts).toHaveLength(2);
+  });
+
   it('a newer FAIL on the same inputs wins over the older PASS', () => {
     const p = project('earlier-fail');
     run(p, ['verdict']);
@@ -178,7 +202,7 @@ describe('an earlier receipt answers after an edit and its revert', () => {
     expect(status.receipt.run_id).toBe(second);
   });
 
-  it('the observer answers as the scan does, and run --if-due through it skips', async () => {
+  it('the observer answers as the scan does, and the hook and run --if-due through it agree', async () => {
     const p = project('earlier-observer');
     run(p, ['verdict']);
     const first = latestRunId(p);
@@ -192,6 +216,9 @@ describe('an earlier receipt answers after an edit and its revert', () => {
     expect(out.checks[0].freshness).toBe('CURRENT');
     expect(out.checks[0].receipt.run_id).toBe(first);
     expect(scanStatus(p).receipt.run_id).toBe(first);
+    const input = { session_id: 's', transcript_path: '/tmp/t.jsonl', cwd: p.root, hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'npm test' } };
+    const hook = spawnSync(process.execPath, [CLI, 'hook', 'claude'], { cwd: p.root, input: JSON.stringify(input), env: observerEnv, encoding: 'utf8', timeout: 60_000 });
+    expect(JSON.parse(hook.stdout).hookSpecificOutput.permissionDecisionReason, 'the hook through the observer').toContain(first);
     const skipped = run(p, ['verdict', '--if-due'], observerEnv);
     expect(skipped.stdout).toContain(first);
     expect(statusOf(p, 'verdict', observerEnv).receipt.run_id).toBe(first);
