@@ -2,6 +2,7 @@ import type { PackageManagerName } from '../core/config.js';
 import type { CheckDefinition } from '../core/definition.js';
 import { isPackageManager, runnerLength, scriptForms, TOOL_RUNNER_FORMS } from '../core/packageManagerGrammar.js';
 import { plainCommand } from '../core/shellWords.js';
+import { equivalentToolForms } from './toolEquivalents.js';
 
 /**
  * The exact argv a typed command must have to stand for a check, once both
@@ -58,9 +59,12 @@ function toolOfArgv(argv: readonly string[]): string[] | null {
   return words;
 }
 
-/** The tool alone, or after a runner that runs the project's own bin (npx, pnpm exec), with exactly its arguments. */
+/**
+ * The tool alone, or after a runner that runs the project's own bin (npx, pnpm exec), with exactly
+ * its arguments; and each form the tool documents as the same run (toolEquivalents.ts), the same ways.
+ */
 function toolForms(tool: string[]): CommandForm[] {
-  return [tool, ...TOOL_RUNNER_FORMS.map((runner) => [...runner, ...tool])];
+  return [tool, ...equivalentToolForms(tool)].flatMap((form) => [form, ...TOOL_RUNNER_FORMS.map((runner) => [...runner, ...form])]);
 }
 
 function dedupe(forms: CommandForm[]): CommandForm[] {

@@ -10,7 +10,7 @@ import type { CheckObservation } from './scan.js';
 export type ObserverUse = 'auto' | 'off';
 
 export interface ObserverAnswer {
-  checks: Array<CheckObservation & { receipt: Receipt | null }>;
+  checks: Array<CheckObservation & { receipt: Receipt | null; earlier: Receipt | null }>;
   observedAt: number;
   durationMs: number;
   /** The store's key for environment digests, so contexts are digested as a direct look would. */
@@ -66,7 +66,7 @@ export async function askObserver(
       ...(answer.changedEvidence ? { changedEvidence: answer.changedEvidence } : {}),
     };
     const observed = planCheck({ root: project.root, definition, scripts: scriptsFor(project, definition), splitScript: project.splitScript, env, envKey: result.envKey }).observed;
-    return { definition, observed, inputs, receipt: answer.receipt };
+    return { definition, observed, inputs, receipt: answer.receipt, earlier: answer.earlier ?? null };
   });
   return { checks, observedAt: result.observedAt, durationMs: Date.now() - started, envKey: result.envKey };
 }

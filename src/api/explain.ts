@@ -1,6 +1,6 @@
 import type { InstalledCounts } from '../core/changeSummary.js';
 import { evidencePerPackage } from '../core/changeSummary.js';
-import { decide, type CheckStatus } from '../core/decide.js';
+import { decide, decideWithEarlier, earlierInputsDigest, type CheckStatus } from '../core/decide.js';
 import type { CheckDefinition } from '../core/definition.js';
 import { diffContext, diffDefinition, diffManifest, type InputChange, type ValueChange } from '../core/diff.js';
 import type { EvidenceChange } from '../core/evidence.js';
@@ -13,7 +13,7 @@ import { InputScanner } from '../fs/inputScanner.js';
 import { evidenceObservation, observationFor, verifyEvidence } from '../fs/verifyEvidence.js';
 import { diskFullNotice, noteOnce } from '../store/diskFull.js';
 import { readConsistently } from '../store/openStore.js';
-import { loadEvidence, loadManifest, latestReceipt } from '../store/receipts.js';
+import { loadEvidence, loadManifest, latestReceipt, latestReceiptForInputs } from '../store/receipts.js';
 import { saveStatCache } from '../store/statCacheTable.js';
 import { askObserver, type ObserverUse } from './askObserver.js';
 import { scriptsFor, selectCheck, type Project } from './project.js';
@@ -68,15 +68,20 @@ export async function explain(project: Project, name: string, env: NodeJS.Proces
     if (!now) throw new Error('unreachable: one observation per check');
     // The receipt and its manifest from one file: a damaged manifest page found after the
     // receipt was read must not leave that receipt deciding the answer.
-    const { latest: receipt, recorded } = readConsistently(session.db, () => {
-      const found = latestReceipt(session.db, definition.name);
-      return { latest: found, recorded: found === null ? null : loadManifest(session.db, found.manifestDigest) };
+    // Inputs seen before are explained against the receipt that answers for them, as status finds it.
+    const { latest: found, status, recorded } = readConsistently(session.db, () => {
+      const last = latestReceipt(session.db, definition.name);
+      const declared = last?.evidence.mode === 'traced' ? null : last;
+      const digest = earlierInputsDigest(declared, now.inputs);
+      const decided = decideWithEarlier(definition, now.observed, now.inputs, declared, digest === null ? null : latestReceiptForInputs(session.db, definition.name, digest));
+      const answering = decided.receipt;
+      return { latest: last, status: decided, recorded: answering === null ? null : loadManifest(session.db, answering.manifestDigest) };
     });
     // A traced receipt recorded since the first look: explained as traced (unless a damaged store
     // was set aside meanwhile, and then there is no receipt).
-    const since = receipt?.evidence.mode === 'traced' ? explainTraced(project, session, definition, env) : null;
+    const since = found?.evidence.mode === 'traced' ? explainTraced(project, session, definition, env) : null;
     if (since) return since;
-    const status = decide(definition, now.observed, now.inputs, receipt?.evidence.mode === 'traced' ? null : receipt);
+    const receipt = found?.evidence.mode === 'traced' ? found : status.receipt;
     if (receipt === null || receipt.evidence.mode === 'traced') {
       return { status, definitionChanges: [], contextChanges: [], inputChanges: [], installedCounts: NO_COUNTS, evidence: null, notices: session.notices };
     }

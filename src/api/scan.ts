@@ -1,4 +1,4 @@
-import { decide, type CheckStatus } from '../core/decide.js';
+import { decideWithEarlier, earlierInputsDigest, type CheckStatus } from '../core/decide.js';
 import type { CheckDefinition } from '../core/definition.js';
 import type { ObservedContext, Observation } from '../core/observation.js';
 import type { Receipt } from '../core/receipt.js';
@@ -8,7 +8,7 @@ import { InputScanner } from '../fs/inputScanner.js';
 import { startScans, type StartedScans } from '../fs/startedScans.js';
 import { diskFullNotice, noteOnce } from '../store/diskFull.js';
 import { readConsistently } from '../store/openStore.js';
-import { latestReceipt, loadEvidence } from '../store/receipts.js';
+import { latestReceipt, latestReceiptForInputs, loadEvidence } from '../store/receipts.js';
 import { saveStatCache } from '../store/statCacheTable.js';
 import { scriptsFor, type Project } from './project.js';
 import { withSession, type Session } from './session.js';
@@ -57,7 +57,14 @@ export async function scanStatus(
     // answered from the damaged store.
     const receipts = readConsistently(session.db, () => definitions.map((definition) => latestReceipt(session.db, definition.name)));
     const observations = observeChecks(project, session, definitions, env, scans, receipts);
-    const checks = observations.map(({ definition, observed, inputs }, index) => decide(definition, observed, inputs, receipts[index] ?? null));
+    // Inputs seen before: the newest receipt made on them may answer (core/decide.ts).
+    const earlier = readConsistently(session.db, () =>
+      observations.map(({ definition, inputs }, index) => {
+        const digest = earlierInputsDigest(receipts[index] ?? null, inputs);
+        return digest === null ? null : latestReceiptForInputs(session.db, definition.name, digest);
+      }),
+    );
+    const checks = observations.map(({ definition, observed, inputs }, index) => decideWithEarlier(definition, observed, inputs, receipts[index] ?? null, earlier[index] ?? null));
     return { checks, observedAt: started, durationMs: Date.now() - started, notices: session.notices };
   }, env);
 }

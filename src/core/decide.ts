@@ -73,3 +73,38 @@ export function decide(
     reasons,
   };
 }
+
+/**
+ * The inputs digest to look an earlier receipt up by, or null when none may answer. Only a
+ * declared receipt's digest is the inputs' own: a traced one's is its evidence, looked at again
+ * for that receipt alone, so an older traced receipt could answer only after its own evidence
+ * was looked at again, one receipt after another. Traced receipts keep the latest-only rule.
+ */
+export function earlierInputsDigest(latest: Receipt | null, observation: Observation): string | null {
+  if (latest === null || latest.evidence.mode === 'traced') return null;
+  if (!observation.healthy || observation.problems.length > 0) return null;
+  const digest = observation.manifest.digest;
+  return digest !== '' && digest !== latest.manifestDigest ? digest : null;
+}
+
+/**
+ * decide(), where an earlier receipt may answer for a state seen before: after an edit and its
+ * revert, the newest receipt whose inputs digest is the observed one answers when it is CURRENT
+ * on its own (same definition and context too, nothing moved while it ran), PASS or FAIL as it
+ * recorded. Newest first, so a newer FAIL on the same inputs wins over an older PASS. `earlier`
+ * is that receipt as the store gave it for earlierInputsDigest(); anything else is ignored.
+ */
+export function decideWithEarlier(
+  definition: CheckDefinition,
+  observed: ObservedContext,
+  observation: Observation,
+  latest: Receipt | null,
+  earlier: Receipt | null,
+): CheckStatus {
+  const status = decide(definition, observed, observation, latest);
+  if (status.freshness !== 'STALE' || earlier === null || latest === null) return status;
+  const digest = earlierInputsDigest(latest, observation);
+  if (digest === null || earlier.manifestDigest !== digest || earlier.check !== latest.check || earlier.evidence.mode === 'traced') return status;
+  const answer = decide(definition, observed, observation, earlier);
+  return answer.freshness === 'CURRENT' ? answer : status;
+}

@@ -1,8 +1,9 @@
 import type { Store } from '../store/openStore.js';
 import { readConsistently, reopenIfReplaced, storeGeneration } from '../store/openStore.js';
-import { latestReceipt, loadEvidence } from '../store/receipts.js';
+import { latestReceipt, latestReceiptForInputs, loadEvidence } from '../store/receipts.js';
 import type { EvidenceEntry } from '../core/evidence.js';
 import type { StatCache } from '../core/statCache.js';
+import { earlierInputsDigest } from '../core/decide.js';
 import { observationFor } from '../fs/verifyEvidence.js';
 import type { FaultKind, GapCode, GapReason, ObserveParams, ObserveResult, ObservedInputs, ObserverInfo, PingResult } from './protocol.js';
 import { PROTOCOL } from './protocol.js';
@@ -113,6 +114,27 @@ export class ObserverService {
       for (const notice of notices) this.options.log(notice);
       return unhealthy([{ code: 'observer-store-recovered', message: notices.join(' ') || 'the receipts database was replaced' }]);
     }
+    const observations = checks.map((_check, position) => {
+      const indexed = answer.observations[position];
+      if (!indexed) throw new Error('unreachable: one observation per check');
+      // A traced receipt's evidence (ignored files, paths outside the root) is looked at
+      // again here, after the barrier, as a direct status would: the index covers only the
+      // declared inputs.
+      const observation = observationFor(this.options.root, (digest) => this.evidence(digest), this.options.statCache, receipts[position] ?? null, () => indexed, () => indexed.problems.filter((problem) => problem.code === 'state-dir-in-git'), 'observer');
+      return { indexed, observation };
+    });
+    // Inputs seen before: the newest receipt made on them may answer, as a direct status finds it (api/scan.ts).
+    const earlier = readConsistently(store.db, () =>
+      checks.map((check, position) => {
+        const digest = earlierInputsDigest(receipts[position] ?? null, observations[position]!.observation);
+        return digest === null ? null : latestReceiptForInputs(store.db, check.name, digest);
+      }),
+    );
+    if (storeGeneration(store.db) !== generation) {
+      const notices = store.notices.splice(0);
+      for (const notice of notices) this.options.log(notice);
+      return unhealthy([{ code: 'observer-store-recovered', message: notices.join(' ') || 'the receipts database was replaced' }]);
+    }
     this.tellStoreNotices();
     return {
       healthy: true,
@@ -120,13 +142,8 @@ export class ObserverService {
       envKey: this.options.envKey,
       observedAt: answer.snapshot.observedAt,
       checks: checks.map((check, position) => {
-        const indexed = answer.observations[position];
-        if (!indexed) throw new Error('unreachable: one observation per check');
+        const { indexed, observation } = observations[position]!;
         const receipt = receipts[position] ?? null;
-        // A traced receipt's evidence (ignored files, paths outside the root) is looked at
-        // again here, after the barrier, as a direct status would: the index covers only the
-        // declared inputs.
-        const observation = observationFor(this.options.root, (digest) => this.evidence(digest), this.options.statCache, receipt, () => indexed, () => indexed.problems.filter((problem) => problem.code === 'state-dir-in-git'), 'observer');
         return {
           name: check.name,
           manifestDigest: observation.manifest.digest,
@@ -135,6 +152,7 @@ export class ObserverService {
           ...(params.entries && observation === indexed ? { entries: observation.manifest.entries } : {}),
           ...(observation.changedEvidence ? { changedEvidence: observation.changedEvidence } : {}),
           receipt,
+          earlier: earlier[position] ?? null,
         };
       }),
     };

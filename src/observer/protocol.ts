@@ -37,6 +37,8 @@ export interface ObservedCheck {
   /** For a traced receipt: which of its evidence entries differ now, to name them in the reason. */
   changedEvidence?: string[];
   receipt: Receipt | null;
+  /** The newest receipt whose inputs digest is manifestDigest, when the latest's differs (core/decide.ts earlierInputsDigest). */
+  earlier?: Receipt | null;
 }
 
 /** Why the observer's index cannot be trusted right now: defined once, with the JSON document that reports it. */

@@ -473,6 +473,50 @@ describe.each(SCANS)('freshness mutations ($scan): each leaves CURRENT, explain 
   });
 });
 
+/** The mutations of files alone: after a run on the mutated tree and the revert, the first receipt must answer again. */
+const FILE_ONLY = new Set([
+  'edit a source file',
+  'same-size rewrite with atime and mtime put back to the nanosecond',
+  'add a file matching the inputs',
+  'delete a tracked file',
+  'rename a tracked file',
+  'chmod +x a source file',
+  'replace a file with a symlink to a file of identical content',
+  'change the lockfile',
+]);
+
+describe('edit, run, revert: the first receipt answers again, never the run made on the mutated tree', () => {
+  const cases = mutations.filter((m) => m.revert !== undefined && m.runEnv === undefined && !m.immediate);
+  it.each(cases.map((m) => [m.name, m] as const))('%s', async (_name, m) => {
+    const p = project('fresh-revert', BASE_FILES);
+    const check = m.check ?? 'check';
+    runCheck(p, [check]);
+    const first = expectCurrent(p, check).receipt.run_id;
+    await sleep(60);
+    const extra = m.mutate(p);
+    if (extra) return; // an environment change: not a tree to revert
+    expectOutOfCurrent(p, check);
+    runCheck(p, [check]);
+    const mutated = logJson(p, check).receipts[0].run_id;
+    expect(mutated).not.toBe(first);
+    m.revert!(p);
+    const back = statusOf(p, check);
+    // A run on the mutated tree never answers for the reverted one.
+    expect(back.receipt.run_id === mutated && back.freshness === 'CURRENT', JSON.stringify(back)).toBe(false);
+    if (back.freshness === 'CURRENT') expect(back.receipt.run_id).toBe(first);
+    if (FILE_ONLY.has(m.name)) {
+      expect(back.freshness, JSON.stringify(back.reasons)).toBe('CURRENT');
+      expect(back.receipt.run_id).toBe(first);
+      // --if-due agrees, and skips on the first receipt.
+      expect(runCheck(p, [check, '--if-due']).stdout).toContain(first);
+    }
+  });
+
+  it('names every file-only mutation it expects CURRENT from', () => {
+    for (const name of FILE_ONLY) expect(cases.map((m) => m.name)).toContain(name);
+  });
+});
+
 describe('an input that changes while the check runs', () => {
   it('rewritten and restored to the same bytes during the run: the receipt is not reusable', () => {
     // The check sees other bytes than the ones its receipt is bound to: it passes only on "a = 2",
@@ -644,7 +688,7 @@ describe('run --if-due, FAIL receipts, latest receipt wins', () => {
 });
 
 describe('the real TypeScript compiler', () => {
-  it('tsc --noEmit: PASS CURRENT, a type error makes it STALE then FAIL, the fix brings PASS back', () => {
+  it('tsc --noEmit: PASS CURRENT, a type error makes it STALE then FAIL, the fix brings the first PASS back', () => {
     const p = project('fresh-tsc', {
       'vouch.config.json': config([{ name: 'tsc', kind: 'typecheck', command: ['tsc', '--noEmit'] }]),
       'tsconfig.json': JSON.stringify({ compilerOptions: { strict: true, noEmit: true, types: [], skipLibCheck: true, lib: ['ES2022'], target: 'ES2022' }, include: ['src'] }, null, 2) + '\n',
@@ -657,7 +701,7 @@ describe('the real TypeScript compiler', () => {
     expect(spawnSync('tsc', ['--version'], { env }).error, 'precondition: tsc is not on the caller PATH').toBeDefined();
 
     runCheck(p, ['tsc'], env);
-    expectCurrent(p, 'tsc', env);
+    const firstRun = expectCurrent(p, 'tsc', env).receipt.run_id;
     const db = new Database(join(p.root, '.vouch', 'state.db'), { readonly: true });
     try {
       const row = db.prepare('SELECT context FROM receipts ORDER BY seq DESC LIMIT 1').get() as { context: string };
@@ -678,9 +722,10 @@ describe('the real TypeScript compiler', () => {
     expect(status.result).toBe('FAIL');
     expect(status.receipt.exit_code).toBe(failed.code);
 
+    // The fix puts back the inputs of the first run: its receipt answers, and a rerun finds the same.
     p.write('src/index.ts', 'export const n: number = 1;\n');
-    expectOutOfCurrent(p, 'tsc', env, 'STALE');
+    expect(expectCurrent(p, 'tsc', env).receipt.run_id).toBe(firstRun);
     runCheck(p, ['tsc'], env);
-    expectCurrent(p, 'tsc', env);
+    expect(expectCurrent(p, 'tsc', env).receipt.run_id).not.toBe(firstRun);
   });
 });

@@ -5,6 +5,7 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   renameSync,
   rmSync,
   statSync,
@@ -15,6 +16,7 @@ import {
 } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Json } from '../helpers/answers.js';
 import { answersOf, ObserverTracker, PATIENT, timedStatus, until, type Answer } from '../helpers/observer.js';
@@ -122,6 +124,24 @@ interface World {
   onOther: boolean;
   narrowVariant: 0 | 1;
   txtIgnored: boolean;
+  /** src/ as each `vouch run` found it: a revert to one of them is a state an earlier receipt was made on. */
+  runStates: SrcState[];
+}
+
+/** src/'s directories, regular files (bytes and mode) and symlinks, to put back exactly. */
+interface SrcState {
+  dirs: string[];
+  files: { path: string; bytes: Buffer; mode: number }[];
+  links: { path: string; target: string }[];
+}
+
+function srcState(root: string): SrcState {
+  const { files, regular, dirs } = tree(root);
+  return {
+    dirs,
+    files: regular.map((path) => ({ path, bytes: readFileSync(join(root, path)), mode: statSync(join(root, path)).mode & 0o777 })),
+    links: files.filter((path) => !regular.includes(path)).map((path) => ({ path, target: readlinkSync(join(root, path)) })),
+  };
 }
 
 /** Every path under src/, sorted so that a seed picks the same paths on every machine. */
@@ -389,6 +409,25 @@ const MUTATIONS: Mutation[] = [
     },
   },
   {
+    // An edit and its revert: src/ put back as an earlier run found it, so an earlier receipt may answer.
+    kind: 'revert to a run',
+    weight: 4,
+    apply: (w) => {
+      if (w.runStates.length === 0) return null;
+      const at = w.rng.int(w.runStates.length);
+      const state = w.runStates[at]!;
+      rmSync(abs(w, 'src'), { recursive: true, force: true });
+      mkdirSync(abs(w, 'src'));
+      for (const dir of state.dirs) mkdirSync(abs(w, dir), { recursive: true });
+      for (const file of state.files) {
+        writeFileSync(abs(w, file.path), file.bytes);
+        chmodSync(abs(w, file.path), file.mode);
+      }
+      for (const link of state.links) symlinkSync(link.target, abs(w, link.path));
+      return `src/ put back as run ${at + 1} found it`;
+    },
+  },
+  {
     kind: 'config',
     weight: 1,
     apply: (w) => {
@@ -400,7 +439,7 @@ const MUTATIONS: Mutation[] = [
 ];
 
 /** Kinds that every sequence includes at least once, whatever the seed: one is forced every fourth burst until all have run. */
-const REQUIRED = ['git checkout', 'npm ci', 'rename directory', 'rm -rf', 'symlink', 'same-size rewrite, times put back', 'git checkout'];
+const REQUIRED = ['git checkout', 'npm ci', 'rename directory', 'rm -rf', 'symlink', 'same-size rewrite, times put back', 'git checkout', 'revert to a run'];
 
 function pickMutation(rng: Rng): Mutation {
   const total = MUTATIONS.reduce((sum, m) => sum + m.weight, 0);
@@ -429,14 +468,26 @@ function setUp(): World {
   p.git('add', '-A');
   p.git('commit', '-qm', 'other');
   p.git('checkout', '-q', mainBranch);
-  return { p, rng: new Rng(SEED), counter: 0, mainBranch, onOther: false, narrowVariant: 0, txtIgnored: false };
+  return { p, rng: new Rng(SEED), counter: 0, mainBranch, onOther: false, narrowVariant: 0, txtIgnored: false, runStates: [] };
 }
 
 function vouchRun(w: World, checks: string[]): string {
   const result = w.p.vouch(['run', ...checks], { env: SCAN_ENV });
   // 1 is a check's own failure (src/fail.flag); anything else is vouch's.
   if (result.code !== 0 && result.code !== 1) throw new Error(`vouch run ${checks.join(' ')} exited ${result.code}\n${result.stdout}\n${result.stderr}`);
+  w.runStates.push(srcState(w.p.root));
   return `vouch run ${checks.join(' ') || '(all)'} -> ${result.code}`;
+}
+
+/** Each check's latest run id, read from the store as it is now. */
+function latestRunIds(root: string): Map<string, string> {
+  const db = new Database(join(root, '.vouch', 'state.db'), { readonly: true });
+  try {
+    const rows = db.prepare('SELECT check_name, run_id FROM receipts ORDER BY seq').all() as { check_name: string; run_id: string }[];
+    return new Map(rows.map((row) => [row.check_name, row.run_id]));
+  } finally {
+    db.close();
+  }
 }
 
 const show = (answers: Answer[]) => answers.map((a) => `${a.name} ${a.freshness} ${a.result} reuse=${a.reuse_eligible} ${a.run_id}`).join('\n    ');
@@ -451,6 +502,8 @@ describe('the observer answers as a direct scan does', () => {
     const history: { burst: number; ops: string[] }[] = [];
     const counts = new Map<string, number>();
     let currentAnswers = 0;
+    /** CURRENT answers from a receipt older than the check's latest: an edit and its revert. */
+    let earlierAnswers = 0;
     const freshnessCounts = new Map<string, number>();
     let disagreements = 0;
     const report = (burst: number, message: string) =>
@@ -511,12 +564,14 @@ describe('the observer answers as a direct scan does', () => {
           ),
         ).toEqual(b);
         currentAnswers += b.filter((answer) => answer.freshness === 'CURRENT').length;
+        const latest = latestRunIds(w.p.root);
+        earlierAnswers += b.filter((answer) => answer.freshness === 'CURRENT' && answer.run_id !== latest.get(answer.name)).length;
         for (const answer of b) freshnessCounts.set(answer.freshness, (freshnessCounts.get(answer.freshness) ?? 0) + 1);
       }
     });
 
     console.log(
-      `[observer property] seed ${SEED}, ${BURSTS} bursts: ${JSON.stringify(Object.fromEntries(freshnessCounts))} answers; mutations ${JSON.stringify(Object.fromEntries([...counts].sort()))}`,
+      `[observer property] seed ${SEED}, ${BURSTS} bursts: ${JSON.stringify(Object.fromEntries(freshnessCounts))} answers (${earlierAnswers} CURRENT from an earlier receipt); mutations ${JSON.stringify(Object.fromEntries([...counts].sort()))}`,
     );
     expect(disagreements, SEED_OF_RUN.replay()).toBe(0);
     // The sequence must have exercised both sides of the answer and every required kind.

@@ -4,7 +4,7 @@ import { matchCommand, type MatchTarget } from '../../src/agents/commandMatch.js
 import { checkForms, toolOfScript } from '../../src/agents/matchForms.js';
 import { definitionOf } from '../../src/core/definition.js';
 import type { CheckConfig, PackageManagerName } from '../../src/core/config.js';
-import { CORPUS, SCRIPTS, type CorpusCase, type TargetName } from '../fixtures/agent-corpus.js';
+import { CORPUS, SCRIPTS, VITEST_ARGS_SCRIPTS, VITEST_SCRIPTS, type CorpusCase, type TargetName } from '../fixtures/agent-corpus.js';
 
 /*
  * Every corpus command through matchCommand and decideCommand (both pure),
@@ -21,12 +21,12 @@ const CHECKS: CheckConfig[] = [
 ];
 
 function target(name: TargetName): MatchTarget {
-  const packageManager: PackageManagerName = name === 'npmSub' ? 'npm' : name;
+  const packageManager: PackageManagerName = name === 'npmSub' || name === 'npmVitest' || name === 'npmVitestArgs' ? 'npm' : name;
   return {
     root: '/repo',
     cwd: name === 'npmSub' ? '/repo/packages/app' : '/repo',
     packageManager,
-    scripts: SCRIPTS,
+    scripts: name === 'npmVitest' ? VITEST_SCRIPTS : name === 'npmVitestArgs' ? VITEST_ARGS_SCRIPTS : SCRIPTS,
     checks: CHECKS.map((check) => definitionOf(check, packageManager)),
   };
 }
@@ -203,6 +203,33 @@ describe('checkForms', () => {
       'pnpm exec oxlint src',
     ]);
     expect(forms({ name: 'c', kind: 'custom', command: ['./scripts/check.sh'] })).toEqual(['vouch run c', './scripts/check.sh']);
+  });
+
+  it('adds the forms vitest documents as the same run, after the same runners', () => {
+    expect(forms({ name: 't', kind: 'test', script: 'test' }, { test: 'vitest' })).toEqual([
+      'vouch run t',
+      'npm run test',
+      'npm test',
+      'vitest',
+      'npx vitest',
+      'pnpm exec vitest',
+      'vitest run',
+      'npx vitest run',
+      'pnpm exec vitest run',
+      'vitest --run',
+      'npx vitest --run',
+      'pnpm exec vitest --run',
+    ]);
+    expect(forms({ name: 't', kind: 'test', command: ['vitest', 'run'] })).toEqual(['vouch run t', 'vitest run', 'npx vitest run', 'pnpm exec vitest run', 'vitest --run', 'npx vitest --run', 'pnpm exec vitest --run']);
+    // Not the other way round: a typed `vitest` in a terminal watches.
+    expect(forms({ name: 't', kind: 'test', command: ['vitest', '--run'] })).not.toContain('vitest');
+  });
+
+  it('matches no other form of vitest when the arguments choose a mode or a command', () => {
+    for (const body of ['vitest --watch', 'vitest -w', 'vitest run --watch', 'vitest watch', 'vitest dev', 'vitest --ui', 'vitest --standalone', 'vitest src run', 'vitest list', 'vitest --no-watch', 'vitest --watch=false', 'vitest -- x']) {
+      const all = forms({ name: 't', kind: 'test', script: 'test' }, { test: body });
+      expect(all.filter((form) => form.startsWith('vitest')), body).toEqual([body]);
+    }
   });
 
   it('leaves out the short form for a script named like a package manager command', () => {

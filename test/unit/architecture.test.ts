@@ -137,6 +137,8 @@ const HOOK_DECISION = [
   'agents/matchForms.ts',
   'agents/rewrite.ts',
   'agents/shellCommand.ts',
+  // The forms a tool documents as the same run: a table matchForms.ts reads, with no imports.
+  'agents/toolEquivalents.ts',
   'api/askObserver.ts',
   'api/project.ts',
   'core/canonicalJson.ts',
