@@ -104,6 +104,10 @@ export const configSchema = z.strictObject({
     .enum(PACKAGE_MANAGERS)
     .optional()
     .describe('Runs "script" checks. Default: detected from package.json and the lockfiles.'),
+  replayFailures: z
+    .boolean()
+    .optional()
+    .describe('Whether the agent hooks answer a rerun of a check whose receipt is CURRENT and FAIL with its stored failure (true, the default) or let it run again (false).'),
   checks: z
     .array(checkSchema)
     .min(1, 'at least one check')

@@ -168,6 +168,7 @@ export function createVouchServer(options: McpServerOptions): McpServer {
         const report = await run(loaded, {
           names: checks,
           ifDue: if_due === true,
+          replay: true,
           observer: 'auto',
           env: options.env,
           stdout: output,

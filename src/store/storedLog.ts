@@ -1,0 +1,43 @@
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { isAbsolute, join, normalize, sep } from 'node:path';
+import type { StoredLog } from '../core/replay.js';
+
+/** A log up to this size is read whole; a larger one only at the end shown (its last or first part). */
+export const WHOLE_LOG_BYTES = 16 * 1024 * 1024;
+const WINDOW_BYTES = 1024 * 1024;
+
+/**
+ * A run's stored log (logs/RUN_ID.log in the state dir), read for replay:
+ * never through a link, only a regular file under logs/, and null when it is
+ * missing or unreadable. `from` says which end a log too large to read whole is
+ * read from.
+ */
+export function readStoredLog(stateDir: string, logPath: string, from: 'start' | 'end'): StoredLog | null {
+  const relative = normalize(logPath);
+  if (isAbsolute(relative) || !relative.startsWith(`logs${sep}`) || relative.split(sep).includes('..')) return null;
+  let fd: number;
+  try {
+    fd = openSync(join(stateDir, relative), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile()) return null;
+    const size = stats.size;
+    const length = size <= WHOLE_LOG_BYTES ? size : WINDOW_BYTES;
+    const offset = size <= WHOLE_LOG_BYTES || from === 'start' ? 0 : size - WINDOW_BYTES;
+    const bytes = Buffer.alloc(length);
+    let read = 0;
+    while (read < length) {
+      const count = readSync(fd, bytes, read, length - read, offset + read);
+      if (count === 0) break;
+      read += count;
+    }
+    return { bytes: bytes.subarray(0, read), offset, size: Math.max(size, offset + read) };
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
