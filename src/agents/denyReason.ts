@@ -61,22 +61,23 @@ export function denyReason(command: string, match: CommandMatch, answers: Readon
   const perCheck = Math.floor(REPLAY_BUDGET_BYTES / replayed.size);
   const linesPerCheck = Math.max(10, Math.floor(REPLAY_MAX_LINES / replayed.size));
 
+  // Listed in that order too: when not all fit, the failures are the ones kept.
   const blocks: string[] = [];
   let used = 0;
   let shown = 0;
-  for (const entry of named) {
+  for (const entry of order) {
     const block = checkBlock(entry, now, single, replayed.has(entry.answer.name) && logOf ? logOf : undefined, { bytes: Math.min(REPLAY_MAX_BYTES, perCheck), lines: Math.min(REPLAY_MAX_LINES, linesPerCheck) });
     if (used + bytes(block) + 1 > room) break;
     blocks.push(block);
     used += bytes(block) + 1;
     shown++;
   }
-  if (shown < named.length) {
-    const rest = named.slice(shown);
+  if (shown < order.length) {
+    const rest = order.slice(shown);
     const restFailed = rest.filter(({ answer }) => answer.result === 'FAIL').length;
     blocks.push(`… and ${rest.length} more check${rest.length === 1 ? '' : 's'} with a CURRENT receipt (${rest.length - restFailed} PASS, ${restFailed} FAIL), not listed to keep this short; \`vouch status\` lists them.`);
   }
-  const notShown = named.filter(({ answer }, index) => index < shown && !replayed.has(answer.name));
+  const notShown = order.filter(({ answer }, index) => index < shown && !replayed.has(answer.name));
   if (notShown.length > 0) blocks.push(`The output of the other checks is not shown here; \`vouch run CHECK --if-due --replay\` shows a check's.`);
   return cap([head, ...blocks, force].join('\n'));
 }

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { summaryLine, toolCounts } from '../../src/core/runSummary.js';
+import { savedMs, summaryLine, toolCounts } from '../../src/core/runSummary.js';
 
 const sample = (name: string) => readFileSync(join(import.meta.dirname, '../fixtures/tool-output', `${name}.txt`), 'utf8');
 
@@ -76,5 +76,14 @@ describe('summaryLine', () => {
     );
     expect(line).toBe('check "test" FAILED in run R1, 5 min ago (2026-12-05T02:30:01Z): exit 1 in 3.2s; vitest: Tests 1 failed | 3 passed (4)');
     expect(summaryLine({ check: 'x'.repeat(500), result: 'PASS', exitCode: 0, signal: null, durationMs: 10, finishedAt: 0, runId: 'R' }, [], 1000).length).toBeLessThan(300);
+  });
+});
+
+describe('savedMs', () => {
+  it("is the receipt's duration less the skip's own time, never below zero", () => {
+    expect(savedMs(2000, 200)).toBe(1800);
+    // The issue's case: a skip that took 2 s on a busy machine saved nothing of a 1.8 s run.
+    expect(savedMs(1800, 2000)).toBe(0);
+    expect(savedMs(500, 500)).toBe(0);
   });
 });
