@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from 'node:fs';
 import { isAbsolute, join, normalize, sep } from 'node:path';
 import type { StoredLog } from '../core/replay.js';
 
@@ -17,6 +17,10 @@ export function readStoredLog(stateDir: string, logPath: string, from: 'start' |
   if (isAbsolute(relative) || !relative.startsWith(`logs${sep}`) || relative.split(sep).includes('..')) return null;
   let fd: number;
   try {
+    // Its directory too is vouch's own, never a link: a replay reads nothing outside the state dir.
+    const dir = lstatSync(join(stateDir, 'logs'));
+    const uid = process.getuid?.();
+    if (!dir.isDirectory() || (uid !== undefined && dir.uid !== uid)) return null;
     fd = openSync(join(stateDir, relative), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch {
     return null;
