@@ -23,7 +23,7 @@ export interface DecideOptions {
   /** False: a CURRENT FAIL is run again, not replayed (vouch.config.json `replayFailures`). Default true. */
   replayFailures?: boolean;
   /** A receipt's stored log, read from the end a replay shows (null: none). Without it nothing is replayed, and no FAIL is denied. */
-  logOf?: (answer: CheckAnswer, from: 'start' | 'end') => StoredLog | null;
+  logOf?: (answer: CheckAnswer, from: 'start' | 'end' | 'whole') => StoredLog | null;
 }
 
 export type CommandDecision =

@@ -21,7 +21,7 @@ const REPLAY_MIN_BYTES = 1024;
 const COMMAND_EXCERPT = 300;
 const PART_EXCERPT = 80;
 
-type LogOf = (answer: CheckAnswer, from: 'start' | 'end') => StoredLog | null;
+type LogOf = (answer: CheckAnswer, from: 'start' | 'end' | 'whole') => StoredLog | null;
 
 interface Named {
   answer: CheckAnswer;
@@ -84,7 +84,8 @@ export function denyReason(command: string, match: CommandMatch, answers: Readon
 
 function checkBlock(entry: Named, now: number, single: boolean, logOf: LogOf | undefined, limits: { bytes: number; lines: number }): string {
   const { answer } = entry;
-  const from = entry.trimmer?.kind === 'head' ? 'start' : 'end';
+  // grep searches the whole log; tail, head and a plain command need only the end they show.
+  const from = entry.trimmer?.kind === 'grep' ? 'whole' : entry.trimmer?.kind === 'head' ? 'start' : 'end';
   const log = logOf ? logOf(answer, from) : null;
   const counts = log ? toolCounts(Buffer.from(log.bytes.buffer, log.bytes.byteOffset, log.bytes.byteLength).toString('utf8')) : [];
   const summary =

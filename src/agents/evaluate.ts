@@ -91,7 +91,7 @@ async function evaluate(input: EvaluateInput): Promise<{ decision: CommandDecisi
   const { readStoredLog } = await import('../store/storedLog.js');
   // Read once per run and end: a FAIL's log is read to decide, and again to show it.
   const logs = new Map<string, ReturnType<typeof readStoredLog>>();
-  const logOf = (answer: CheckAnswer, from: 'start' | 'end') => {
+  const logOf = (answer: CheckAnswer, from: 'start' | 'end' | 'whole') => {
     if (!answer.logPath) return null;
     const key = `${answer.logPath}\0${from}`;
     if (!logs.has(key)) logs.set(key, readStoredLog(project.stateDir, answer.logPath, from));

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { replayOutput } from '../../src/core/replay.js';
-import { readStoredLog, WHOLE_LOG_BYTES } from '../../src/store/storedLog.js';
+import { readStoredLog, WHOLE_LOG_BYTES, WINDOW_BYTES } from '../../src/store/storedLog.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -21,7 +21,15 @@ describe('readStoredLog', () => {
   it('reads a log whole', () => {
     const dir = stateDir();
     writeFileSync(join(dir, 'logs', 'R.log'), 'a\nb\n');
-    expect(readStoredLog(dir, 'logs/R.log', 'end')).toEqual({ bytes: Buffer.from('a\nb\n'), offset: 0, size: 4 });
+    for (const from of ['start', 'end', 'whole'] as const) expect(readStoredLog(dir, 'logs/R.log', from)).toEqual({ bytes: Buffer.from('a\nb\n'), offset: 0, size: 4 });
+  });
+
+  it('reads 1 MiB at the end shown, or up to 16 MiB whole for grep', () => {
+    const dir = stateDir();
+    writeFileSync(join(dir, 'logs', 'R.log'), 'x'.repeat(WINDOW_BYTES * 2));
+    expect(readStoredLog(dir, 'logs/R.log', 'end')).toMatchObject({ offset: WINDOW_BYTES, size: WINDOW_BYTES * 2 });
+    expect(readStoredLog(dir, 'logs/R.log', 'start')!.bytes.length).toBe(WINDOW_BYTES);
+    expect(readStoredLog(dir, 'logs/R.log', 'whole')).toMatchObject({ offset: 0, size: WINDOW_BYTES * 2 });
   });
 
   it('reads a log larger than 16 MiB only at the end shown, and tail still gets its last lines', () => {
@@ -29,7 +37,7 @@ describe('readStoredLog', () => {
     const line = `${'x'.repeat(99)}\n`;
     const count = Math.ceil(WHOLE_LOG_BYTES / line.length) + 10;
     writeFileSync(join(dir, 'logs', 'R.log'), line.repeat(count - 1) + 'the end\n');
-    const end = readStoredLog(dir, 'logs/R.log', 'end')!;
+    const end = readStoredLog(dir, 'logs/R.log', 'whole')!;
     expect(end.offset).toBeGreaterThan(0);
     expect(end.offset + end.bytes.length).toBe(end.size);
     expect(replayOutput(end, { kind: 'tail', lines: 2 }, true).text).toBe(`${line}the end\n`);
