@@ -57,8 +57,9 @@ function ran(p: TempProject, check: string, code = 0): { runId: string; log: str
   return { runId: receipt.run_id, log: readFileSync(receipt.log_path, 'utf8') };
 }
 
-function decide(p: TempProject, command: string): { kind: string; text: string } {
-  const result = spawnSync(process.execPath, [CLI, 'hook', 'claude'], { cwd: p.root, input: JSON.stringify(claudeBash(p.root, command)), env: cleanEnv(), encoding: 'utf8', timeout: 120_000 });
+function decide(p: TempProject, command: string, host: 'claude' | 'codex' = 'claude'): { kind: string; text: string } {
+  const input = host === 'claude' ? claudeBash(p.root, command) : { cwd: p.root, hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command } };
+  const result = spawnSync(process.execPath, [CLI, 'hook', host], { cwd: p.root, input: JSON.stringify(input), env: cleanEnv(), encoding: 'utf8', timeout: 120_000 });
   expect(result.status, result.stderr).toBe(0);
   if (result.stdout === '') return { kind: 'pass', text: '' };
   const out = JSON.parse(result.stdout).hookSpecificOutput;
@@ -127,6 +128,11 @@ describe('the hook replays the stored output in its deny', () => {
     expect(replayed(decision.text, runId)).toBe(real(['tail', '-20'], log));
     expect(decision.text).toContain('AssertionError: expected 120 to be 100');
     expect(decision.text).toContain('if you suspect a flaky test, run it anyway with: VOUCH_FORCE=1 npm run unit 2>&1 | tail -20');
+    // Codex gets the same deny (it had no rewrite to offer, and ran the failing check again).
+    const ageless = (text: string) => text.replace(/, \d+ s ago/, ', AGE ago');
+    const codex = decide(p, 'npm run unit 2>&1 | tail -20', 'codex');
+    expect(codex.kind).toBe('deny');
+    expect(ageless(codex.text)).toBe(ageless(decision.text));
     // Nothing ran: still one receipt.
     expect(p.json(['log', 'unit']).receipts).toHaveLength(1);
   });
@@ -136,7 +142,13 @@ describe('the hook replays the stored output in its deny', () => {
     ran(p, 'unit', 1);
     ran(p, 'test');
     expect(decide(p, 'npm run unit')).toEqual({ kind: 'rewrite', text: expect.stringMatching(/ run unit --if-due$/) });
+    expect(decide(p, 'npm run unit', 'codex').kind).toBe('pass');
     expect(decide(p, 'npm test').kind).toBe('deny');
+    // The switch is a boolean: anything else is a config error, said as such.
+    p.write('vouch.config.json', JSON.stringify({ schema: 1, replayFailures: 'no', checks: [{ name: 'test', kind: 'test', script: 'test' }] }));
+    const refused = p.vouch(['status']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('replayFailures');
   });
 
   it('a CURRENT FAIL whose log is gone is run again: there is nothing to show', () => {
