@@ -1,4 +1,6 @@
 import type { CommandMatch } from './commandMatch.js';
+import { denyReason } from './denyReason.js';
+import type { StoredLog } from '../core/replay.js';
 import { rewriteCommand } from './rewrite.js';
 
 /** What vouch knows about one matched check, as the decision needs it. */
@@ -10,17 +12,31 @@ export interface CheckAnswer {
   runId: string | null;
   finishedAt: number | null;
   durationMs: number | null;
+  /** How the receipt's run ended, and why it may not be reused (reason codes): a replay needs them. */
+  exitCode?: number | null;
+  signal?: string | null;
+  reasons?: readonly string[];
+  logPath?: string | null;
+}
+
+export interface DecideOptions {
+  /** False: a CURRENT FAIL is run again, not replayed (vouch.config.json `replayFailures`). Default true. */
+  replayFailures?: boolean;
+  /** A receipt's stored log, read from the end a replay shows (null: none). Without it nothing is replayed, and no FAIL is denied. */
+  logOf?: (answer: CheckAnswer, from: 'start' | 'end' | 'whole') => StoredLog | null;
 }
 
 export type CommandDecision =
-  /** reason: names each check, its run id and age, and says VOUCH_FORCE=1 <command> runs it as typed. */
+  /** reason: each check's run once, its replayed output, and how VOUCH_FORCE=1 runs it as typed; bounded (agents/denyReason.ts). */
   | { kind: 'deny'; reason: string; checks: string[] }
   | { kind: 'rewrite'; command: string; checks: string[]; why: string }
   | { kind: 'pass'; why: string; checks: string[] };
 
 /**
- * The decision for a matched command, pure. Deny only when the chain is
- * nothing but checks whose receipts are CURRENT, PASS and reusable; otherwise
+ * The decision for a matched command, pure but for reading stored logs through
+ * `options.logOf`. Deny only when the chain is nothing but checks whose
+ * receipts are CURRENT, and each PASS and reusable, or a FAIL whose stored
+ * output can be replayed (a plain failure, its log readable); otherwise
  * rewrite each matched part to `<program> run CHECK --if-due` (which decides
  * again when its turn comes); pass whenever in doubt.
  */
@@ -30,6 +46,7 @@ export function decideCommand(
   answers: ReadonlyMap<string, CheckAnswer>,
   now: number,
   program = 'vouch',
+  options: DecideOptions = {},
 ): CommandDecision {
   const checks = unique(match.parts.flatMap((part) => part.checks));
   if (match.force) return { kind: 'pass', why: 'VOUCH_FORCE is set: run as typed', checks };
@@ -39,8 +56,18 @@ export function decideCommand(
     const answer = answers.get(name);
     return answer !== undefined && answer.freshness === 'CURRENT' && answer.result === 'PASS' && answer.reuseEligible && answer.runId !== null;
   };
-  if (match.onlyChecks && checks.every(reusable)) {
-    return { kind: 'deny', reason: denyReason(command, match, answers, now), checks };
+  // A CURRENT FAIL is answered with its stored failure: the same inputs give the same one. Not one killed by a
+  // signal (a timeout, the OOM killer), and not one whose log is gone: then there is nothing to show.
+  const replayableFailure = (name: string) => {
+    if (options.replayFailures === false || !options.logOf) return false;
+    const answer = answers.get(name);
+    if (!answer || answer.freshness !== 'CURRENT' || answer.result !== 'FAIL' || answer.runId === null || answer.signal) return false;
+    if (!(answer.reasons ?? []).every((code) => code === 'failed')) return false;
+    const log = options.logOf(answer, 'end');
+    return log !== null && log.size > 0;
+  };
+  if (match.onlyChecks && checks.every((name) => reusable(name) || replayableFailure(name))) {
+    return { kind: 'deny', reason: denyReason(command, match, answers, now, options.logOf), checks };
   }
 
   // A command that is one fan-out and nothing else names only the checks that must run: `pnpm -r test` after an
@@ -65,46 +92,6 @@ function rewriteWhy(match: CommandMatch, answers: ReadonlyMap<string, CheckAnswe
     return `${name} is ${answer.freshness}`;
   });
   return match.onlyChecks ? states.join('; ') : `${states.join('; ')}; the chain runs other commands too`;
-}
-
-function denyReason(command: string, match: CommandMatch, answers: ReadonlyMap<string, CheckAnswer>, now: number): string {
-  const force = `VOUCH_FORCE=1 ${command.trimStart()}`;
-  const line = (name: string) => {
-    const answer = answers.get(name)!;
-    return `"${name}" PASSED in run ${answer.runId}${answer.finishedAt === null ? '' : `, ${age(now - answer.finishedAt)} ago`}`;
-  };
-  if (match.parts.length === 1 && match.parts[0]!.checks.length > 1) {
-    const part = match.parts[0]!;
-    return [
-      `vouch: not run, because each package check this command runs has a receipt that is CURRENT and PASS; nothing they depend on changed since:`,
-      ...part.checks.map((name) => `- check ${line(name)}`),
-      `Use those results. To run the command anyway: ${force}`,
-    ].join('\n');
-  }
-  if (match.parts.length === 1) {
-    const name = match.parts[0]!.checks[0]!;
-    return (
-      `vouch: not run, because check ${line(name)} and its receipt is CURRENT: nothing it depends on (inputs, configuration, tools, environment) changed since. ` +
-      `Use that result. To run the command anyway: ${force}`
-    );
-  }
-  const listed = match.parts.flatMap((part) => part.checks.map((name) => `- ${command.slice(part.start, part.end)}: check ${line(name)}`));
-  return [
-    `vouch: not run, because every part of this command is a check whose receipt is CURRENT and PASS; nothing they depend on changed since:`,
-    ...listed,
-    `Use those results. To run the command anyway: ${force}`,
-  ].join('\n');
-}
-
-/** A short human age: 45 s, 12 min, 3 h, 2 d. */
-export function age(ms: number): string {
-  const seconds = Math.max(0, Math.round(ms / 1000));
-  if (seconds < 90) return `${seconds} s`;
-  const minutes = Math.round(seconds / 60);
-  if (minutes < 90) return `${minutes} min`;
-  const hours = Math.round(minutes / 60);
-  if (hours < 36) return `${hours} h`;
-  return `${Math.round(hours / 24)} d`;
 }
 
 function unique(names: string[]): string[] {

@@ -6,6 +6,7 @@ import { isPackageManagerSetting } from '../core/context.js';
 import { contextEnvPatterns } from '../core/scriptContext.js';
 import type { CheckDefinition } from '../core/definition.js';
 import { canonicalArgv, isPackageManager } from '../core/packageManagerGrammar.js';
+import { trimmerOf, type Trimmer } from '../core/replay.js';
 import type { TaskRunnerConfig } from '../core/taskRunners.js';
 import { PACKAGE_SEPARATOR, splitCheckName, type Workspace } from '../core/workspace.js';
 import type { fanOutOf } from './fanOut.js';
@@ -45,6 +46,10 @@ export interface MatchedPart {
   end: number;
   /** The leading VAR=value assignments whose values are static, unquoted. */
   env: Record<string, string>;
+  /** The `| tail -N`, `| head -N` or `| grep PATTERN` after it (null: none); a replay shows what it would have. */
+  trimmer?: Trimmer | null;
+  /** Both streams reach what follows: `2>&1` before the pipe, or no pipe at all. */
+  stderrMerged?: boolean;
 }
 
 export interface CommandMatch {
@@ -110,7 +115,7 @@ export function matchCommand(command: string, target: MatchTarget): CommandMatch
     const candidate = dir !== null ? matchable(node, command) : null;
     const matched = candidate === null ? null : (dir === '' ? matchPart(candidate.command, forms) : null) ?? matchFanOut(candidate.command, dir!, forms, target);
     if (candidate && matched) {
-      parts.push({ checks: matched.checks.map((check) => check.name), start: candidate.start, end: candidate.end, env: matched.env });
+      parts.push({ checks: matched.checks.map((check) => check.name), start: candidate.start, end: candidate.end, env: matched.env, trimmer: candidate.trimmer, stderrMerged: candidate.stderrMerged });
       if (matched.dynamic) onlyChecks = false;
       // An assignment like `X=${Y:=z}` sets a shell variable on the way.
       if (changesShellState(candidate.command)) place = { known: false };
@@ -141,23 +146,28 @@ interface Matchable {
   command: Command;
   start: number;
   end: number;
+  trimmer: Trimmer | null;
+  stderrMerged: boolean;
 }
 
 /**
  * The simple command in a chain element that may stand for a check, with the
  * span of its words: the command alone, or followed by `2>&1`, or by a single
- * `| tail -n N` / `| head -N` (with or without `2>&1`). Anything else in a
- * pipeline, and `time` or `!` in front, never matches.
+ * `| tail -n N` / `| head -N` / `| grep PATTERN` (with or without `2>&1`). Anything
+ * else in a pipeline, and `time` or `!` in front, never matches.
  */
 function matchable(node: PipelineNode, source: string): Matchable | null {
   let command: Command;
+  let trimmer: Trimmer | null = null;
   if (node.type === 'Command') {
     command = node;
   } else if (node.type === 'Pipeline') {
     const pipeline = node as Pipeline;
     if (pipeline.prefixes.length > 0 || pipeline.commands.length !== 2 || pipeline.operators[0] !== '|') return null;
     const [first, second] = pipeline.commands;
-    if (first?.type !== 'Command' || second?.type !== 'Command' || !isTrimmer(second)) return null;
+    if (first?.type !== 'Command' || second?.type !== 'Command') return null;
+    trimmer = trimmerOfCommand(second);
+    if (trimmer === null) return null;
     command = first;
   } else {
     return null;
@@ -167,22 +177,23 @@ function matchable(node: PipelineNode, source: string): Matchable | null {
   if (trailing.length > 1) return null;
   if (trailing.length === 1 && !isStderrToStdout(trailing[0] as Redirection, source)) return null;
   const last = words[words.length - 1]!;
-  return { command, start: command.name.pos, end: last.end };
+  return { command, start: command.name.pos, end: last.end, trimmer, stderrMerged: trimmer === null || trailing.length === 1 };
 }
 
 function isStderrToStdout(item: Redirection, source: string): boolean {
   return item.type === 'Redirect' && source.slice(item.pos, item.end) === '2>&1';
 }
 
-/** `tail -n N`, `tail -N`, `head -n N` or `head -N`, nothing more. */
-function isTrimmer(command: Command): boolean {
-  if (command.prefix.length > 0) return false;
+/**
+ * `tail -n N`, `tail -N`, `head -n N`, `head -N`, or `grep [-F|-E] [-v] PATTERN`
+ * with static words and nothing more (core/replay.ts): each reads only its
+ * stdin and prints part of it, so the check's run is the same without it.
+ */
+function trimmerOfCommand(command: Command): Trimmer | null {
+  if (command.prefix.length > 0) return null;
   const argv = staticArgv(command);
-  if (argv === null || command.suffix.length !== argv.length - 1) return false;
-  const [program, ...args] = argv;
-  if (program !== 'tail' && program !== 'head') return false;
-  if (args.length === 1) return /^-[0-9]+$/.test(args[0]!);
-  return args.length === 2 && args[0] === '-n' && /^[0-9]+$/.test(args[1]!);
+  if (argv === null || command.suffix.length !== argv.length - 1) return null;
+  return trimmerOf(argv);
 }
 
 interface PartMatch {

@@ -107,7 +107,17 @@ async function evaluate(input: EvaluateInput, seen: EvaluationSeen): Promise<{ d
 
   const { answers, source } = await answersFor(project, match.parts, env);
   seen.answers = [...answers.values()];
-  return { decision: decideCommand(command, match, answers, Date.now(), input.program), source };
+  const { readStoredLog } = await import('../store/storedLog.js');
+  // Read once per run and end: a FAIL's log is read to decide, and again to show it.
+  const logs = new Map<string, ReturnType<typeof readStoredLog>>();
+  const logOf = (answer: CheckAnswer, from: 'start' | 'end' | 'whole') => {
+    if (!answer.logPath) return null;
+    const key = `${answer.logPath}\0${from}`;
+    if (!logs.has(key)) logs.set(key, readStoredLog(project.stateDir, answer.logPath, from));
+    return logs.get(key)!;
+  };
+  const options = { replayFailures: project.config.replayFailures !== false, logOf };
+  return { decision: decideCommand(command, match, answers, Date.now(), input.program, options), source };
 }
 
 /**
@@ -196,6 +206,10 @@ function answerOf(status: CheckStatus): CheckAnswer {
     runId: status.receipt?.runId ?? null,
     finishedAt: status.receipt?.finishedAt ?? null,
     durationMs: status.receipt?.durationMs ?? null,
+    exitCode: status.receipt?.exitCode ?? null,
+    signal: status.receipt?.signal ?? null,
+    reasons: status.reasons.map((reason) => reason.code),
+    logPath: status.receipt?.logPath ?? null,
   };
 }
 

@@ -11,6 +11,16 @@ import type { LogDocument } from '../core/json/log.js';
 import type { RunDocument } from '../core/json/run.js';
 import type { CheckStatusJson, EvidenceJson, ReceiptJson, ReceiptSummaryJson, StatusDocument } from '../core/json/status.js';
 import { explainedEvidenceJson } from './explainJson.js';
+import type { Replay } from '../core/replay.js';
+import { savedMs, type ToolCount } from '../core/runSummary.js';
+
+function toolCountJson(count: ToolCount) {
+  return { tool: count.tool, line: count.line, errors: count.errors ?? null, warnings: count.warnings ?? null, passed: count.passed ?? null, failed: count.failed ?? null, total: count.total ?? null };
+}
+
+function replayJson(replay: Replay) {
+  return { part: replay.part, text: replay.text, lines: replay.lines, omitted_lines: replay.omittedLines, notes: replay.notes };
+}
 
 /*
  * The documents of the --json contract (docs/json.md), built in one place so
@@ -147,7 +157,19 @@ export function runReportJson(report: RunReport, stateDir: string): RunDocument 
     exit_code: report.exitCode,
     runs: report.runs.map((entry) =>
       entry.action === 'skipped'
-        ? { name: entry.name, action: 'skipped' as const, exit_code: 0, status: statusJson(entry.status), receipt: null, error: null }
+        ? {
+            name: entry.name,
+            action: 'skipped' as const,
+            exit_code: 0,
+            status: statusJson(entry.status),
+            receipt: null,
+            error: null,
+            summary:
+              entry.stored && entry.status.receipt
+                ? { line: entry.stored.summary, counts: entry.stored.counts.map(toolCountJson), saved_ms: savedMs(entry.status.receipt.durationMs, entry.elapsedMs) }
+                : null,
+            output: entry.stored?.replay ? replayJson(entry.stored.replay) : null,
+          }
         : {
             name: entry.name,
             action: 'ran' as const,

@@ -9,6 +9,7 @@ import type { Output } from '../core/output.js';
 import type { CheckDefinition } from '../core/definition.js';
 import { availableParallelism } from 'node:os';
 import { runPlan, type PlannedCheck } from './runPlan.js';
+import { storedRunOf, type StoredRun } from './storedRun.js';
 
 export interface RunOptions {
   names: readonly string[];
@@ -19,17 +20,22 @@ export interface RunOptions {
   stderr: Output;
   onWait(holder: LockHolder): void;
   onStart(check: string, runId: string, argv: string[]): void;
-  onSkip(status: CheckStatus): void;
+  /** elapsedMs: the skip's own time, from its turn's start (the first check's from `startedAt`) to the decision. */
+  onSkip(status: CheckStatus, elapsedMs: number, stored: StoredRun | null): void;
   /** error: what vouch could not do after the check ran (the receipt not saved); the exit code stays the check's. */
   onFinish(receipt: Receipt, error: RunError | null): void;
   /** How many package checks may run at once; default the core count. Root checks always run alone. */
   concurrency?: number;
   /** Who asked, as the ledger records a skip (docs/hooks.md, "The ledger"); default 'run'. */
   ledgerSource?: 'run' | 'mcp';
+  /** When the caller started (epoch ms, e.g. the process start): the first skip's own time counts from here. Default: when run() is called. */
+  startedAt?: number;
+  /** A skip also carries its receipt's stored output (bounded, core/replay.ts), not only its summary. */
+  replay?: boolean;
 }
 
 export type RunEntry =
-  | { name: string; action: 'skipped'; status: CheckStatus; exitCode: 0 }
+  | { name: string; action: 'skipped'; status: CheckStatus; exitCode: 0; elapsedMs: number; stored: StoredRun | null }
   | { name: string; action: 'ran'; receipt: Receipt; exitCode: number; error: RunError | null };
 
 export interface RunReport {
@@ -47,6 +53,8 @@ export interface RunReport {
  * report's, in the order asked.
  */
 export async function run(project: Project, options: RunOptions): Promise<RunReport> {
+  const calledAt = Date.now();
+  let firstTurn = true;
   const definitions = await selectChecks(project, options.names);
   const { runCheck } = await import('../exec/runCheck.js');
   const notices: string[] = [];
@@ -60,7 +68,8 @@ export async function run(project: Project, options: RunOptions): Promise<RunRep
     return opened.session;
   };
   const runOne = async (definition: CheckDefinition, stdout: Output, stderr: Output): Promise<{ entry: RunEntry; interrupted: boolean }> => {
-    const started = performance.now();
+    const turnStarted = firstTurn ? Math.min(calledAt, options.startedAt ?? calledAt) : Date.now();
+    firstTurn = false;
     const outcome = await runCheck({
       root: project.root,
       stateDir: project.stateDir,
@@ -86,9 +95,12 @@ export async function run(project: Project, options: RunOptions): Promise<RunRep
         : {}),
     });
     if (outcome.action === 'skipped') {
-      await recordSkip(project, outcome.status, options.ledgerSource ?? 'run', performance.now() - started);
-      options.onSkip(outcome.status);
-      return { entry: { name: definition.name, action: 'skipped', status: outcome.status, exitCode: 0 }, interrupted: false };
+      const elapsedMs = Math.max(0, Date.now() - turnStarted);
+      await recordSkip(project, outcome.status, options.ledgerSource ?? 'run', elapsedMs);
+      const receipt = outcome.status.receipt;
+      const stored = receipt ? storedRunOf(project.stateDir, receipt, options.replay === true) : null;
+      options.onSkip(outcome.status, elapsedMs, stored);
+      return { entry: { name: definition.name, action: 'skipped', status: outcome.status, exitCode: 0, elapsedMs, stored }, interrupted: false };
     }
     options.onFinish(outcome.receipt, outcome.error);
     return { entry: { name: definition.name, action: 'ran', receipt: outcome.receipt, exitCode: outcome.exitCode, error: outcome.error }, interrupted: outcome.interrupted };

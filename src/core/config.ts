@@ -32,6 +32,8 @@ export interface Config {
   schema: 1;
   root?: string;
   packageManager?: PackageManagerName;
+  /** False: the hook lets a CURRENT FAIL run again instead of replaying its stored failure (docs/hooks.md, "Replay"). Default true. */
+  replayFailures?: boolean;
   checks: CheckConfig[];
   /** How long the ledger of hook and run decisions is kept (docs/hooks.md, "The ledger"). */
   ledger?: LedgerRetention;

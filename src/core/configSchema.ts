@@ -111,6 +111,10 @@ export const configSchema = z.strictObject({
     })
     .optional()
     .describe('How long the ledger of hook and run decisions is kept ("vouch savings" reports from it; docs/hooks.md, "The ledger").'),
+  replayFailures: z
+    .boolean()
+    .optional()
+    .describe('Whether the agent hooks answer a rerun of a check whose receipt is CURRENT and FAIL with its stored failure (true, the default) or let it run again (false).'),
   checks: z
     .array(checkSchema)
     .min(1, 'at least one check')

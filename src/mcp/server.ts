@@ -169,6 +169,7 @@ export function createVouchServer(options: McpServerOptions): McpServer {
           names: checks,
           ifDue: if_due === true,
           ledgerSource: 'mcp',
+          replay: true,
           observer: 'auto',
           env: options.env,
           stdout: output,

@@ -9,6 +9,7 @@ import type { InputGroupKind } from '../core/inputGroups.js';
 import type { CheckStatus } from '../core/decide.js';
 import type { Receipt } from '../core/receipt.js';
 import { formatDuration } from '../core/humanTime.js';
+import { replayHeader } from '../core/replay.js';
 
 /** How many input changes explain's text lists before it summarises them; structuredContent has them all. */
 const LISTED_CHANGES = 20;
@@ -85,6 +86,14 @@ export function runSummary(report: RunReport, stateDir: string, outputOf: (check
   for (const entry of report.runs) {
     if (entry.action === 'skipped') {
       lines.push(`${entry.name} skipped: CURRENT PASS, receipt ${entry.status.receipt?.runId ?? '-'}`);
+      const stored = entry.stored;
+      if (stored) lines.push(`  ${stored.summary}`);
+      if (stored?.replay) {
+        // The stored lines as they are: only indented, like a failure's output below.
+        lines.push(`  ${replayHeader(stored.replay)}`, ...stored.replay.notes.map((note) => `  (note: ${note})`));
+        const text = stored.replay.text.endsWith('\n') ? stored.replay.text.slice(0, -1) : stored.replay.text;
+        if (text !== '') lines.push(...text.split('\n').map((line) => `  | ${line}`));
+      }
       continue;
     }
     const { receipt } = entry;

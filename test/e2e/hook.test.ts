@@ -131,7 +131,7 @@ describe('Claude Code PreToolUse', () => {
     }
   });
 
-  it('a current check: denied, with a reason naming the check, its run id and age, and how to force a rerun', () => {
+  it('a current check: denied, with a reason naming the check, its run id and age, its stored output, and how to force a rerun', () => {
     const p = project('hook-deny');
     const runId = runCheck(p, 'typecheck');
     const run = hook('claude', claudeBash(p.root, 'npm run typecheck'), { cwd: p.root });
@@ -140,13 +140,20 @@ describe('Claude Code PreToolUse', () => {
     expect(Object.keys(out.hookSpecificOutput)).toEqual(['hookEventName', 'permissionDecision', 'permissionDecisionReason']);
     expect(out.hookSpecificOutput.hookEventName).toBe('PreToolUse');
     expect(out.hookSpecificOutput.permissionDecision).toBe('deny');
-    // The whole line, exactly, up to the receipt's age (docs/matching.md has the wording).
-    const reason =
-      `vouch: not run, because check "typecheck" PASSED in run ${runId}, AGE ago and its receipt is CURRENT: ` +
-      'nothing it depends on (inputs, configuration, tools, environment) changed since. Use that result. ' +
-      'To run the command anyway: VOUCH_FORCE=1 npm run typecheck';
+    // The whole line, exactly, up to the receipt's age, time and duration (docs/hooks.md, "Replay", has the wording).
+    const receipt = expectCurrent(p, 'typecheck').receipt;
+    const stored = readFileSync(join(p.root, '.vouch', 'logs', `${runId}.log`), 'utf8');
+    const reason = [
+      'vouch: not run, because check "typecheck" has a CURRENT receipt: nothing it depends on (inputs, configuration, tools, environment) changed since the run below, so a rerun would pass again.',
+      `check "typecheck" PASSED in run ${runId}, AGE ago (${receipt.finished_at.replace(/\.\d{3}Z$/, 'Z')}): exit 0 in DURATION`,
+      'Its stored output, the last 40 lines, ANSI escapes removed' + (stored === '' ? ' (nothing)' : '') + ':',
+      `--- output of run ${runId} ---`,
+      ...(stored === '' ? [] : [stored.replace(/\n$/, '')]),
+      '--- end of output ---',
+      'Use that result. To run the command anyway: VOUCH_FORCE=1 npm run typecheck',
+    ].join('\n');
     const line = JSON.stringify({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason } }) + '\n';
-    expect(run.stdout.replace(/, \d+ (s|min) ago/, ', AGE ago')).toBe(line);
+    expect(run.stdout.replace(/, \d+ (s|min) ago/, ', AGE ago').replace(/exit 0 in [\d.]+m?s/, 'exit 0 in DURATION')).toBe(line);
   });
 
   it('decides in the agent cwd from the JSON, wherever the hook process itself runs', () => {

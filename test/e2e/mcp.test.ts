@@ -160,6 +160,16 @@ describe('vouch mcp, driven by the SDK stdio client', () => {
     expect(structured.runs[0].status).toMatchObject({ freshness: 'CURRENT', reuse_eligible: true });
     expect(text).toContain('unit skipped: CURRENT PASS');
     expect(project.json(['log']).receipts).toHaveLength(before);
+    // The skip carries what the run said: its summary, and its stored output byte for byte (the marker the check printed).
+    const receipt = project.json(['log', 'unit']).receipts[0];
+    const stored = readFileSync(receipt.log_path, 'utf8');
+    expect(structured.runs[0].summary).toEqual({ line: expect.stringContaining(`check "unit" PASSED in run ${receipt.run_id}`), counts: [], saved_ms: expect.any(Number) });
+    expect(structured.runs[0].summary.saved_ms).toBeLessThanOrEqual(receipt.duration_ms);
+    expect(structured.runs[0].output).toMatchObject({ part: 'the last 40 lines', notes: [], omitted_lines: 0 });
+    expect(structured.runs[0].output.text).toBe(stored.split(/(?<=\n)/).slice(-40).join(''));
+    expect(structured.runs[0].output.text).toContain(MARKER);
+    expect(text).toContain(`  check "unit" PASSED in run ${receipt.run_id}`);
+    expect(text).toContain(`  | ${MARKER}`);
   });
 
   it('explain of a stale check names the changed file, as the CLI does', async () => {

@@ -99,6 +99,8 @@ const HOOK_DYNAMIC_IMPORTS: Record<string, 'decision' | `aside: ${string}`> = {
   'agents/evaluate.ts -> ./commandDecision.js': 'decision',
   'agents/evaluate.ts -> ../api/askObserver.js': 'decision',
   'agents/evaluate.ts -> ../core/decide.js': 'decision',
+  // A deny replays the stored output (agents/denyReason.ts): the log is read then, and a FAIL's to decide.
+  'agents/evaluate.ts -> ../store/storedLog.js': 'decision',
   'agents/evaluate.ts -> ../api/status.js': 'aside: no observer answered; the direct scan',
   'agents/evaluate.ts -> ../api/log.js': "aside: the observer's first deadline ran out; the last durations are read from the store",
   // Script checks and no "packageManager" in the config: a common project, so it counts.
@@ -121,6 +123,8 @@ const HOOK_DECISION = [
   ...HOOK_START,
   'agents/commandDecision.ts',
   'agents/commandMatch.ts',
+  // A deny's reason: the summary line and the replayed output, pure.
+  'agents/denyReason.ts',
   'agents/evaluate.ts',
   // In a workspace only: the fan-out resolver, a module per tool.
   'agents/fanOut.ts',
@@ -147,6 +151,9 @@ const HOOK_DECISION = [
   'core/context.ts',
   'core/decide.ts',
   'core/definition.ts',
+  'core/humanTime.ts',
+  'core/replay.ts',
+  'core/runSummary.ts',
   'core/digest.ts',
   'core/errors.ts',
   // In a workspace only: turbo.json and nx.json, read as JSONC.
@@ -181,6 +188,7 @@ const HOOK_DECISION = [
   'store/diskFull.ts',
   'store/ledgerSpool.ts',
   'store/stateDir.ts',
+  'store/storedLog.ts',
 ];
 
 /** Layers a decision the observer answers must never reach. */

@@ -183,7 +183,9 @@ describe('the matcher reads package-manager aliases as what they run', () => {
     ['npm run-script --silent lint', 'npm'],
     // The alias inside something else.
     ['bash -c "npm run-script lint"', 'npm'],
-    ['npm run-script lint | grep x', 'npm'],
+    ['npm run-script lint | grep -i x', 'npm'],
+    ['npm run-script lint | grep x file.txt', 'npm'],
+    ['npm run-script lint | grep -e x', 'npm'],
   ];
   for (const [command, packageManager] of notMatching) {
     it(`${packageManager}: ${command} matches nothing`, () => {
