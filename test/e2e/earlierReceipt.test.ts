@@ -149,8 +149,11 @@ describe('an earlier receipt answers after an edit and its revert', () => {
     expect(status.result).toBe('FAIL');
     expect(status.reuse_eligible).toBe(false);
     expect(status.receipt.run_id).toBe(failed);
-    // Not reusable: the hook lets it run, rewritten, and --if-due runs it.
-    expect(claudeHook(p, 'npm test').hookSpecificOutput.permissionDecision).not.toBe('deny');
+    // Not reusable: --if-due runs it. The hook replays that FAIL (docs/hooks.md, "Replay"), never the older PASS.
+    const denied = claudeHook(p, 'npm test').hookSpecificOutput;
+    expect(denied.permissionDecision).toBe('deny');
+    expect(denied.permissionDecisionReason).toContain(`FAILED in run ${failed}`);
+    expect(denied.permissionDecisionReason).not.toContain('PASSED');
     const rerun = run(p, ['verdict', '--if-due']);
     expect(rerun.stdout).not.toContain('skipped');
     expect(latestRunId(p)).not.toBe(failed);
