@@ -9,14 +9,15 @@
 //     beside the session (`vouch start`), as SessionStart would start it.
 //
 // The project is examples/demo-app (real tsc, oxlint and vitest from this repository), with the
-// config `vouch init` proposes. Both copies go through the same edits in the same order, so the
+// config `vouch init` proposes (--evidence declared or traced sets every check's mode instead). Both copies go through the same edits in the same order, so the
 // as-typed run of a step is the ground truth for the hooked one: a skip (deny) whose stated result
 // differs from what the command did as typed is a wrong skip. A rerun is redundant when each check it
 // runs already ran in the session on exactly the same inputs (for this project: src/, test/, the
 // configs, package.json and the lockfile, read from the files), whether just before or before an edit
 // and its revert; the report counts how many redundant reruns the hook avoided.
 //
-//   node bench/agentReplay.mjs [--sessions all|NAME,...] [--step-timeout 300] [--vouch dist/bin/main.js]
+//   node bench/agentReplay.mjs [--sessions all|NAME,...] [--evidence init|declared|traced]
+//                              [--step-timeout 300] [--vouch dist/bin/main.js]
 //                              [--out FILE] [--keep]
 //
 // The copies live under .tmp/ in this repository (so that the project's tools resolve to the
@@ -120,6 +121,7 @@ function parseOptions() {
   const { values } = parseArgs({
     options: {
       sessions: { type: "string", default: "all" },
+      evidence: { type: "string", default: "init" },
       "step-timeout": { type: "string", default: "300" },
       vouch: { type: "string", default: join(REPO, "dist", "bin", "main.js") },
       out: { type: "string" },
@@ -133,10 +135,12 @@ function parseOptions() {
   }
   const names = values.sessions === "all" ? Object.keys(SESSIONS) : values.sessions.split(",");
   for (const name of names) if (!SESSIONS[name]) throw new Error(`no session named ${name}; sessions: ${Object.keys(SESSIONS).join(", ")}`);
+  if (!["init", "declared", "traced"].includes(values.evidence)) throw new Error("--evidence is init (what vouch init proposes), declared or traced");
   const timeout = Number(values["step-timeout"]);
   if (!Number.isInteger(timeout) || timeout < 1) throw new Error("--step-timeout wants a whole number of seconds");
   return {
     names,
+    evidence: values.evidence,
     stepTimeoutMs: timeout * 1000,
     vouch: resolve(values.vouch),
     out: values.out ? resolve(values.out) : join(tmpdir(), `vouch-bench-agent-replay-${new Date().toISOString().replace(/[:.]/g, "-")}.json`),
@@ -157,6 +161,11 @@ const ENV = {
 };
 
 const running = new Set();
+
+// pipefail: `npm test 2>&1 | tail -20` then exits with the check's status, not tail's, so that the
+// as-typed exit code is the ground truth for what a skip claimed. Both ways run under it; it changes
+// no output.
+const SHELL = (command) => ["bash", "-o", "pipefail", "-c", command];
 
 /** Runs argv in its own process group; kills the group past the timeout. Wall time from spawn to exit. */
 function step(argv, { cwd, timeoutMs, input, env = ENV }) {
@@ -227,6 +236,12 @@ async function freshProject(parent, name, options) {
   if (name.startsWith("workspace-")) {
     const pnpmVersion = execFileSync(join(BIN, "pnpm"), ["--version"], { env: ENV, encoding: "utf8" }).trim();
     generateWorkspace({ root, packages: WORKSPACE_PACKAGES, testMs: WORKSPACE_TEST_MS, pnpm: join(BIN, "pnpm"), pnpmVersion, env: ENV });
+    if (options.evidence === "traced") {
+      const config = JSON.parse(readFileSync(join(root, "vouch.config.json"), "utf8"));
+      for (const check of config.checks) check.mode = "traced";
+      writeFileSync(join(root, "vouch.config.json"), `${JSON.stringify(config, null, 2)}\n`);
+      execFileSync("git", ["commit", "-qam", "traced"], { cwd: root, env: ENV });
+    }
     return root;
   }
   cpSync(EXAMPLE, root, { recursive: true });
@@ -234,6 +249,14 @@ async function freshProject(parent, name, options) {
   git("init", "-q");
   const init = await step([process.execPath, options.vouch, "init", "--json"], { cwd: root, timeoutMs: options.stepTimeoutMs });
   if (init.code !== 0) throw new Error(`vouch init failed in ${root}:\n${init.stderr}`);
+  if (options.evidence !== "init") {
+    const config = JSON.parse(readFileSync(join(root, "vouch.config.json"), "utf8"));
+    for (const check of config.checks) {
+      if (options.evidence === "traced") check.mode = "traced";
+      else delete check.mode;
+    }
+    writeFileSync(join(root, "vouch.config.json"), `${JSON.stringify(config, null, 2)}\n`);
+  }
   git("add", "-A");
   git("commit", "-qm", "start");
   return root;
@@ -282,7 +305,7 @@ async function replay(name, mode, parent, options) {
       for (const check of item.checks) (seen[check] ??= new Set()).add(state[check]);
       const record = { command: item.run, checks: item.checks, redundant, redundantChecks, forced: item.forced === true };
       if (mode === "typed") {
-        const ran = await step(["bash", "-c", item.run], { cwd: root, timeoutMs: options.stepTimeoutMs });
+        const ran = await step(SHELL(item.run), { cwd: root, timeoutMs: options.stepTimeoutMs });
         Object.assign(record, { decision: "typed", ms: ran.ms, code: ran.code, ran: item.checks });
       } else {
         const hook = await step([process.execPath, options.vouch, "hook", "claude"], { cwd: root, timeoutMs: options.stepTimeoutMs, input: JSON.stringify(preToolUse(root, item.run, session)) });
@@ -293,7 +316,7 @@ async function replay(name, mode, parent, options) {
         if (answer.decision === "deny") {
           Object.assign(record, { ms: hook.ms, code: null, ran: [], claimed: /\bFAIL/.test(answer.reason) && !/\bPASS/.test(answer.reason) ? "FAIL" : "PASS" });
         } else {
-          const ran = await step(["bash", "-c", answer.command ?? item.run], { cwd: root, timeoutMs: options.stepTimeoutMs });
+          const ran = await step(SHELL(answer.command ?? item.run), { cwd: root, timeoutMs: options.stepTimeoutMs });
           // A rewrite's `vouch run … --if-due` says which checks it ran ("vouch: running NAME: …"); as typed, all of them ran.
           const started = [...`${ran.stderr}\n${ran.stdout}`.matchAll(/^vouch: running (\S+):/gm)].map((match) => match[1]);
           Object.assign(record, { ms: hook.ms + ran.ms, runMs: ran.ms, code: ran.code, rewritten: answer.command, ran: answer.command ? item.checks.filter((check) => started.includes(check)) : item.checks });
@@ -368,7 +391,7 @@ async function main() {
     process.exit(130);
   });
   try {
-    console.log(`agent replay: ${options.names.join(", ")}; ${availableParallelism()} cores, load ${loadavg()[0].toFixed(2)}; in ${parent}`);
+    console.log(`agent replay: ${options.names.join(", ")}; evidence ${options.evidence}; ${availableParallelism()} cores, load ${loadavg()[0].toFixed(2)}; in ${parent}`);
     const results = [];
     for (const name of options.names) {
       const typed = await replay(name, "typed", parent, options);
@@ -382,7 +405,7 @@ async function main() {
     console.log("");
     console.log(render(results));
     const problems = results.flatMap((r) => r.problems);
-    writeFileSync(options.out, JSON.stringify({ when: new Date().toISOString(), cores: availableParallelism(), results }, null, 2));
+    writeFileSync(options.out, JSON.stringify({ when: new Date().toISOString(), cores: availableParallelism(), evidence: options.evidence, results }, null, 2));
     console.log(`\nJSON: ${options.out}`);
     if (problems.length > 0) {
       console.log(`\nProblems seen:\n  ${problems.join("\n  ")}`);
