@@ -77,8 +77,8 @@ export function pnpmFanOut(args: readonly string[], target: FanOutTarget): FanOu
   if (!recursive && filters.length === 0) return unresolved('a workspace flag vouch does not read');
   const where = fromRoot(target) ?? wrongManager('pnpm', target);
   if (where) return where;
-  // include-workspace-root adds the root to a selection of every package: `-r` alone, or only exclusions (checked with pnpm 10).
-  const fromAll = filters.length === 0 || filters.every((filter) => filter.startsWith('!'));
+  // include-workspace-root adds the root to a selection of every package: `-r` alone (no filters: every() of none is true), or only exclusions (checked with pnpm 10).
+  const fromAll = filters.every((filter) => filter.startsWith('!'));
   const settings = fromAll ? rootSettingsMayRun(target, script) : null;
   if (settings) return unresolved(settings);
   if (filters.length === 0) return finish(target.workspace.packages, script, true, target.workspace);
