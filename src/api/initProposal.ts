@@ -3,6 +3,7 @@ import { CHECK_NAME, CHECK_NAME_MAX, DEFAULT_INSTALLED } from '../core/config.js
 import { dependencyOrder, packageCheckName, type Workspace } from '../core/workspace.js';
 import { judgeScript, type Judgement } from './initJudge.js';
 import { orderBuildsFirst } from './initOrder.js';
+import type { VerifyRun } from '../exec/verifyCheck.js';
 
 export { classify, judgeScript } from './initJudge.js';
 
@@ -47,16 +48,7 @@ export interface BuildOutputFacts {
 }
 
 /** What `vouch init --verify` saw when it ran a check once. */
-export interface VerifyOutcome {
-  passed: boolean;
-  exitCode: number | null;
-  signal: string | null;
-  /** Why it did not finish (could not start, timed out), or null. */
-  error: string | null;
-  durationMs: number;
-  /** The first lines of its output. */
-  outputHead: string[];
-}
+export type VerifyOutcome = VerifyRun;
 
 export interface ProposedCheck {
   check: CheckConfig;

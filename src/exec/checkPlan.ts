@@ -29,13 +29,20 @@ export interface PlanInput {
   envKey: string;
 }
 
+/**
+ * Where a check runs and with what environment: the root, or a package check's package (as its package
+ * manager runs it there, its own node_modules/.bin first). `vouch run` and `vouch init --verify` both
+ * spawn from this, so a check that passes under one passes under the other.
+ */
+export function checkPlace(root: string, packageDir: string | undefined, env: NodeJS.ProcessEnv): { cwd: string; env: NodeJS.ProcessEnv } {
+  const cwd = packageDir === undefined ? root : join(root, packageDir);
+  return { cwd, env: { ...env, ...QUIET_PACKAGE_MANAGER_ENV, PATH: checkPath(cwd, env) } };
+}
+
 export function planCheck({ root, definition, scripts, splitScript, env, envKey }: PlanInput): CheckPlan {
   const problems: Reason[] = [];
-  const childEnv: NodeJS.ProcessEnv = { ...env, ...QUIET_PACKAGE_MANAGER_ENV };
-  // A package check runs in its package, as its package manager runs it there: its own node_modules/.bin comes first.
-  const cwd = definition.package === undefined ? root : join(root, definition.package);
-  childEnv.PATH = checkPath(cwd, env);
-  const path = childEnv.PATH;
+  const { cwd, env: childEnv } = checkPlace(root, definition.package, env);
+  const path = childEnv.PATH!;
 
   const argv = checkArgv(definition);
   if (definition.script !== null && scripts?.[definition.script] === undefined) {

@@ -1,12 +1,10 @@
 import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import type { CheckConfig, PackageManagerName } from '../core/config.js';
 import { scriptArgv } from '../core/packageManagerGrammar.js';
 import { startGroupReaper } from './groupReaper.js';
-import { QUIET_PACKAGE_MANAGER_ENV } from './packageManagerCommand.js';
-import { checkPath } from './resolveExecutable.js';
+import { checkPlace } from './checkPlan.js';
 
-/** What one run of a proposed check did. */
+/** What one run of a proposed check did (init's VerifyOutcome). */
 export interface VerifyRun {
   passed: boolean;
   exitCode: number | null;
@@ -36,10 +34,8 @@ export function verifyCheck(
   timeoutMs: number,
 ): Promise<VerifyRun> {
   const argv = check.script !== undefined ? scriptArgv(packageManager, check.script) : (check.command ?? []);
-  const cwd = check.package === undefined ? root : join(root, check.package);
-  // The environment vouch run gives a check (planCheck): a check that passes here passes there.
-  const childEnv: NodeJS.ProcessEnv = { ...env, ...QUIET_PACKAGE_MANAGER_ENV };
-  childEnv.PATH = checkPath(cwd, env);
+  // Where and how vouch run spawns it: a check that passes here passes there.
+  const { cwd, env: childEnv } = checkPlace(root, check.package, env);
   const started = Date.now();
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
