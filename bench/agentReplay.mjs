@@ -23,13 +23,14 @@
 // The copies live under .tmp/ in this repository (so that the project's tools resolve to the
 // repository's own), and are removed on exit unless --keep.
 
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { checkName, dependencyTree, generateWorkspace, packageNames, sourceFile } from "./generateWorkspace.mjs";
+import { killAll, preToolUse, readDecision, step as stepIn } from "./steps.mjs";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const EXAMPLE = join(REPO, "examples", "demo-app");
@@ -160,75 +161,12 @@ const ENV = {
   GIT_COMMITTER_EMAIL: "bench@example.invalid",
 };
 
-const running = new Set();
+const step = (argv, options) => stepIn(argv, { env: ENV, ...options });
 
 // pipefail: `npm test 2>&1 | tail -20` then exits with the check's status, not tail's, so that the
 // as-typed exit code is the ground truth for what a skip claimed. Both ways run under it; it changes
 // no output.
 const SHELL = (command) => ["bash", "-o", "pipefail", "-c", command];
-
-/** Runs argv in its own process group; kills the group past the timeout. Wall time from spawn to exit. */
-function step(argv, { cwd, timeoutMs, input, env = ENV }) {
-  return new Promise((resolvePromise, reject) => {
-    const started = process.hrtime.bigint();
-    const child = spawn(argv[0], argv.slice(1), { cwd, env, stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"], detached: true });
-    if (child.pid !== undefined) running.add(child.pid);
-    const out = [];
-    const err = [];
-    child.stdout.on("data", (c) => out.push(c));
-    child.stderr.on("data", (c) => err.push(c));
-    if (input !== undefined) child.stdin.end(input);
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup(child.pid);
-    }, timeoutMs);
-    let ms = 0;
-    child.on("error", (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.on("exit", () => {
-      ms = Number(process.hrtime.bigint() - started) / 1e6;
-      clearTimeout(timer);
-    });
-    child.on("close", (code, signal) => {
-      running.delete(child.pid);
-      const result = { ms, code, signal, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8") };
-      if (timedOut) reject(new Error(`${argv.join(" ")} took longer than ${timeoutMs / 1000} s; killed`));
-      else resolvePromise(result);
-    });
-  });
-}
-
-function killGroup(pid) {
-  try {
-    process.kill(-pid, "SIGKILL");
-  } catch {
-    // already gone
-  }
-}
-
-function preToolUse(cwd, command, session) {
-  return {
-    session_id: session,
-    transcript_path: "/home/user/.claude/projects/bench/transcript.jsonl",
-    cwd,
-    permission_mode: "default",
-    hook_event_name: "PreToolUse",
-    tool_name: "Bash",
-    tool_input: { command, description: "Run a check", timeout: 600000, run_in_background: false },
-    tool_use_id: "toolu_bench",
-  };
-}
-
-function readDecision(stdout) {
-  if (stdout.trim() === "") return { decision: "pass", command: null, reason: null };
-  const output = JSON.parse(stdout).hookSpecificOutput ?? {};
-  if (output.permissionDecision === "deny") return { decision: "deny", command: null, reason: output.permissionDecisionReason ?? "" };
-  if (typeof output.updatedInput?.command === "string") return { decision: "rewrite", command: output.updatedInput.command, reason: null };
-  throw new Error(`the hook printed an answer the host would not understand: ${stdout.slice(0, 400)}`);
-}
 
 /** A fresh copy of the demo project, committed, with the config `vouch init` proposes. */
 async function freshProject(parent, name, options) {
@@ -383,7 +321,7 @@ async function main() {
   mkdirSync(join(REPO, ".tmp"), { recursive: true });
   const parent = mkdtempSync(join(REPO, ".tmp", "agent-replay-"));
   const cleanup = () => {
-    for (const pid of running) killGroup(pid);
+    killAll();
     if (!options.keep) rmSync(parent, { recursive: true, force: true });
   };
   process.on("SIGINT", () => {

@@ -21,7 +21,7 @@
 //
 // The workspace lives in a temp dir, removed on exit (also on an error or Ctrl-C) unless --keep.
 
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, loadavg, release, tmpdir, totalmem } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
@@ -29,6 +29,10 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { generateWorkspace, reach, ROOT_PACKAGE, sourceFile, TURBO_DEPS_CONFIG } from "./generateWorkspace.mjs";
 import { summarize } from "./stats.mjs";
+import { killAll, preToolUse as hookEvent, readDecision, step as stepIn, tail } from "./steps.mjs";
+
+const step = (argv, options) => stepIn(argv, { env: ENV, ...options });
+const preToolUse = (cwd, command) => hookEvent(cwd, command, "bench-workspace");
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const BIN = join(REPO, "node_modules", ".bin");
@@ -93,82 +97,6 @@ function preflight(options) {
   const version = (file) => execFileSync(file, ["--version"], { env: ENV, encoding: "utf8", timeout: 30_000 }).trim();
   const vouch = execFileSync(process.execPath, [options.vouch, "--version"], { env: ENV, encoding: "utf8", timeout: 30_000 }).trim();
   return { pnpm: version(PNPM), turbo: version(TURBO), vouch };
-}
-
-/**
- * Runs argv in its own process group, stdin from `input` (or none), and kills the whole group when it
- * outlives the step timeout. Wall time from spawn to exit.
- * @returns {Promise<{ms: number, code: number | null, signal: string | null, stdout: string, stderr: string}>}
- */
-function step(argv, { cwd, timeoutMs, input, env = ENV }) {
-  return new Promise((resolvePromise, reject) => {
-    const started = process.hrtime.bigint();
-    const child = spawn(argv[0], argv.slice(1), { cwd, env, stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"], detached: true });
-    if (child.pid !== undefined) running.add(child.pid);
-    const out = [];
-    const err = [];
-    child.stdout.on("data", (c) => out.push(c));
-    child.stderr.on("data", (c) => err.push(c));
-    if (input !== undefined) child.stdin.end(input);
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup(child.pid);
-    }, timeoutMs);
-    let ms = 0;
-    child.on("error", (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.on("exit", () => {
-      ms = Number(process.hrtime.bigint() - started) / 1e6;
-      clearTimeout(timer);
-    });
-    child.on("close", (code, signal) => {
-      running.delete(child.pid);
-      const result = { ms, code, signal, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8") };
-      if (timedOut) reject(new Error(`${argv.join(" ")} took longer than ${timeoutMs / 1000} s (--step-timeout); killed.\n${tail(result)}`));
-      else resolvePromise(result);
-    });
-  });
-}
-
-// Process groups started and not yet closed: killed when the benchmark stops early.
-const running = new Set();
-function killGroup(pid) {
-  try {
-    process.kill(-pid, "SIGKILL");
-  } catch {
-    // already gone
-  }
-}
-
-function tail(result) {
-  return (result.stderr + result.stdout).trim().split("\n").slice(-8).join("\n");
-}
-
-/** Claude Code's PreToolUse input for its Bash tool (hooks reference, "Common input fields"). */
-function preToolUse(cwd, command) {
-  return {
-    session_id: "bench-workspace",
-    transcript_path: "/home/user/.claude/projects/bench/transcript.jsonl",
-    cwd,
-    permission_mode: "default",
-    hook_event_name: "PreToolUse",
-    tool_name: "Bash",
-    tool_input: { command, description: "Run the tests", timeout: 600000, run_in_background: false },
-    tool_use_id: "toolu_bench",
-  };
-}
-
-/** The hook's answer as the host reads it: nothing printed is a pass; JSON is a deny or an updatedInput. */
-function readDecision(stdout) {
-  if (stdout.trim() === "") return { decision: "pass", command: null };
-  const output = JSON.parse(stdout).hookSpecificOutput ?? {};
-  if (output.permissionDecision === "deny") return { decision: "deny", command: null, reason: output.permissionDecisionReason ?? null };
-  if (typeof output.updatedInput?.command === "string") return { decision: "rewrite", command: output.updatedInput.command };
-  if (output.permissionDecision) return { decision: output.permissionDecision, command: null };
-  throw new Error(`the hook printed an answer the host would not understand: ${stdout.slice(0, 400)}`);
 }
 
 /** The check names a rewritten `… run A B … --if-due` names, or null when it does not have that form. */
@@ -242,7 +170,7 @@ async function main() {
   const work = mkdtempSync(join(tmpdir(), "vouch-bench-workspace-"));
   const root = join(work, "ws");
   const cleanup = () => {
-    for (const pid of running) killGroup(pid);
+    killAll();
     if (!options.keep) rmSync(work, { recursive: true, force: true });
     else console.error(`kept ${root}`);
   };
