@@ -49,7 +49,7 @@ export function decideCommand(
   options: DecideOptions = {},
 ): CommandDecision {
   const checks = unique(match.parts.flatMap((part) => part.checks));
-  if (match.force) return { kind: 'pass', why: 'VOUCH_FORCE is set: run as typed', checks };
+  if (match.force) return forcedDecision(command, match, checks, program);
   if (match.parts.length === 0) return { kind: 'pass', why: 'no configured check matched', checks };
 
   const reusable = (name: string) => {
@@ -80,6 +80,22 @@ export function decideCommand(
   const rewritten = rewriteCommand(command, parts, program);
   if (rewritten === null) return { kind: 'pass', why: 'the rewrite did not validate: run as typed', checks };
   return { kind: 'rewrite', command: rewritten, checks, why: rewriteWhy(match, answers, checks, reusable) };
+}
+
+/**
+ * VOUCH_FORCE=1 in front of a check runs it whatever its receipts say. Where the
+ * command can be rewritten, the forced part becomes `<program> run CHECK` (no
+ * --if-due): the same run, whose result is kept as a receipt, so that `vouch
+ * savings` can tell whether it differed from the receipt it bypassed. Anything
+ * that does not rewrite cleanly runs as typed.
+ */
+function forcedDecision(command: string, match: CommandMatch, checks: string[], program: string): CommandDecision {
+  if (!match.parts.some((part) => part.forced === true)) return { kind: 'pass', why: 'VOUCH_FORCE is set: run as typed', checks };
+  const rewritten = rewriteCommand(command, match.parts, program);
+  if (rewritten === null) return { kind: 'pass', why: 'VOUCH_FORCE is set and the rewrite did not validate: run as typed', checks };
+  if (rewritten === command) return { kind: 'pass', why: 'VOUCH_FORCE is set, and the command is vouch run already', checks };
+  const forced = unique(match.parts.filter((part) => part.forced === true).flatMap((part) => part.checks));
+  return { kind: 'rewrite', command: rewritten, checks, why: `VOUCH_FORCE=1: ${forced.join(', ')} ${forced.length === 1 ? 'runs' : 'run'} now, through vouch run, which keeps the result to compare with the receipt it bypassed` };
 }
 
 function rewriteWhy(match: CommandMatch, answers: ReadonlyMap<string, CheckAnswer>, checks: string[], reusable: (name: string) => boolean): string {

@@ -48,6 +48,8 @@ export interface MatchedPart {
   env: Record<string, string>;
   /** The `| tail -N`, `| head -N` or `| grep PATTERN` after it (null: none); a replay shows what it would have. */
   trimmer?: Trimmer | null;
+  /** VOUCH_FORCE=1 in front of this command: it runs whatever its receipts say (through `vouch run`, which keeps its result). */
+  forced?: boolean;
   /** Both streams reach what follows: `2>&1` before the pipe, or no pipe at all. */
   stderrMerged?: boolean;
 }
@@ -115,7 +117,15 @@ export function matchCommand(command: string, target: MatchTarget): CommandMatch
     const candidate = dir !== null ? matchable(node, command) : null;
     const matched = candidate === null ? null : (dir === '' ? matchPart(candidate.command, forms) : null) ?? matchFanOut(candidate.command, dir!, forms, target);
     if (candidate && matched) {
-      parts.push({ checks: matched.checks.map((check) => check.name), start: candidate.start, end: candidate.end, env: matched.env, trimmer: candidate.trimmer, stderrMerged: candidate.stderrMerged });
+      parts.push({
+        checks: matched.checks.map((check) => check.name),
+        start: candidate.start,
+        end: candidate.end,
+        env: matched.env,
+        trimmer: candidate.trimmer,
+        stderrMerged: candidate.stderrMerged,
+        ...(forced(candidate.command) ? { forced: true } : {}),
+      });
       if (matched.dynamic) onlyChecks = false;
       // An assignment like `X=${Y:=z}` sets a shell variable on the way.
       if (changesShellState(candidate.command)) place = { known: false };

@@ -50,24 +50,24 @@ export async function runHook(host: Host, stdin: string, context: HookContext): 
   }
 }
 
-/** VOUCH_FORCE=1 leading the whole command: its author wants it run as typed, and needs no parse to say so. */
-const FORCE_LEADS = /^\s*VOUCH_FORCE=1[ \t]/;
+/** VOUCH_FORCE=1 in front of the command or a part of it, for the ledger's count of forced reruns. */
+const FORCED = /(^|[\s;&|(])VOUCH_FORCE=1[ \t]/;
 
 async function answerBash(host: Host, event: BashEvent, context: HookContext, sessionId: string | null): Promise<string> {
   const cwd = event.cwd ?? context.cwd;
   let decision: CommandDecision;
   let source: 'observer' | 'scan' | null = null;
   let seen: EvaluationSeen = {};
-  const forcedLead = FORCE_LEADS.test(event.command);
   let notice: string | undefined;
   if (context.env.VOUCH_FORCE === '1') {
     decision = { kind: 'pass', why: 'VOUCH_FORCE=1 is set for the hook', checks: [] };
   } else {
     try {
       const { evaluateCommand } = await import('./evaluate.js');
-      // A forced command is evaluated too, only for the checks it matches: the ledger counts forced reruns.
+      // A forced command is matched too, without asking whether its checks are current: where it rewrites
+      // cleanly it runs through `vouch run` (agents/commandDecision.ts), and the ledger counts forced reruns.
       const evaluation = await evaluateCommand({ command: event.command, cwd, env: context.env, program: hookProgram(context.env, context.entry) });
-      decision = forcedLead ? { kind: 'pass', why: 'VOUCH_FORCE=1 leads the command', checks: evaluation.decision.checks } : evaluation.decision;
+      decision = evaluation.decision;
       source = evaluation.source;
       seen = evaluation.seen;
       notice = evaluation.notice;
@@ -81,7 +81,7 @@ async function answerBash(host: Host, event: BashEvent, context: HookContext, se
   if (seen.stateDir !== undefined) {
     try {
       const [{ hookLedgerEntry }, { recordLedger, retentionOf }] = await Promise.all([import('./hookLedger.js'), import('../store/ledgerSpool.js')]);
-      const forced = forcedLead || /(^|[\s;&|(])VOUCH_FORCE=1[ \t]/.test(event.command);
+      const forced = FORCED.test(event.command);
       const entry = hookLedgerEntry({
         host: host.name,
         session: event.session,
@@ -90,7 +90,7 @@ async function answerBash(host: Host, event: BashEvent, context: HookContext, se
         decision: response.decision,
         evaluated: decision,
         answers: seen.answers ?? [],
-        forced: forced && decision.kind === 'pass' && decision.checks.length > 0,
+        forced: forced && decision.kind !== 'deny' && decision.checks.length > 0,
         latencyMs: performance.now(),
         at: Date.now(),
       });

@@ -4,13 +4,19 @@ import type { MatchedPart } from './commandMatch.js';
 import { chainElements, commandWords } from './shellCommand.js';
 import { shellQuote } from './shellQuote.js';
 
-/** The words that replace a matched part: `<program> run CHECK... --if-due`. */
+/**
+ * The words that replace a matched part: `<program> run CHECK... --if-due`, or
+ * for a part typed with VOUCH_FORCE=1, `<program> run CHECK...`, which runs
+ * whatever the receipts say and keeps the result as a receipt: `vouch savings`
+ * then compares it with the receipt the force bypassed.
+ */
 export function replacementFor(part: MatchedPart, program = 'vouch'): string {
-  return `${program} run ${part.checks.map(shellQuote).join(' ')} --if-due`;
+  return `${program} run ${part.checks.map(shellQuote).join(' ')}${part.forced === true ? '' : ' --if-due'}`;
 }
 
 /**
- * Rewrites each matched part to `<program> run CHECK --if-due`, leaving every
+ * Rewrites each matched part to `<program> run CHECK --if-due` (a forced part
+ * without `--if-due`), leaving every
  * other byte as typed. `program` is inserted verbatim: the caller quotes it.
  * Null when the candidate does not pass validateRewrite.
  */
@@ -88,7 +94,7 @@ export function validateRewrite(original: string, candidate: string, parts: Matc
     const span = wordsSpan(nowCommand);
     if (!span || span.start !== place.start || span.end !== place.end) return false;
     const words = commandWords(nowCommand).words.map((word) => word.value);
-    if (part.checks.length === 0 || JSON.stringify(words) !== JSON.stringify([...programWords, 'run', ...part.checks, '--if-due'])) return false;
+    if (part.checks.length === 0 || JSON.stringify(words) !== JSON.stringify([...programWords, 'run', ...part.checks, ...(part.forced === true ? [] : ['--if-due'])])) return false;
     if (prefixText(wasCommand!, original) !== prefixText(nowCommand, candidate)) return false;
     if (afterWords(was.node, wasCommand!, original) !== afterWords(now.node, nowCommand, candidate)) return false;
     used.add(at);

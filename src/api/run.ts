@@ -96,7 +96,7 @@ export async function run(project: Project, options: RunOptions): Promise<RunRep
     });
     if (outcome.action === 'skipped') {
       const elapsedMs = Math.max(0, Date.now() - turnStarted);
-      await recordSkip(project, outcome.status, options.ledgerSource ?? 'run', elapsedMs);
+      await recordSkip(project, outcome.status, options.ledgerSource ?? 'run', elapsedMs, options.env);
       const receipt = outcome.status.receipt;
       const stored = receipt ? storedRunOf(project.stateDir, receipt, options.replay === true) : null;
       options.onSkip(outcome.status, elapsedMs, stored);
@@ -182,17 +182,18 @@ function bufferedOutputs(stdout: Output, stderr: Output): { stdout: Output; stde
 }
 
 /** A skip goes into the ledger: the receipt it relied on, and the skip's own time. Never fails the run. */
-async function recordSkip(project: Project, status: CheckStatus, source: 'run' | 'mcp', tookMs: number): Promise<void> {
+async function recordSkip(project: Project, status: CheckStatus, source: 'run' | 'mcp', tookMs: number, env: NodeJS.ProcessEnv): Promise<void> {
   const receipt = status.receipt;
   if (!receipt) return;
   const { recordLedger } = await import('../store/ledgerSpool.js');
+  const session = agentSession(env);
   await recordLedger(
     project.stateDir,
     {
       at: Date.now(),
       source,
-      host: null,
-      session: null,
+      host: session?.host ?? null,
+      session: session?.id ?? null,
       mode: 'enforce',
       decision: 'skip',
       forced: false,
@@ -203,4 +204,15 @@ async function recordSkip(project: Project, status: CheckStatus, source: 'run' |
     },
     project.config.ledger,
   );
+}
+
+/**
+ * The agent session a run belongs to, when its host says: Claude Code puts the
+ * session id its hooks receive into the Bash tool's environment as
+ * CLAUDE_CODE_SESSION_ID (since 2.1.132; https://github.com/anthropics/claude-code/issues/56879),
+ * so a rewritten `vouch run --if-due` is counted in the same session as the hook's decision.
+ */
+function agentSession(env: NodeJS.ProcessEnv): { host: 'claude'; id: string } | null {
+  const id = env.CLAUDE_CODE_SESSION_ID;
+  return typeof id === 'string' && id !== '' && id.length <= 200 ? { host: 'claude', id } : null;
 }

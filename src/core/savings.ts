@@ -26,7 +26,7 @@ export interface CheckTime {
 }
 
 export interface SessionTime {
-  /** null: decisions without a session (`vouch run --if-due`, the MCP run tool). */
+  /** null: decisions without a session (`vouch run --if-due` outside an agent that names one, the MCP run tool). */
   session: string | null;
   host: 'claude' | 'codex' | null;
   count: number;

@@ -254,13 +254,19 @@ describe('Claude Code PreToolUse', () => {
     expect(parsedLine(quoted).hookSpecificOutput.updatedInput.command).toBe(`${process.execPath} '${realpathSync(join(spaced, 'dist', 'bin', 'main.js'))}' run test --if-due`);
   });
 
-  it('VOUCH_FORCE=1, in the hook environment or leading the command, runs the command as typed', () => {
+  it('VOUCH_FORCE=1 in the hook environment runs the command as typed; in front of the command, it runs through vouch run, never denied', () => {
     const p = project('hook-force');
     runCheck(p, 'typecheck');
     const forcedEnv = hook('claude', claudeBash(p.root, 'npm run typecheck'), { cwd: p.root, env: cleanEnv({ PATH: PATH_WITHOUT_VOUCH, VOUCH_FORCE: '1' }) });
     expect(forcedEnv).toEqual({ code: 0, stdout: '', stderr: '' });
-    const forcedCommand = hook('claude', claudeBash(p.root, 'VOUCH_FORCE=1 npm run typecheck'), { cwd: p.root });
-    expect(forcedCommand).toEqual({ code: 0, stdout: '', stderr: '' });
+    // CURRENT and PASS, yet forced: a plain `vouch run typecheck` (no --if-due), whose result is kept as a receipt.
+    const forcedCommand = parsedLine(hook('claude', claudeBash(p.root, 'VOUCH_FORCE=1 npm run typecheck 2>&1 | tail -5'), { cwd: p.root }));
+    expect(forcedCommand.hookSpecificOutput.permissionDecision).toBeUndefined();
+    expect(forcedCommand.hookSpecificOutput.updatedInput.command).toMatch(/^VOUCH_FORCE=1 \S.* run typecheck 2>&1 \| tail -5$/);
+    // A force that no matched part carries (here the cd's) runs the chain as typed.
+    expect(hook('claude', claudeBash(p.root, 'VOUCH_FORCE=1 cd . && npm run typecheck'), { cwd: p.root })).toEqual({ code: 0, stdout: '', stderr: '' });
+    // Codex cannot take a rewrite without skipping the user's approval: the forced command runs as typed.
+    expect(hook('codex', codexBash(p.root, 'VOUCH_FORCE=1 npm run typecheck'), { cwd: p.root }).stdout).toBe('');
   });
 
   it('other tools and events, and a directory without a config: nothing on stdout', () => {

@@ -84,12 +84,16 @@ describe('evaluateCommand on a real project, by a direct scan', () => {
     expect((await evaluate('MODE=$FAST node unit.js')).decision.kind).toBe('pass');
   });
 
-  it('passes what matches nothing, what does not parse, and what is forced, without observing', async () => {
-    for (const command of ['git status', 'npm run typecheck -- --watch', 'npm test "', 'VOUCH_FORCE=1 npm run typecheck', 'time npm run typecheck']) {
+  it('passes what matches nothing or does not parse, and sends a forced check through vouch run, without observing', async () => {
+    for (const command of ['git status', 'npm run typecheck -- --watch', 'npm test "', 'VOUCH_FORCE=1 vouch run typecheck', 'time npm run typecheck']) {
       const { decision, source } = await evaluate(command);
       expect(decision.kind, command).toBe('pass');
       expect(source, command).toBeNull();
     }
+    // Forced, typed as the check: it runs through a plain `vouch run`, so its result is kept; nothing was observed.
+    const forced = await evaluate('VOUCH_FORCE=1 npm run typecheck');
+    expect(forced.decision).toMatchObject({ kind: 'rewrite', command: 'VOUCH_FORCE=1 vouch run typecheck' });
+    expect(forced.source).toBeNull();
     expect((await evaluate('npm run typecheck', { env: { ...env, VOUCH_FORCE: '1' } })).decision.kind).toBe('pass');
   });
 

@@ -125,16 +125,25 @@ describe('vouch savings', () => {
     ran(p, ['run', 'test']);
     expect(hook(p, 'ls -la').stdout).toBe('');
     expect(JSON.parse(hook(p, 'npm test').stdout).hookSpecificOutput.permissionDecision).toBe('deny');
-    expect(hook(p, 'VOUCH_FORCE=1 npm test').stdout).toBe('');
-    expect(p.vouch(['run', 'test', '--if-due', '--no-observer']).stdout).toContain('skipped test');
-    // A forced rerun through vouch: same inputs, same result.
-    ran(p, ['run', 'test']);
+    // A forced command typed as the check is rewritten to a plain `vouch run test`: it runs, and its result is kept.
+    const forced = JSON.parse(hook(p, 'VOUCH_FORCE=1 npm test').stdout).hookSpecificOutput;
+    expect(forced.permissionDecision).toBeUndefined();
+    expect(forced.updatedInput.command).toMatch(/^VOUCH_FORCE=1 .* run test$/);
+    // Run from Claude Code's Bash tool (a rewrite), the skip counts in the hook's session.
+    expect(p.vouch(['run', 'test', '--if-due', '--no-observer'], { env: cleanEnv({ CLAUDE_CODE_SESSION_ID: 'session-1' }) }).stdout).toContain('skipped test');
+    // The forced rerun, as Claude Code runs it: same inputs, same result.
+    const receiptsBefore = p.json(['log', 'test']).receipts.length;
+    const shell = spawnSync('bash', ['-c', forced.updatedInput.command], { cwd: p.root, env: cleanEnv(), encoding: 'utf8' });
+    expect(shell.status, shell.stderr).toBe(0);
+    expect(shell.stderr).toMatch(/running test/);
+    expect(p.json(['log', 'test']).receipts.length).toBe(receiptsBefore + 1);
 
     let report = savings(p, ['--since', '1h']);
     expect(report.commands).toEqual({ seen: 3, matched: 2, checks_matched: 2, shadow: 0 });
-    expect(report.decisions).toEqual({ deny: 1, rewrite: 0, pass: 2, skip: 1 });
+    expect(report.decisions).toEqual({ deny: 1, rewrite: 1, pass: 1, skip: 1 });
     expect(report.avoided.decisions).toBe(2);
     expect(report.avoided.by_check.map((row: { check: string }) => row.check)).toEqual(['test']);
+    expect(report.avoided.by_session).toMatchObject([{ session: 'session-1', host: 'claude', count: 2 }]);
     expect(report.forced).toMatchObject({ count: 1, by_check: [{ check: 'test', count: 1 }], latest: [{ command: 'VOUCH_FORCE=1 npm test', checks: ['test'], session: 'session-1' }] });
     expect(report.reruns).toHaveLength(1);
     expect(report.reruns[0]).toMatchObject({ check: 'test', result: 'PASS', previous_result: 'PASS', differs: false, after_force: true });

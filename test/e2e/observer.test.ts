@@ -10,6 +10,7 @@ import {
   liveFiles,
   observerDirEntries,
   observerRecords,
+  observerLogTail,
   ObserverTracker,
   PATIENT,
   rpcExchange,
@@ -449,8 +450,9 @@ describe('directories made in one go', () => {
     for (const [how, path] of made) {
       const original = readFileSync(join(p.root, path));
       writeFileSync(join(p.root, path), 'export const edited = true;\n');
-      const edited = timedStatus(p, [], patient).out;
-      expect(edited.observation.source).toBe('observer');
+      const asked = timedStatus(p, [], patient);
+      const edited = asked.out;
+      expect(edited.observation.source, `why it scanned: ${asked.stderr}\n${observerLogTail(stateDirOf(p))}`).toBe('observer');
       if (answersOf(edited)[0]?.freshness !== 'STALE') missed.push(`${how}: an edit of ${path} left it ${answersOf(edited)[0]?.freshness}`);
       writeFileSync(join(p.root, path), original);
       const reverted = timedStatus(p, [], patient).out;

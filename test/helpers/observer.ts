@@ -66,6 +66,14 @@ export function observerDirEntries(stateDir: string): string[] {
   }
 }
 
+/** The last lines of every observer log in a state dir: what a failed expectation about an observer should show. */
+export function observerLogTail(stateDir: string, lines = 40): string {
+  return observerDirEntries(stateDir)
+    .filter((name) => name.endsWith('.log'))
+    .map((name) => `${name}:\n${readFileSync(join(stateDir, 'observer', name), 'utf8').split('\n').slice(-lines).join('\n')}`)
+    .join('\n');
+}
+
 /** Records and sockets: what a stopped or cleaned-up observer must not leave behind. Logs may stay. */
 export function liveFiles(stateDir: string): string[] {
   return observerDirEntries(stateDir).filter((name) => /\.(json|sock|pid)$/.test(name));

@@ -77,6 +77,10 @@ describe('the agent command corpus', () => {
 
       for (const state of STATES) {
         const decision = decideCommand(entry.command, match!, answers(state), NOW);
+        if (entry.forcedRewrite !== undefined) {
+          expect(decision, state).toMatchObject({ kind: 'rewrite', command: entry.forcedRewrite });
+          continue;
+        }
         if (!entry.checks || entry.force) {
           expect(decision.kind, state).toBe('pass');
           continue;
