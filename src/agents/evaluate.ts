@@ -244,8 +244,8 @@ async function statusesOf(
     if (remaining >= 100) answer = await ask(remaining);
   }
   if (answer !== null) {
-    const { decideWithEarlier } = await import('../core/decide.js');
-    return { statuses: answer.checks.map(({ definition, observed, inputs, receipt, earlier }) => decideWithEarlier(definition, observed, inputs, receipt, earlier)), source: 'observer' };
+    const { decideObserved } = await import('../core/decide.js');
+    return { statuses: answer.checks.map(({ definition, observed, inputs, receipt, earlier, earlierTraced }) => decideObserved(definition, observed, inputs, receipt, earlier, earlierTraced)), source: 'observer' };
   }
   const { status } = await import('../api/status.js');
   const report = await status(project, definitions.map((definition) => definition.name), env, { observer: 'off', mode: 'sync' });

@@ -1,6 +1,8 @@
 import type { CheckDefinition } from '../core/definition.js';
 import type { Observation } from '../core/observation.js';
 import type { Receipt } from '../core/receipt.js';
+import { definitionDigest } from '../core/definition.js';
+import type { EarlierTracedLook } from '../core/decide.js';
 import { planCheck } from '../exec/checkPlan.js';
 import { callObserver, deadlineFrom, findObserver, ObserverUnavailable } from '../observer/client.js';
 import type { ObserveMode } from '../observer/protocol.js';
@@ -10,7 +12,7 @@ import type { CheckObservation } from './scan.js';
 export type ObserverUse = 'auto' | 'off';
 
 export interface ObserverAnswer {
-  checks: Array<CheckObservation & { receipt: Receipt | null; earlier: Receipt | null }>;
+  checks: Array<CheckObservation & { receipt: Receipt | null; earlier: Receipt | null; earlierTraced: EarlierTracedLook[] }>;
   observedAt: number;
   durationMs: number;
   /** The store's key for environment digests, so contexts are digested as a direct look would. */
@@ -39,7 +41,7 @@ export async function askObserver(
       found.record.socket,
       'observe',
       {
-        checks: definitions.map(({ name, inputs, installed }) => ({ name, inputs, installed })),
+        checks: definitions.map((definition) => ({ name: definition.name, inputs: definition.inputs, installed: definition.installed, definitionDigest: definitionDigest(definition) })),
         mode,
         ...(options.entries ? { entries: true } : {}),
       },
@@ -66,7 +68,7 @@ export async function askObserver(
       ...(answer.changedEvidence ? { changedEvidence: answer.changedEvidence } : {}),
     };
     const observed = planCheck({ root: project.root, definition, scripts: scriptsFor(project, definition), splitScript: project.splitScript, env, envKey: result.envKey }).observed;
-    return { definition, observed, inputs, receipt: answer.receipt, earlier: answer.earlier ?? null };
+    return { definition, observed, inputs, receipt: answer.receipt, earlier: answer.earlier ?? null, earlierTraced: answer.earlierTraced ?? [] };
   });
   return { checks, observedAt: result.observedAt, durationMs: Date.now() - started, envKey: result.envKey };
 }

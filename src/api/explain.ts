@@ -1,6 +1,6 @@
 import type { InstalledCounts } from '../core/changeSummary.js';
 import { evidencePerPackage } from '../core/changeSummary.js';
-import { decide, decideWithEarlier, earlierInputsDigest, type CheckStatus } from '../core/decide.js';
+import { currentDigests, decide, decideWithEarlier, decideWithEarlierTraced, earlierInputsDigest, type CheckStatus } from '../core/decide.js';
 import type { CheckDefinition } from '../core/definition.js';
 import { diffContext, diffDefinition, diffManifest, type InputChange, type ValueChange } from '../core/diff.js';
 import type { EvidenceChange } from '../core/evidence.js';
@@ -10,10 +10,10 @@ import type { Reason } from '../core/reason.js';
 import type { Receipt } from '../core/receipt.js';
 import { planCheck } from '../exec/checkPlan.js';
 import { InputScanner } from '../fs/inputScanner.js';
-import { evidenceObservation, observationFor, verifyEvidence } from '../fs/verifyEvidence.js';
+import { earlierTracedCandidates, evidenceObservation, observationFor, verifyEvidence } from '../fs/verifyEvidence.js';
 import { diskFullNotice, noteOnce } from '../store/diskFull.js';
 import { readConsistently } from '../store/openStore.js';
-import { loadEvidence, loadManifest, latestReceipt, latestReceiptForInputs } from '../store/receipts.js';
+import { earlierTracedReceipts, loadEvidence, loadManifest, latestReceipt, latestReceiptForInputs } from '../store/receipts.js';
 import { saveStatCache } from '../store/statCacheTable.js';
 import { askObserver, type ObserverUse } from './askObserver.js';
 import { scriptsFor, selectCheck, type Project } from './project.js';
@@ -142,8 +142,19 @@ function explainTraced(project: Project, session: Session, definition: CheckDefi
     return { ...base, status, evidence: { mode: 'traced', notes, changes: [], entriesPerPackage: () => new Map() } };
   }
   const verified = verifyEvidence(project.root, recorded, session.statCache);
+  const latestStatus = decide(definition, observed, evidenceObservation(verified), receipt);
+  // After an edit and its revert an earlier receipt may answer, as status finds it (api/scan.ts): it is then the one explained.
+  const candidates = earlierTracedCandidates(project.root, (digest) => loadEvidence(session.db, digest), session.statCache, () =>
+    readConsistently(session.db, () => earlierTracedReceipts(session.db, receipt, currentDigests(definition, observed))),
+  );
+  const status = decideWithEarlierTraced(definition, observed, latestStatus, receipt, candidates);
   if (!saveStatCache(session.db, session.statCache)) noteOnce(session.notices, diskFullNotice(session.stateDir));
-  const status = decide(definition, observed, evidenceObservation(verified), receipt);
+  const answering = status.receipt;
+  if (answering !== null && answering !== receipt) {
+    let earlierPerPackage: Map<string, number> | undefined;
+    const evidence = () => (earlierPerPackage ??= evidencePerPackage(readConsistently(session.db, () => loadEvidence(session.db, answering.manifestDigest)) ?? []));
+    return { ...base, definitionChanges: [], contextChanges: [], status, evidence: { mode: 'traced', notes: answering.evidence.notes, changes: [], entriesPerPackage: evidence } };
+  }
   let perPackage: Map<string, number> | undefined;
   return { ...base, status, evidence: { mode: 'traced', notes, changes: verified.changes, entriesPerPackage: () => (perPackage ??= evidencePerPackage(recorded)) } };
 }

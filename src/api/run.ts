@@ -89,7 +89,7 @@ export async function run(project: Project, options: RunOptions): Promise<RunRep
             askObserver: async () => {
               const answer = await askObserver(project, [definition], options.env, 'sync', notices);
               const [check] = answer?.checks ?? [];
-              return check ? { inputs: check.inputs, receipt: check.receipt, earlier: check.earlier, observed: check.observed } : null;
+              return check ? { inputs: check.inputs, receipt: check.receipt, earlier: check.earlier, earlierTraced: check.earlierTraced, observed: check.observed } : null;
             },
           }
         : {}),

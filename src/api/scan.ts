@@ -1,14 +1,14 @@
-import { decideWithEarlier, earlierInputsDigest, type CheckStatus } from '../core/decide.js';
+import { currentDigests, decideWithEarlier, decideWithEarlierTraced, earlierInputsDigest, type CheckStatus } from '../core/decide.js';
 import type { CheckDefinition } from '../core/definition.js';
 import type { ObservedContext, Observation } from '../core/observation.js';
 import type { Receipt } from '../core/receipt.js';
 import { planCheck } from '../exec/checkPlan.js';
-import { observationFor } from '../fs/verifyEvidence.js';
+import { earlierTracedCandidates, observationFor } from '../fs/verifyEvidence.js';
 import { InputScanner } from '../fs/inputScanner.js';
 import { startScans, type StartedScans } from '../fs/startedScans.js';
 import { diskFullNotice, noteOnce } from '../store/diskFull.js';
 import { readConsistently } from '../store/openStore.js';
-import { latestReceipt, latestReceiptForInputs, loadEvidence } from '../store/receipts.js';
+import { earlierTracedReceipts, latestReceipt, latestReceiptForInputs, loadEvidence } from '../store/receipts.js';
 import { saveStatCache } from '../store/statCacheTable.js';
 import { scriptsFor, type Project } from './project.js';
 import { withSession, type Session } from './session.js';
@@ -64,7 +64,15 @@ export async function scanStatus(
         return digest === null ? null : latestReceiptForInputs(session.db, definition.name, digest);
       }),
     );
-    const checks = observations.map(({ definition, observed, inputs }, index) => decideWithEarlier(definition, observed, inputs, receipts[index] ?? null, earlier[index] ?? null));
+    const checks = observations.map(({ definition, observed, inputs }, index) => {
+      const latest = receipts[index] ?? null;
+      const status = decideWithEarlier(definition, observed, inputs, latest, earlier[index] ?? null);
+      // A traced receipt's earlier ones are each looked at against their own evidence, only when the latest is STALE.
+      const candidates = earlierTracedCandidates(project.root, (digest) => loadEvidence(session.db, digest), session.statCache, () =>
+        latest === null ? [] : readConsistently(session.db, () => earlierTracedReceipts(session.db, latest, currentDigests(definition, observed))),
+      );
+      return decideWithEarlierTraced(definition, observed, status, latest, candidates);
+    });
     return { checks, observedAt: started, durationMs: Date.now() - started, notices: session.notices };
   }, env);
 }

@@ -1,4 +1,4 @@
-import { decideWithEarlier, type CheckStatus } from '../core/decide.js';
+import { decideObserved, type CheckStatus } from '../core/decide.js';
 import type { ObserveMode } from '../observer/protocol.js';
 import { askObserver, type ObserverUse } from './askObserver.js';
 import { selectChecks, type Project } from './project.js';
@@ -27,7 +27,7 @@ export async function status(
     if (answer) {
       return {
         observation: { healthy: true, source: 'observer', mode: options.mode, observedAt: answer.observedAt, durationMs: answer.durationMs },
-        checks: answer.checks.map(({ definition, observed, inputs, receipt, earlier }) => decideWithEarlier(definition, observed, inputs, receipt, earlier)),
+        checks: answer.checks.map(({ definition, observed, inputs, receipt, earlier, earlierTraced }) => decideObserved(definition, observed, inputs, receipt, earlier, earlierTraced)),
         notices,
       };
     }

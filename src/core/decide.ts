@@ -108,3 +108,80 @@ export function decideWithEarlier(
   const answer = decide(definition, observed, observation, earlier);
   return answer.freshness === 'CURRENT' ? answer : status;
 }
+
+/** An earlier traced receipt, with a look at its own evidence now (taken only if needed: it re-reads every path its run touched). */
+export interface EarlierTraced {
+  receipt: Receipt;
+  observe: () => Observation;
+}
+
+/** The definition and context digests a receipt must have been made on to be CURRENT now. */
+export function currentDigests(definition: CheckDefinition, observed: ObservedContext): { definitionDigest: string; contextDigest: string } {
+  return { definitionDigest: definitionDigest(definition), contextDigest: contextDigest(observed.context) };
+}
+
+/**
+ * decideWithEarlier() for traced receipts. A traced receipt is bound to exactly what its run
+ * touched, so after an edit and its revert the latest receipt is STALE while an earlier one,
+ * whose evidence is all as its run left it, says what a rerun would do. Candidates come newest
+ * first, one per evidence (store/receipts.ts earlierTracedReceipts); the first whose evidence is
+ * unchanged decides: its answer if CURRENT, else the latest's STALE (a newer receipt on the same
+ * evidence that moved while it ran is not passed over for an older one). Any doubt about the
+ * latest (UNVERIFIED) stands.
+ */
+export function decideWithEarlierTraced(
+  definition: CheckDefinition,
+  observed: ObservedContext,
+  status: CheckStatus,
+  latest: Receipt | null,
+  candidates: Iterable<EarlierTraced>,
+): CheckStatus {
+  if (status.freshness !== 'STALE' || latest === null || latest.evidence.mode !== 'traced') return status;
+  const now = currentDigests(definition, observed);
+  for (const candidate of candidates) {
+    const receipt = candidate.receipt;
+    if (receipt.check !== latest.check || receipt.evidence.mode !== 'traced' || receipt.definitionDigest !== now.definitionDigest || receipt.contextDigest !== now.contextDigest) continue;
+    const observation = candidate.observe();
+    if (!observation.healthy || observation.problems.length > 0) return status;
+    if (observation.manifest.digest !== receipt.manifestDigest) continue;
+    const answer = decide(definition, observed, observation, receipt);
+    return answer.freshness === 'CURRENT' ? answer : status;
+  }
+  return status;
+}
+
+/** An earlier traced receipt, and how the observer found its evidence after its barrier. */
+export interface EarlierTracedLook {
+  receipt: Receipt;
+  evidence: 'unchanged' | 'changed' | 'doubt';
+}
+
+/**
+ * The decision on an observer's answer: `earlier` as decideWithEarlier takes it (a declared
+ * receipt made on the observed inputs digest), and for a traced latest receipt the earlier
+ * traced receipts the observer looked at (observer/observerService.ts), each look standing for
+ * that receipt's observation, as a direct status makes it (api/scan.ts).
+ */
+export function decideObserved(
+  definition: CheckDefinition,
+  observed: ObservedContext,
+  inputs: Observation,
+  latest: Receipt | null,
+  earlier: Receipt | null,
+  looks: readonly EarlierTracedLook[] = [],
+): CheckStatus {
+  const status = decideWithEarlier(definition, observed, inputs, latest, earlier);
+  return decideWithEarlierTraced(
+    definition,
+    observed,
+    status,
+    latest,
+    looks.map((look) => ({ receipt: look.receipt, observe: () => lookedAt(look, inputs.source) })),
+  );
+}
+
+function lookedAt(look: EarlierTracedLook, source: Observation['source']): Observation {
+  const doubts = look.evidence === 'doubt' ? [reason('observation-unhealthy', `the evidence of run ${look.receipt.runId} could not be looked at`)] : [];
+  // 'changed': any digest but the receipt's; a digest is never empty.
+  return { manifest: { digest: look.evidence === 'unchanged' ? look.receipt.manifestDigest : '', entries: [] }, problems: doubts, healthy: true, source, sourceIdentities: new Map() };
+}

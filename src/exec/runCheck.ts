@@ -1,6 +1,6 @@
 import { join, relative } from 'node:path';
 import type Database from 'better-sqlite3';
-import { decideWithEarlier, earlierInputsDigest, type CheckStatus } from '../core/decide.js';
+import { currentDigests, decideObserved, decideWithEarlier, decideWithEarlierTraced, earlierInputsDigest, type CheckStatus, type EarlierTracedLook } from '../core/decide.js';
 import type { CheckDefinition } from '../core/definition.js';
 import type { Observation, ObservedContext } from '../core/observation.js';
 import type { Receipt } from '../core/receipt.js';
@@ -39,7 +39,7 @@ export interface RunRequest {
    * The observer's view of the inputs and the latest receipt, with the context
    * planned against its env key; null to look directly.
    */
-  askObserver?(): Promise<{ inputs: Observation; receipt: Receipt | null; earlier: Receipt | null; observed: ObservedContext } | null>;
+  askObserver?(): Promise<{ inputs: Observation; receipt: Receipt | null; earlier: Receipt | null; earlierTraced: EarlierTracedLook[]; observed: ObservedContext } | null>;
 }
 
 /** A failure of vouch's own after the check ran; it never replaces the check's exit code. */
@@ -63,7 +63,7 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
   const askToSkip = async (): Promise<RunOutcome | null> => {
     const asked = await request.askObserver?.();
     if (!asked) return null;
-    const status = decideWithEarlier(definition, asked.observed, asked.inputs, asked.receipt, asked.earlier);
+    const status = decideObserved(definition, asked.observed, asked.inputs, asked.receipt, asked.earlier, asked.earlierTraced);
     return status.reuseEligible ? { action: 'skipped', status, exitCode: 0 } : null;
   };
   // Asked before the lock when nobody holds it: taking the lock is a write, and the watcher
@@ -74,7 +74,15 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
     if (skipped) return skipped;
   }
   // Loaded only now: a check the observer finds current is skipped without the scan's code.
-  const [{ InputScanner }, { startScans }, { insertReceipt, latestReceipt, latestReceiptForInputs, loadEvidence }, { saveStatCache }, { buildReceipt }, { spawnCheck }, { observationFor }] = await Promise.all([
+  const [
+    { InputScanner },
+    { startScans },
+    { earlierTracedReceipts, insertReceipt, latestReceipt, latestReceiptForInputs, loadEvidence },
+    { saveStatCache },
+    { buildReceipt },
+    { spawnCheck },
+    { earlierTracedCandidates, observationFor },
+  ] = await Promise.all([
     import('../fs/inputScanner.js'),
     import('../fs/startedScans.js'),
     import('../store/receipts.js'),
@@ -114,7 +122,11 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
       const latest = latestReceipt(db, definition.name);
       const inputs = observationFor(request.root, (digest) => loadEvidence(db, digest), statCache, latest, declaredBefore, () => first.trustProblems());
       const digest = earlierInputsDigest(latest, inputs);
-      const status = decideWithEarlier(definition, before.observed, inputs, latest, digest === null ? null : latestReceiptForInputs(db, definition.name, digest));
+      const declared = decideWithEarlier(definition, before.observed, inputs, latest, digest === null ? null : latestReceiptForInputs(db, definition.name, digest));
+      const candidates = earlierTracedCandidates(request.root, (found) => loadEvidence(db, found), statCache, () =>
+        latest === null ? [] : earlierTracedReceipts(db, latest, currentDigests(definition, before.observed)),
+      );
+      const status = decideWithEarlierTraced(definition, before.observed, declared, latest, candidates);
       if (status.reuseEligible) {
         saveStatCache(db, statCache);
         return { action: 'skipped', status, exitCode: 0 };

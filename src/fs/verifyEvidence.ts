@@ -2,6 +2,7 @@ import { realpathSync } from 'node:fs';
 import { describeEvidenceChange, diffEvidence, evidenceOf, type EvidenceChange, type EvidenceEntry } from '../core/evidence.js';
 import { nowNs } from '../core/identity.js';
 import type { Observation } from '../core/observation.js';
+import type { EarlierTraced } from '../core/decide.js';
 import type { Receipt } from '../core/receipt.js';
 import { reason, type Reason } from '../core/reason.js';
 import type { StatCache } from '../core/statCache.js';
@@ -108,4 +109,26 @@ export function observationFor(
     };
   }
   return evidenceObservation(verifyEvidence(root, entries, statCache, receipt.manifestDigest), source);
+}
+
+/**
+ * Earlier traced receipts as core/decide.ts decideWithEarlierTraced takes them, lazily: `find`
+ * is asked only when a candidate is wanted, and each one's evidence is looked at again only
+ * when decide gets to it. Trust was settled by the latest receipt's look (a state dir git lists
+ * makes it UNVERIFIED, and no earlier receipt is then asked for).
+ */
+export function* earlierTracedCandidates(
+  root: string,
+  loadEvidence: (digest: string) => EvidenceEntry[] | null,
+  statCache: StatCache,
+  find: () => Receipt[],
+  source: Observation['source'] = 'scan',
+): Generator<EarlierTraced> {
+  for (const receipt of find()) {
+    yield { receipt, observe: () => observationFor(root, loadEvidence, statCache, receipt, notDeclared, () => [], source) };
+  }
+}
+
+function notDeclared(): Observation {
+  throw new Error('unreachable: a traced receipt is never compared with the declared inputs');
 }

@@ -1,10 +1,13 @@
 import type { Store } from '../store/openStore.js';
 import { readConsistently, reopenIfReplaced, storeGeneration } from '../store/openStore.js';
-import { latestReceipt, latestReceiptForInputs, loadEvidence } from '../store/receipts.js';
+import { earlierTracedReceipts, latestReceipt, latestReceiptForInputs, loadEvidence } from '../store/receipts.js';
 import type { EvidenceEntry } from '../core/evidence.js';
 import type { StatCache } from '../core/statCache.js';
 import { earlierInputsDigest } from '../core/decide.js';
 import { observationFor } from '../fs/verifyEvidence.js';
+import type { Receipt } from '../core/receipt.js';
+import type { Observation } from '../core/observation.js';
+import type { EarlierTracedLook } from '../core/decide.js';
 import type { FaultKind, GapCode, GapReason, ObserveParams, ObserveResult, ObservedInputs, ObserverInfo, PingResult } from './protocol.js';
 import { PROTOCOL } from './protocol.js';
 import { InvalidParams } from './rpcServer.js';
@@ -130,6 +133,7 @@ export class ObserverService {
         return digest === null ? null : latestReceiptForInputs(store.db, check.name, digest);
       }),
     );
+    const earlierTraced = readConsistently(store.db, () => checks.map((check, position) => this.earlierTraced(check, receipts[position] ?? null, observations[position]!.observation)));
     if (storeGeneration(store.db) !== generation) {
       const notices = store.notices.splice(0);
       for (const notice of notices) this.options.log(notice);
@@ -153,9 +157,29 @@ export class ObserverService {
           ...(observation.changedEvidence ? { changedEvidence: observation.changedEvidence } : {}),
           receipt,
           earlier: earlier[position] ?? null,
+          ...(earlierTraced[position]!.length > 0 ? { earlierTraced: earlierTraced[position] } : {}),
         };
       }),
     };
+  }
+
+  /**
+   * For a traced latest receipt whose evidence changed: the earlier traced receipts on the
+   * client's definition, newest first, each with its own evidence looked at now (after the
+   * barrier, as the latest's was), up to the first that is not changed. The client decides
+   * (core/decide.ts decideObserved), with the context it alone can digest.
+   */
+  private earlierTraced(check: ObservedInputs, latest: Receipt | null, observation: Observation): EarlierTracedLook[] {
+    if (check.definitionDigest === undefined || latest?.evidence.mode !== 'traced') return [];
+    if (!observation.healthy || observation.problems.length > 0 || observation.manifest.digest === latest.manifestDigest) return [];
+    const looks: EarlierTracedLook[] = [];
+    for (const receipt of earlierTracedReceipts(this.options.store.db, latest, { definitionDigest: check.definitionDigest, contextDigest: null })) {
+      const seen = observationFor(this.options.root, (digest) => this.evidence(digest), this.options.statCache, receipt, notDeclared, () => [], 'observer');
+      const evidence = !seen.healthy || seen.problems.length > 0 ? 'doubt' : seen.manifest.digest === receipt.manifestDigest ? 'unchanged' : 'changed';
+      looks.push({ receipt, evidence });
+      if (evidence !== 'changed') break;
+    }
+    return looks;
   }
 
   async fault(params: unknown): Promise<{ injected: FaultKind }> {
@@ -188,5 +212,14 @@ function validChecks(params: ObserveParams): ObservedInputs[] {
       throw new InvalidParams('each check needs "name" (string), "inputs" and "installed" (arrays of globs)');
     }
   }
-  return params.checks.map((check) => ({ name: check.name, inputs: check.inputs, installed: check.installed }));
+  return params.checks.map((check) => ({
+    name: check.name,
+    inputs: check.inputs,
+    installed: check.installed,
+    ...(typeof check.definitionDigest === 'string' ? { definitionDigest: check.definitionDigest } : {}),
+  }));
+}
+
+function notDeclared(): Observation {
+  throw new Error('unreachable: a traced receipt is never compared with the declared inputs');
 }

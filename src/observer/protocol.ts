@@ -3,6 +3,7 @@ import type { gapCode } from '../core/json/observer.js';
 import type { InputEntry } from '../core/manifest.js';
 import type { Reason } from '../core/reason.js';
 import type { Receipt } from '../core/receipt.js';
+import type { EarlierTracedLook } from '../core/decide.js';
 
 /**
  * Newline-delimited JSON-RPC 2.0 over the observer's Unix socket. The
@@ -19,7 +20,11 @@ export interface ObservedInputs {
   name: string;
   inputs: string[];
   installed: string[];
+  /** The check's definition digest now: earlier traced receipts made on another are not looked at. */
+  definitionDigest?: string;
 }
+
+
 
 export interface ObserveParams {
   checks: ObservedInputs[];
@@ -39,6 +44,12 @@ export interface ObservedCheck {
   receipt: Receipt | null;
   /** The newest receipt whose inputs digest is manifestDigest, when the latest's differs (core/decide.ts earlierInputsDigest). */
   earlier?: Receipt | null;
+  /**
+   * For a traced latest receipt found changed: earlier traced receipts on the same definition,
+   * newest first (store/receipts.ts earlierTracedReceipts), each with its evidence looked at,
+   * up to the first whose evidence is not changed.
+   */
+  earlierTraced?: EarlierTracedLook[];
 }
 
 /** Why the observer's index cannot be trusted right now: defined once, with the JSON document that reports it. */

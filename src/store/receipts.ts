@@ -123,6 +123,39 @@ export function latestReceiptForInputs(db: Database.Database, check: string, man
   return row ? fromRow(row) : null;
 }
 
+/** How many earlier traced receipts, each with evidence of its own, are looked at again: each look re-reads every path its run touched. */
+export const EARLIER_TRACED_LOOKED_AT = 3;
+
+/**
+ * A traced check's earlier receipts whose evidence may answer now (core/decide.ts
+ * decideWithEarlierTraced): newest first, traced, made on the definition and context digests
+ * given (the current ones: no other receipt can be CURRENT; the observer, which cannot digest a
+ * context, gives none), one per evidence digest (the
+ * newest, which decides for that evidence), leaving out the latest receipt and its evidence,
+ * which was just found changed. Among the newest
+ * EARLIER_RECEIPTS_LOOKED_AT receipts, at most EARLIER_TRACED_LOOKED_AT.
+ */
+export function earlierTracedReceipts(db: Database.Database, latest: Receipt, current: { definitionDigest: string; contextDigest: string | null }): Receipt[] {
+  const rows = withRecovery(db, (live) =>
+    live
+      .prepare(
+        `SELECT * FROM (SELECT * FROM receipts WHERE check_name = ? ORDER BY seq DESC LIMIT ?)
+         WHERE run_id <> ? AND manifest_digest <> ? AND definition_digest = ? AND (? IS NULL OR context_digest = ?) AND json_extract(evidence, '$.mode') = 'traced'
+         ORDER BY seq DESC`,
+      )
+      .all(latest.check, EARLIER_RECEIPTS_LOOKED_AT, latest.runId, latest.manifestDigest, current.definitionDigest, current.contextDigest, current.contextDigest),
+  ) as ReceiptRow[];
+  const seen = new Set<string>();
+  const found: Receipt[] = [];
+  for (const row of rows) {
+    if (seen.has(row.manifest_digest)) continue;
+    seen.add(row.manifest_digest);
+    found.push(fromRow(row));
+    if (found.length === EARLIER_TRACED_LOOKED_AT) break;
+  }
+  return found;
+}
+
 export function listReceipts(db: Database.Database, check: string | null, limit: number): Receipt[] {
   const rows = withRecovery(db, (live) =>
     check === null

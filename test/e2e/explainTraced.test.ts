@@ -37,7 +37,10 @@ function files(): Record<string, string> {
     'src/b.ts': 'export const b = 2;\n',
     'node_modules/y/index.js': 'module.exports = 1;\n',
     'node_modules/.cache/tool/data.json': '{"run":1}\n',
-    'vouch.config.json': JSON.stringify({ schema: 1, checks: [{ name: 'unit', kind: 'test', command: ['node', '-e', '0'], mode: 'traced' }] }) + '\n',
+    // The real run reads .env, which the tests below change with the rest: traced, its own
+    // evidence then changes too, and it cannot answer as an earlier receipt in place of the one
+    // recorded here (core/decide.ts decideWithEarlierTraced).
+    'vouch.config.json': JSON.stringify({ schema: 1, checks: [{ name: 'unit', kind: 'test', command: ['node', '-e', "require('fs').readFileSync('.env')"], mode: 'traced' }] }) + '\n',
   };
   for (let f = 0; f < FILES; f++) out[`${PACKAGE}/node_modules/x/f${String(f).padStart(2, '0')}.js`] = `module.exports = ${f};\n`;
   return out;

@@ -102,6 +102,50 @@ describe.skipIf(!STRACE)(TITLE, () => {
     expect(ran.stdout + ran.stderr).toMatch(/running check/);
   });
 
+  it('after an edit and its revert, the earlier receipt whose own evidence is unchanged answers: status, the observer, --if-due, explain and the hook', () => {
+    const p = tracedProject();
+    p.write('package.json', JSON.stringify({ name: 'x', private: true, scripts: { test: 'node check.mjs' } }));
+    p.write('vouch.config.json', configText([{ name: 'check', kind: 'test', script: 'test', mode: 'traced' }]));
+    const first = run(p).runs[0].receipt.run_id;
+    p.write('.env', 'SECRET=2\n');
+    const second = run(p).runs[0].receipt.run_id;
+    p.write('.env', 'SECRET=1\n');
+    const answeredBy = (env?: NodeJS.ProcessEnv) => expectCurrent(p, 'check', env).receipt.run_id;
+    expect(answeredBy()).toBe(first);
+    expect(p.json(['status', 'check', '--no-observer']).checks[0].receipt.run_id).toBe(first);
+    expect(p.json(['explain', 'check']).check).toMatchObject({ freshness: 'CURRENT', receipt: { run_id: first } });
+    const hook = () => {
+      const result = spawnSync(process.execPath, [CLI, 'hook', 'claude'], { cwd: p.root, input: JSON.stringify(claudeBash(p.root, 'npm test')), env: cleanEnv(), encoding: 'utf8' });
+      expect(result.status, result.stderr).toBe(0);
+      return result.stdout === '' ? null : JSON.parse(result.stdout).hookSpecificOutput;
+    };
+    const denied = hook();
+    expect(denied?.permissionDecision).toBe('deny');
+    expect(denied?.permissionDecisionReason).toContain(first);
+    // The edit again: the second receipt's evidence is as its run left it.
+    p.write('.env', 'SECRET=2\n');
+    expect(p.json(['status', 'check', '--no-observer']).checks[0].receipt.run_id).toBe(second);
+    // The observer answers the same, after its barrier.
+    expect(p.vouch(['start']).code).toBe(0);
+    const viaObserver = () => {
+      const out = p.json(['status', 'check']);
+      expect(out.observation.source).toBe('observer');
+      return out.checks[0];
+    };
+    expect(viaObserver()).toMatchObject({ freshness: 'CURRENT', receipt: { run_id: second } });
+    p.write('.env', 'SECRET=1\n');
+    expect(viaObserver()).toMatchObject({ freshness: 'CURRENT', receipt: { run_id: first } });
+    const skipped = p.vouch(['run', 'check', '--if-due']);
+    expect(skipped.stdout + skipped.stderr).toMatch(/skipped check/);
+    // A state no receipt was made on: STALE everywhere, and --if-due runs it.
+    p.write('.env', 'SECRET=3\n');
+    expect(viaObserver().freshness).toBe('STALE');
+    expect(p.json(['status', 'check', '--no-observer']).checks[0].freshness).toBe('STALE');
+    expect(hook()?.permissionDecision).not.toBe('deny');
+    const ran = p.vouch(['run', 'check', '--if-due']);
+    expect(ran.stdout + ran.stderr).toMatch(/running check/);
+  });
+
   it('is answered by the observer as by a direct look, ignored files and paths outside the root included', () => {
     const p = tracedProject();
     run(p);

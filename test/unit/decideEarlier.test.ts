@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decideWithEarlier, earlierInputsDigest } from '../../src/core/decide.js';
+import { decide, decideObserved, decideWithEarlier, decideWithEarlierTraced, earlierInputsDigest } from '../../src/core/decide.js';
 import { context, definition, observation, observed, receipt, source, why } from '../helpers/model.js';
 
 /*
@@ -84,5 +84,91 @@ describe('decideWithEarlier', () => {
     const status = decideWithEarlier(DEF, observed(), A, latestElsewhere, onA('run-a'));
     expect(status.freshness).toBe('CURRENT');
     expect(status.receipt?.runId).toBe('run-a');
+  });
+});
+
+/*
+ * Traced receipts: each is bound to what its own run touched, so an earlier one is looked at
+ * against its own evidence. Here a receipt "made on A" stands for one whose evidence digest is
+ * A's, and a look that finds A means its evidence is as its run left it.
+ */
+describe('decideWithEarlierTraced', () => {
+  const TRACED = { evidence: { mode: 'traced' as const, notes: [] } };
+  const tracedOn = (inputs: typeof A, runId: string, overrides = {}) => receipt(DEF, CTX, inputs, { runId, ...TRACED, ...overrides });
+  const latest = tracedOn(B, 'run-b');
+  const C = observation([source('src/a.ts', 'c')]);
+  const stale = decide(DEF, observed(), A, latest);
+  const look = (r: ReturnType<typeof tracedOn>, now: typeof A) => {
+    const seen: string[] = [];
+    return { seen, candidate: { receipt: r, observe: () => (seen.push(r.runId), now) } };
+  };
+
+  it('an earlier receipt whose own evidence is unchanged answers, PASS or FAIL as it recorded', () => {
+    const status = decideWithEarlierTraced(DEF, observed(), stale, latest, [look(tracedOn(A, 'run-a'), A).candidate]);
+    expect(status).toMatchObject({ freshness: 'CURRENT', result: 'PASS', reuseEligible: true });
+    expect(status.receipt?.runId).toBe('run-a');
+    const failed = tracedOn(A, 'run-f', { result: 'FAIL', exitCode: 1, reuseEligible: false });
+    expect(decideWithEarlierTraced(DEF, observed(), stale, latest, [look(failed, A).candidate])).toMatchObject({ freshness: 'CURRENT', result: 'FAIL', reuseEligible: false });
+  });
+
+  it('goes past receipts whose evidence changed, newest first, and looks no further than the first unchanged one', () => {
+    const newer = look(tracedOn(C, 'run-c'), A);
+    const answering = look(tracedOn(A, 'run-a'), A);
+    const older = look(tracedOn(A, 'run-old'), A);
+    const status = decideWithEarlierTraced(DEF, observed(), stale, latest, [newer.candidate, answering.candidate, older.candidate]);
+    expect(status.receipt?.runId).toBe('run-a');
+    expect([...newer.seen, ...answering.seen, ...older.seen]).toEqual(['run-c', 'run-a']);
+  });
+
+  it('does not pass over a newer receipt on unchanged evidence that is not CURRENT for an older one', () => {
+    const moved = look(tracedOn(A, 'run-moved', { reasons: [why('inputs-changed-during-run')], reuseEligible: false }), A);
+    const older = look(tracedOn(A, 'run-a'), A);
+    const status = decideWithEarlierTraced(DEF, observed(), stale, latest, [moved.candidate, older.candidate]);
+    expect(status.freshness).toBe('STALE');
+    expect(status.receipt?.runId).toBe('run-b');
+    expect(older.seen).toEqual([]);
+  });
+
+  it('stops on any doubt about a look, and skips receipts of another definition, context, check or mode without looking', () => {
+    const doubt = observation(A.manifest.entries, { problems: [why('input-changing')] });
+    expect(decideWithEarlierTraced(DEF, observed(), stale, latest, [look(tracedOn(A, 'run-d'), doubt).candidate, look(tracedOn(A, 'run-a'), A).candidate]).freshness).toBe('STALE');
+    const others = [
+      look(receipt(definition({ env: ['X'] }), CTX, A, { runId: 'run-def', ...TRACED }), A),
+      look(receipt(DEF, context({ env: { X: 'other' } }), A, { runId: 'run-ctx', ...TRACED }), A),
+      look(tracedOn(A, 'run-other', { check: 'other' }), A),
+      look(receipt(DEF, CTX, A, { runId: 'run-declared' }), A),
+    ];
+    expect(decideWithEarlierTraced(DEF, observed(), stale, latest, others.map((o) => o.candidate)).freshness).toBe('STALE');
+    expect(others.flatMap((o) => o.seen)).toEqual([]);
+  });
+
+  it('never turns a CURRENT or UNVERIFIED answer into another, nor answers for a declared latest receipt, and then looks at nothing', () => {
+    const watched = look(tracedOn(A, 'run-a'), A);
+    const current = decide(DEF, observed(), B, latest);
+    expect(decideWithEarlierTraced(DEF, observed(), current, latest, [watched.candidate])).toBe(current);
+    const unverified = decide(DEF, observed(), observation(A.manifest.entries, { healthy: false }), latest);
+    expect(decideWithEarlierTraced(DEF, observed(), unverified, latest, [watched.candidate])).toBe(unverified);
+    const declaredStale = decide(DEF, observed(), A, latestOnB);
+    expect(decideWithEarlierTraced(DEF, observed(), declaredStale, latestOnB, [watched.candidate])).toBe(declaredStale);
+    expect(watched.seen).toEqual([]);
+  });
+});
+
+describe('decideObserved', () => {
+  const TRACED = { evidence: { mode: 'traced' as const, notes: [] } };
+  const latest = receipt(DEF, CTX, B, { runId: 'run-b', ...TRACED });
+  const earlierA = receipt(DEF, CTX, A, { runId: 'run-a', ...TRACED });
+  const changedNow = observation([source('src/x.ts', 'now')]);
+
+  it("takes the observer's looks at earlier traced receipts: the first not changed decides", () => {
+    expect(decideObserved(DEF, observed(), changedNow, latest, null, [{ receipt: earlierA, evidence: 'unchanged' }]).receipt?.runId).toBe('run-a');
+    const older = receipt(DEF, CTX, A, { runId: 'run-old', ...TRACED });
+    expect(decideObserved(DEF, observed(), changedNow, latest, null, [{ receipt: earlierA, evidence: 'changed' }, { receipt: older, evidence: 'unchanged' }]).receipt?.runId).toBe('run-old');
+    expect(decideObserved(DEF, observed(), changedNow, latest, null, [{ receipt: earlierA, evidence: 'doubt' }, { receipt: older, evidence: 'unchanged' }]).freshness).toBe('STALE');
+    expect(decideObserved(DEF, observed(), changedNow, latest, null, []).freshness).toBe('STALE');
+  });
+
+  it('is decideWithEarlier for declared receipts', () => {
+    expect(decideObserved(DEF, observed(), A, latestOnB, onA('run-a')).receipt?.runId).toBe('run-a');
   });
 });
