@@ -38,7 +38,7 @@ export async function serveProver(workspace: ProveWorkspace, options: ServeOptio
   ensureStateDir(workspace.stateDir);
   // Nobody answered on it, so a socket file there is a dead server's.
   removeDeadSocket(workspace, socket);
-  const prover = await openProver(workspace.root, { deadlines: options.deadlines, onProgress: options.onProgress });
+  const prover = await openProver(workspace.root, { deadlines: options.deadlines, onProgress: options.onProgress, stateDir: workspace.stateDir });
   const started = Date.now();
   const project = join(workspace.root, DEFAULT_PROJECT);
   await prover.warm(existsSync(project) ? project : undefined);

@@ -36,7 +36,10 @@ export function createVouchServer(options: McpServerOptions): McpServer {
   // One resident prover per session, made on the first prove: only the first pays for warming the stages.
   let prover: Promise<Prover> | null = null;
   const resident = () => {
-    prover ??= openProver(locateWorkspace({ cwd: options.cwd, config: options.config, stateDir: options.stateDir, root: options.root }).root).catch((error: unknown) => {
+    prover ??= (async () => {
+      const workspace = locateWorkspace({ cwd: options.cwd, config: options.config, stateDir: options.stateDir, root: options.root });
+      return openProver(workspace.root, { stateDir: workspace.stateDir });
+    })().catch((error: unknown) => {
       prover = null;
       throw error;
     });
