@@ -9,7 +9,7 @@ import type { Deadlines } from '../prove/deadline.js';
 import type { Prover, ProveResult } from '../prove/prover.js';
 import { checkStateDir } from '../store/stateDir.js';
 import { locateProject } from './project.js';
-import { divertStderr } from './proverLog.js';
+import { divertOutput, type DivertedStream } from './proverLog.js';
 
 /** Where claims are judged: the workspace whose own tools judge them, and where vouch keeps its files. */
 export interface ProveWorkspace {
@@ -47,11 +47,11 @@ export interface OpenProverOptions {
   onProgress?: (message: string) => void;
   runtimeLanes?: 1 | 2;
   /**
-   * While the prover is open, what the workspace's tools write to this
-   * process's stderr goes to `<stateDir>/logs/prove.log` (proverLog.ts), not
-   * to the user's terminal. Left out, it is not diverted.
+   * While the prover is open, what the workspace's tools write to these
+   * streams of this process goes to `<stateDir>/logs/prove.log`
+   * (proverLog.ts), not to the user's terminal. Left out, nothing is diverted.
    */
-  stateDir?: string;
+  log?: { stateDir: string; streams: readonly DivertedStream[] };
 }
 
 /** A resident prover on the workspace's own tools. The stages load only here: no other command pays for them. */
@@ -61,9 +61,9 @@ export async function openProver(root: string, options: OpenProverOptions = {}):
     import('../prove/stages.js'),
     import('../fs/processStart.js'),
   ]);
-  const { stateDir, ...rest } = options;
+  const { log, ...rest } = options;
   // Diverted before the first stage loads: a tool warns while it warms.
-  const restore = stateDir === undefined ? undefined : divertStderr(stateDir);
+  const restore = log === undefined ? undefined : divertOutput(log.stateDir, log.streams);
   try {
     return new Prover(root, { factories: STAGE_FACTORIES, processAlive: (pid) => processAlive(pid, null), ...rest, ...(restore === undefined ? {} : { onClose: restore }) });
   } catch (error) {

@@ -12,47 +12,47 @@ export function proverLogPath(stateDir: string): string {
 
 type Write = typeof process.stderr.write;
 
+/** The streams a prover's log can take the place of. */
+export type DivertedStream = 'stdout' | 'stderr';
+
 /**
  * The prover's log: what the workspace's tools, loaded into vouch's process,
- * write to stderr while a prover is open (a dependency of the Vitest config
- * warning that browserslist's data is old, an ESLint plugin's deprecation
- * notice). It is not about the claim, and on the user's terminal it reads as
- * if vouch said it, or lands in the middle of an MCP host's log.
+ * write to stderr (and, where vouch's own output does not use it, stdout)
+ * while a prover is open: a dependency of the Vitest config warning that
+ * browserslist's data is old, an ESLint plugin's deprecation notice. It is
+ * not about the claim; on the user's terminal it reads as if vouch said it,
+ * and on stdout it would corrupt `--json`.
  *
  * Opened on the first write only, so a quiet prove leaves nothing behind. A
  * log that cannot be opened (a read-only state dir) gives the text back to
- * stderr: hidden output would be worse than noisy output.
+ * the stream it was written to: hidden output would be worse than noise.
  */
 export class ProverLog {
   readonly path: string;
   readonly #stateDir: string;
-  readonly #fallback: Write;
   #fd: number | null = null;
   #failed = false;
   #written = 0;
   #full = false;
 
-  constructor(stateDir: string, fallback: Write) {
+  constructor(stateDir: string) {
     this.#stateDir = stateDir;
     this.path = proverLogPath(stateDir);
-    this.#fallback = fallback;
   }
 
-  write(chunk: string | Uint8Array): void {
-    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+  /** Appends `bytes`; answers false when the log cannot be opened, so the caller gives them back. */
+  write(bytes: Buffer): boolean {
     const fd = this.#open();
-    if (fd === null) {
-      this.#fallback.call(process.stderr, bytes);
-      return;
-    }
-    if (this.#full) return;
+    if (fd === null) return false;
+    if (this.#full) return true;
     if (this.#written + bytes.length > LOG_LIMIT) {
       this.#full = true;
       this.#append(fd, Buffer.from(`\nvouch: this prover wrote ${LOG_LIMIT} bytes here; the rest of its output was dropped\n`));
-      return;
+      return true;
     }
     this.#written += bytes.length;
     this.#append(fd, bytes);
+    return true;
   }
 
   close(): void {
@@ -70,7 +70,7 @@ export class ProverLog {
         fd = openStateFile(this.path, 'truncate', this.#stateDir);
       }
       this.#fd = fd;
-      this.#append(fd, Buffer.from(`--- vouch prover, pid ${process.pid}, ${new Date().toISOString()}: what the workspace's tools wrote to stderr ---\n`));
+      this.#append(fd, Buffer.from(`--- vouch prover, pid ${process.pid}, ${new Date().toISOString()}: what the workspace's tools printed ---\n`));
     } catch {
       this.#failed = true;
     }
@@ -86,27 +86,42 @@ export class ProverLog {
   }
 }
 
-/** The logs of open provers, newest last: process.stderr writes go to the newest while any is open. */
-const diverting: ProverLog[] = [];
-let original: Write | null = null;
+/** Per stream: the logs of open provers, newest last (writes go to the newest), and the write they replaced. */
+const diversions: Record<DivertedStream, { logs: ProverLog[]; original: Write | null }> = {
+  stdout: { logs: [], original: null },
+  stderr: { logs: [], original: null },
+};
+
+function bytesOf(chunk: string | Uint8Array, encoding: unknown): Buffer {
+  if (typeof chunk === 'string') return Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
+  return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+}
 
 /**
- * Sends everything written to process.stderr (console.warn and console.error
- * included, and a worker thread's stderr, which Node pipes into it) to a
- * prover log, until the returned function is called. vouch's own messages do
- * not go through process.stderr (they are written to the descriptor), so
- * they still reach the terminal. Child processes that inherit descriptor 2
- * are not diverted: the stages give theirs pipes of their own.
+ * Sends what is written to process.stderr (console.warn and console.error
+ * included, and a worker thread's stderr, which Node pipes into it), and to
+ * process.stdout when asked, to a prover log, until the returned function is
+ * called. vouch's own CLI output does not go through process.stdout or
+ * process.stderr (it is written to the descriptors), so it still reaches the
+ * terminal. The MCP server's protocol is written through process.stdout, so
+ * it must not ask for stdout. Child processes that inherit a descriptor are
+ * not diverted: the stages give theirs pipes of their own.
  */
-export function divertStderr(stateDir: string): () => void {
-  original ??= process.stderr.write;
-  const log = new ProverLog(stateDir, original);
-  diverting.push(log);
-  if (diverting.length === 1) {
-    process.stderr.write = function divert(chunk: string | Uint8Array, encoding?: unknown, callback?: unknown): boolean {
-      diverting.at(-1)?.write(typeof chunk === 'string' && typeof encoding === 'string' ? Buffer.from(chunk, encoding as BufferEncoding) : chunk);
-      const done = typeof encoding === 'function' ? encoding : callback;
-      if (typeof done === 'function') queueMicrotask(() => (done as (error?: Error | null) => void)(null));
+export function divertOutput(stateDir: string, streams: readonly DivertedStream[]): () => void {
+  const log = new ProverLog(stateDir);
+  for (const name of streams) {
+    const diversion = diversions[name];
+    const stream = process[name];
+    diversion.logs.push(log);
+    if (diversion.original !== null) continue;
+    const original = stream.write;
+    diversion.original = original;
+    stream.write = function divert(chunk: string | Uint8Array, encoding?: unknown, callback?: unknown): boolean {
+      const bytes = bytesOf(chunk, encoding);
+      const logged = diversion.logs.at(-1)?.write(bytes) ?? false;
+      const done = (typeof encoding === 'function' ? encoding : callback) as ((error?: Error | null) => void) | undefined;
+      if (!logged) return (original as (chunk: Uint8Array, callback?: (error?: Error | null) => void) => boolean).call(stream, bytes, done);
+      if (typeof done === 'function') queueMicrotask(() => done(null));
       return true;
     } as Write;
   }
@@ -114,11 +129,14 @@ export function divertStderr(stateDir: string): () => void {
   return () => {
     if (restored) return;
     restored = true;
-    diverting.splice(diverting.indexOf(log), 1);
     log.close();
-    if (diverting.length === 0 && original !== null) {
-      process.stderr.write = original;
-      original = null;
+    for (const name of streams) {
+      const diversion = diversions[name];
+      diversion.logs.splice(diversion.logs.indexOf(log), 1);
+      if (diversion.logs.length === 0 && diversion.original !== null) {
+        process[name].write = diversion.original;
+        diversion.original = null;
+      }
     }
   };
 }

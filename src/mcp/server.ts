@@ -38,7 +38,8 @@ export function createVouchServer(options: McpServerOptions): McpServer {
   const resident = () => {
     prover ??= (async () => {
       const workspace = locateWorkspace({ cwd: options.cwd, config: options.config, stateDir: options.stateDir, root: options.root });
-      return openProver(workspace.root, { stateDir: workspace.stateDir });
+      // Not stdout: the protocol is written through it (console.log already goes to stderr, and so to the log).
+      return openProver(workspace.root, { log: { stateDir: workspace.stateDir, streams: ['stderr'] } });
     })().catch((error: unknown) => {
       prover = null;
       throw error;

@@ -95,6 +95,7 @@ const NOISY_CONFIG = `import { defineConfig } from 'vitest/config';
 
 console.warn('Browserslist: caniuse-lite is outdated. Please run: npx update-browserslist-db@latest');
 console.error('NOISE-FROM-CONFIG');
+console.log('NOISE-ON-STDOUT');
 
 export default defineConfig({
   test: {
@@ -114,6 +115,16 @@ describe('third-party noise on stderr while the stages warm', () => {
     const log = readFileSync(join(app.root, '.vouch', 'logs', 'prove.log'), 'utf8');
     expect(log).toContain('Browserslist: caniuse-lite is outdated');
     expect(log).toContain('NOISE-FROM-CONFIG');
+  });
+
+  it('and what they print to stdout stays out of --json', () => {
+    app = demoWorkspace('verdict-noise-json');
+    app.write('vitest.config.ts', NOISY_CONFIG);
+    const result = app.vouch(['prove', 'claims/discount-cap.json', '--no-server', '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).not.toContain('NOISE-ON-STDOUT');
+    expect(JSON.parse(result.stdout).receipt).toMatch(/^vouch-claim:/);
+    expect(readFileSync(join(app.root, '.vouch', 'logs', 'prove.log'), 'utf8')).toContain('NOISE-ON-STDOUT');
   });
 
   it('a quiet workspace leaves no log behind', () => {

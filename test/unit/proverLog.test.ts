@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { divertStderr, proverLogPath } from '../../src/api/proverLog.js';
+import { divertOutput, proverLogPath } from '../../src/api/proverLog.js';
 
 // What a workspace's tools print to stderr while a prover is open goes to the prover log; vouch's own output does not go through process.stderr.
 
@@ -25,10 +25,10 @@ afterEach(() => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-describe('divertStderr', () => {
+describe('divertOutput', () => {
   it('sends console.warn and process.stderr writes to <state dir>/logs/prove.log until restored', () => {
     const stateDir = join(scratch, '.vouch');
-    const restore = divertStderr(stateDir);
+    const restore = divertOutput(stateDir, ['stderr']);
     // Node's own console, as vouch's process has it (the test runner replaces the global one): it writes to process.stderr.
     new Console({ stdout: process.stdout, stderr: process.stderr }).warn('Browserslist: caniuse-lite is outdated. Please run: npx update-browserslist-db@latest');
     process.stderr.write('a plugin\'s notice\n');
@@ -48,14 +48,14 @@ describe('divertStderr', () => {
 
   it('creates nothing when nothing is written', () => {
     const stateDir = join(scratch, '.vouch');
-    divertStderr(stateDir)();
+    divertOutput(stateDir, ['stderr'])();
     expect(existsSync(stateDir)).toBe(false);
   });
 
   it('gives the text back to stderr when the log cannot be opened: hidden output would be worse than noise', () => {
     const stateDir = join(scratch, 'not-a-dir');
     writeFileSync(stateDir, 'a file where the state dir should be');
-    const restore = divertStderr(stateDir);
+    const restore = divertOutput(stateDir, ['stderr']);
     process.stderr.write('still seen\n');
     restore();
     expect(terminal.join('')).toBe('still seen\n');
@@ -63,7 +63,7 @@ describe('divertStderr', () => {
 
   it('takes at most 1 MiB from one prover, and says what it dropped', () => {
     const stateDir = join(scratch, '.vouch');
-    const restore = divertStderr(stateDir);
+    const restore = divertOutput(stateDir, ['stderr']);
     const line = 'x'.repeat(1023) + '\n';
     for (let i = 0; i < 2048; i++) process.stderr.write(line);
     restore();
@@ -73,11 +73,33 @@ describe('divertStderr', () => {
     expect(terminal).toEqual([]);
   });
 
+  it('takes stdout too when asked (a config\'s console.log would land in --json), and leaves it alone otherwise', () => {
+    const stateDir = join(scratch, '.vouch');
+    const printed: string[] = [];
+    const stdout = process.stdout.write;
+    process.stdout.write = ((chunk: string | Uint8Array) => {
+      printed.push(Buffer.from(chunk).toString());
+      return true;
+    }) as typeof process.stdout.write;
+    try {
+      const restoreBoth = divertOutput(stateDir, ['stdout', 'stderr']);
+      new Console({ stdout: process.stdout, stderr: process.stderr }).log('a config logs');
+      restoreBoth();
+      const restoreStderr = divertOutput(stateDir, ['stderr']);
+      process.stdout.write('the protocol\n');
+      restoreStderr();
+    } finally {
+      process.stdout.write = stdout;
+    }
+    expect(readFileSync(proverLogPath(stateDir), 'utf8')).toContain('a config logs');
+    expect(printed).toEqual(['the protocol\n']);
+  });
+
   it('two provers open at once: the newest gets the text, and stderr comes back only when both are closed', () => {
     const first = join(scratch, 'one');
     const second = join(scratch, 'two');
-    const restoreFirst = divertStderr(first);
-    const restoreSecond = divertStderr(second);
+    const restoreFirst = divertOutput(first, ['stderr']);
+    const restoreSecond = divertOutput(second, ['stderr']);
     process.stderr.write('to the second\n');
     restoreSecond();
     process.stderr.write('to the first\n');
