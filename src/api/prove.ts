@@ -9,6 +9,7 @@ import type { Deadlines } from '../prove/deadline.js';
 import type { Prover, ProveResult } from '../prove/prover.js';
 import { checkStateDir } from '../store/stateDir.js';
 import { locateProject } from './project.js';
+import { divertOutput, type DivertedStream } from './proverLog.js';
 
 /** Where claims are judged: the workspace whose own tools judge them, and where vouch keeps its files. */
 export interface ProveWorkspace {
@@ -41,17 +42,34 @@ export function locateWorkspace(options: { cwd: string; config?: string | undefi
   throw new VouchError('no-package-json', `no package.json in ${options.cwd} or any directory above it; run vouch prove inside the workspace whose TypeScript, linter and Vitest should judge the claim`);
 }
 
+export interface OpenProverOptions {
+  deadlines?: Partial<Deadlines>;
+  onProgress?: (message: string) => void;
+  runtimeLanes?: 1 | 2;
+  /**
+   * While the prover is open, what the workspace's tools write to these
+   * streams of this process goes to `<stateDir>/logs/prove.log`
+   * (proverLog.ts), not to the user's terminal. Left out, nothing is diverted.
+   */
+  log?: { stateDir: string; streams: readonly DivertedStream[] };
+}
+
 /** A resident prover on the workspace's own tools. The stages load only here: no other command pays for them. */
-export async function openProver(
-  root: string,
-  options: { deadlines?: Partial<Deadlines>; onProgress?: (message: string) => void; runtimeLanes?: 1 | 2 } = {},
-): Promise<Prover> {
+export async function openProver(root: string, options: OpenProverOptions = {}): Promise<Prover> {
   const [{ Prover }, { STAGE_FACTORIES }, { processAlive }] = await Promise.all([
     import('../prove/prover.js'),
     import('../prove/stages.js'),
     import('../fs/processStart.js'),
   ]);
-  return new Prover(root, { factories: STAGE_FACTORIES, processAlive: (pid) => processAlive(pid, null), ...options });
+  const { log, ...rest } = options;
+  // Diverted before the first stage loads: a tool warns while it warms.
+  const restore = log === undefined ? undefined : divertOutput(log.stateDir, log.streams);
+  try {
+    return new Prover(root, { factories: STAGE_FACTORIES, processAlive: (pid) => processAlive(pid, null), ...rest, ...(restore === undefined ? {} : { onClose: restore }) });
+  } catch (error) {
+    restore?.();
+    throw error;
+  }
 }
 
 /** The --json document, which the MCP prove tool returns too; defined once in core/json (types only: no zod at run time). */
@@ -69,6 +87,7 @@ export function proveReportJson(result: ProveResult): ProveReportJson {
       digest: verdict.digest,
       control_stage: verdict.controlStage,
       toolchain: verdict.toolchain,
+      config: verdict.config,
       project: { tsconfig: verdict.project.tsconfig, options_digest: verdict.project.optionsDigest },
       checks: verdict.checks.map((check) => ({
         stage: check.stage,
@@ -79,6 +98,7 @@ export function proveReportJson(result: ProveResult): ProveReportJson {
           stage: issue.stage,
           path: issue.path ?? null,
           line: issue.line ?? null,
+          column: issue.line === undefined ? null : (issue.column ?? null),
           code: issue.code ?? null,
           message: issue.message,
         })),

@@ -38,7 +38,8 @@ export async function serveProver(workspace: ProveWorkspace, options: ServeOptio
   ensureStateDir(workspace.stateDir);
   // Nobody answered on it, so a socket file there is a dead server's.
   removeDeadSocket(workspace, socket);
-  const prover = await openProver(workspace.root, { deadlines: options.deadlines, onProgress: options.onProgress });
+  // The server answers on its socket and speaks through the caller's own descriptors: both streams are the log's.
+  const prover = await openProver(workspace.root, { deadlines: options.deadlines, onProgress: options.onProgress, log: { stateDir: workspace.stateDir, streams: ['stdout', 'stderr'] } });
   const started = Date.now();
   const project = join(workspace.root, DEFAULT_PROJECT);
   await prover.warm(existsSync(project) ? project : undefined);

@@ -2,7 +2,23 @@ import type { IssueJson, ProveReportJson } from './prove.js';
 
 function where(issue: IssueJson): string {
   if (issue.path === null) return '';
-  return issue.line === null ? `${issue.path}: ` : `${issue.path}:${issue.line}: `;
+  if (issue.line === null) return `${issue.path}: `;
+  return issue.column === null ? `${issue.path}:${issue.line}: ` : `${issue.path}:${issue.line}:${issue.column}: `;
+}
+
+/** Who must act first: the claimant's own issues, then what stopped an inspection, then the workspace's baseline. */
+const ORIGIN_ORDER: readonly IssueJson['origin'][] = ['claimant', 'instrument', 'workspace'];
+
+/**
+ * The issues a check shows, in the order a reader must act on them. Every
+ * claimant issue is shown, however many baseline issues the workspace
+ * already had: they are what the claim's edit did. The others are capped.
+ */
+export function shownIssues(issues: readonly IssueJson[], max: number): { shown: IssueJson[]; hidden: number } {
+  const ordered = ORIGIN_ORDER.flatMap((origin) => issues.filter((issue) => issue.origin === origin));
+  const claimant = ordered.filter((issue) => issue.origin === 'claimant');
+  const others = ordered.slice(claimant.length);
+  return { shown: [...claimant, ...others.slice(0, max)], hidden: Math.max(0, others.length - max) };
 }
 
 function issueLine(issue: IssueJson): string {
@@ -14,7 +30,8 @@ function issueLine(issue: IssueJson): string {
  * A prove report as text, the one form the CLI and the MCP tool both show:
  * a line per stage per phase, the issues under it, the reasons a receipt was
  * refused, and, last, `receipt <token>` or `no receipt`, so a reader (or a
- * model) finds the outcome in one place.
+ * model) finds the outcome in one place. Under each check the claimant's own
+ * issues come first and are never cut; the rest are capped at `maxIssues`.
  */
 export function proveText(report: ProveReportJson, options: { maxIssues?: number } = {}): string {
   const max = options.maxIssues ?? 5;
@@ -34,8 +51,9 @@ export function proveText(report: ProveReportJson, options: { maxIssues?: number
         : 'clean';
     const notes = other > 0 ? `, ${other} other issue${other === 1 ? '' : 's'}` : '';
     lines.push(`  ${check.phase.padEnd(8)}${check.stage.padEnd(9)}${state}${notes}${took === undefined ? '' : ` (${took} ms)`}`);
-    for (const issue of check.issues.slice(0, max)) lines.push(issueLine(issue));
-    if (check.issues.length > max) lines.push(`    … and ${check.issues.length - max} more (--json has all)`);
+    const { shown, hidden } = shownIssues(check.issues, max);
+    for (const issue of shown) lines.push(issueLine(issue));
+    if (hidden > 0) lines.push(`    … and ${hidden} more (--json has all)`);
   }
   for (const why of report.why) lines.push(`why: ${why}`);
   lines.push(report.receipt === null ? 'no receipt' : `receipt ${report.receipt}`);

@@ -55,7 +55,10 @@ export interface Issue {
   origin: Origin;
   stage: Stage;
   path?: string;
+  /** 1-based. */
   line?: number;
+  /** 1-based, with a line, when the tool gives one: a parse error is found by it. */
+  column?: number;
   message: string;
   /** The tool's own code (TS2322, no-unused-vars, ...), when it has one. */
   code?: string;
@@ -88,12 +91,24 @@ export interface ClaimProject {
   optionsDigest: string;
 }
 
+/**
+ * What the judges were configured with: a digest of the linters', the test
+ * runner's and the TypeScript project's config files as they were, and the
+ * workspace-relative files it covers. Part of the receipt token, since the
+ * same tools under another rule judge differently.
+ */
+export interface JudgeConfig {
+  digest: string;
+  files: string[];
+}
+
 export interface Verdict {
   /** claimDigest() of the claim's case and control. */
   digest: string;
   /** The control's declared stage, copied here so a verdict can be judged on its own. */
   controlStage: Stage;
   toolchain: Toolchain;
+  config: JudgeConfig;
   project: ClaimProject;
   /** One per stage per phase. */
   checks: StageCheck[];

@@ -8,7 +8,8 @@ export type ClaimReceipt =
 function describe(issues: readonly Issue[]): string {
   const first = issues[0];
   if (first === undefined) return '';
-  const where = first.path === undefined ? '' : ` at ${first.path}${first.line === undefined ? '' : `:${first.line}`}`;
+  const line = first.line === undefined ? '' : `:${first.line}${first.column === undefined ? '' : `:${first.column}`}`;
+  const where = first.path === undefined ? '' : ` at ${first.path}${line}`;
   const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
   return `${first.message}${where}${more}`;
 }
@@ -60,7 +61,7 @@ export function mintReceipt(verdict: Verdict): ClaimReceipt {
 
   if (why.length > 0) return { receipt: null, why };
   return {
-    receipt: formatClaimToken({ digest: verdict.digest, stage: declared, toolchain: verdict.toolchain, project: verdict.project }),
+    receipt: formatClaimToken({ digest: verdict.digest, stage: declared, toolchain: verdict.toolchain, config: verdict.config.digest, project: verdict.project }),
     digest: verdict.digest,
     stage: declared,
   };

@@ -4,12 +4,12 @@ import { ClaimError } from './claimError.js';
 /**
  * The claim receipt token:
  *
- *   vouch-claim:<digest>:<stage>:typescript@V:<linter>@V:vitest@V:<project>@<options-digest>
+ *   vouch-claim:<digest>:<stage>:typescript@V:<linter>@V:vitest@V:config@<config-digest>:<project>@<options-digest>
  *
  * A token is a statement that can be recomputed, not an authenticator: it
- * says "this claim, with this control stage, was judged by these tool versions
- * under this project", and anyone holding the claim and the workspace can
- * prove it again and compare. It carries no secret and no signature, so
+ * says "this claim, with this control stage, was judged by these tool
+ * versions, so configured, under this project", and anyone holding the claim
+ * and the workspace can prove it again and compare. It carries no secret and no signature, so
  * possessing one proves nothing by itself.
  *
  * The project is the last field and is parsed as the remainder, because a
@@ -19,6 +19,8 @@ export interface ClaimToken {
   digest: string;
   stage: Stage;
   toolchain: Toolchain;
+  /** The judge config digest (JudgeConfig.digest): the linters', the runner's and the project's config files. */
+  config: string;
   project: ClaimProject;
 }
 
@@ -32,7 +34,7 @@ const LINTER = /^(@[0-9a-z._-]+\/)?[0-9a-z][0-9a-z._-]*$/;
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
 
 export function formatClaimToken(token: ClaimToken): string {
-  const { digest, stage, toolchain, project } = token;
+  const { digest, stage, toolchain, config, project } = token;
   // A token that could not be parsed back would be a statement nobody can check, so formatting refuses it.
   const refuse = (what: string, value: string) => {
     throw new ClaimError('instrument', 'malformed', `cannot form a claim receipt token: ${what} "${value}" does not fit the token grammar`);
@@ -43,6 +45,7 @@ export function formatClaimToken(token: ClaimToken): string {
   if (!LINTER.test(toolchain.linter.name)) refuse('linter name', toolchain.linter.name);
   if (!VERSION.test(toolchain.linter.version)) refuse('linter version', toolchain.linter.version);
   if (!VERSION.test(toolchain.vitest)) refuse('vitest version', toolchain.vitest);
+  if (!OPTIONS_DIGEST.test(config)) refuse('config digest', config);
   if (project.tsconfig === '' || CONTROL_CHARACTERS.test(project.tsconfig)) refuse('project', project.tsconfig);
   if (!OPTIONS_DIGEST.test(project.optionsDigest)) refuse('options digest', project.optionsDigest);
   return [
@@ -52,6 +55,7 @@ export function formatClaimToken(token: ClaimToken): string {
     `typescript@${toolchain.typescript}`,
     `${toolchain.linter.name}@${toolchain.linter.version}`,
     `vitest@${toolchain.vitest}`,
+    `config@${config}`,
     `${project.tsconfig}@${project.optionsDigest}`,
   ].join(':');
 }
@@ -65,19 +69,19 @@ function splitAt(field: string): [string, string] | null {
 
 export function parseClaimToken(text: string): ClaimToken {
   const malformed = (why: string): never => {
-    throw new ClaimError('claimant', 'malformed', `not a claim receipt token (${why}); expected vouch-claim:<digest>:<stage>:typescript@V:<linter>@V:vitest@V:<project>@<options-digest>`);
+    throw new ClaimError('claimant', 'malformed', `not a claim receipt token (${why}); expected vouch-claim:<digest>:<stage>:typescript@V:<linter>@V:vitest@V:config@<config-digest>:<project>@<options-digest>`);
   };
   if (!text.startsWith(PREFIX)) malformed('it must start with "vouch-claim:"');
   if (CONTROL_CHARACTERS.test(text)) malformed('it holds a control character');
   const fields: string[] = [];
   let rest = text.slice(PREFIX.length);
-  for (let i = 0; i < 5; i++) {
+  for (let i = 0; i < 6; i++) {
     const colon = rest.indexOf(':');
-    if (colon < 0) malformed(`it has ${i + 2} of its 7 fields`);
+    if (colon < 0) malformed(`it has ${i + 2} of its 8 fields`);
     fields.push(rest.slice(0, colon));
     rest = rest.slice(colon + 1);
   }
-  const [digest = '', stage = '', typescriptField = '', linterField = '', vitestField = ''] = fields;
+  const [digest = '', stage = '', typescriptField = '', linterField = '', vitestField = '', configField = ''] = fields;
   if (!DIGEST.test(digest)) malformed('the digest must be 64 lowercase hex digits');
   if (!STAGES.includes(stage as Stage)) malformed(`the stage must be one of ${STAGES.join(', ')}`);
   const typescript = splitAt(typescriptField);
@@ -86,17 +90,21 @@ export function parseClaimToken(text: string): ClaimToken {
   if (linter === null || !LINTER.test(linter[0]) || !VERSION.test(linter[1])) malformed('the fourth field must be <linter>@<version>');
   const vitest = splitAt(vitestField);
   if (vitest === null || vitest[0] !== 'vitest' || !VERSION.test(vitest[1])) malformed('the fifth field must be vitest@<version>');
+  const config = splitAt(configField);
+  if (config === null || config[0] !== 'config' || !OPTIONS_DIGEST.test(config[1])) malformed('the sixth field must be config@<config-digest>');
   const project = splitAt(rest);
   if (project === null || project[0] === '' || !OPTIONS_DIGEST.test(project[1])) malformed('the last field must be <project>@<options-digest>');
   // The checks above returned early through `malformed`; these are now known to be pairs.
   const [, typescriptVersion] = typescript as [string, string];
   const [linterName, linterVersion] = linter as [string, string];
   const [, vitestVersion] = vitest as [string, string];
+  const [, configDigest] = config as [string, string];
   const [tsconfig, optionsDigest] = project as [string, string];
   return {
     digest,
     stage: stage as Stage,
     toolchain: { typescript: typescriptVersion, linter: { name: linterName, version: linterVersion }, vitest: vitestVersion },
+    config: configDigest,
     project: { tsconfig, optionsDigest },
   };
 }

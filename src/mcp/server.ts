@@ -36,7 +36,11 @@ export function createVouchServer(options: McpServerOptions): McpServer {
   // One resident prover per session, made on the first prove: only the first pays for warming the stages.
   let prover: Promise<Prover> | null = null;
   const resident = () => {
-    prover ??= openProver(locateWorkspace({ cwd: options.cwd, config: options.config, stateDir: options.stateDir, root: options.root }).root).catch((error: unknown) => {
+    prover ??= (async () => {
+      const workspace = locateWorkspace({ cwd: options.cwd, config: options.config, stateDir: options.stateDir, root: options.root });
+      // Not stdout: the protocol is written through it (console.log already goes to stderr, and so to the log).
+      return openProver(workspace.root, { log: { stateDir: workspace.stateDir, streams: ['stderr'] } });
+    })().catch((error: unknown) => {
       prover = null;
       throw error;
     });

@@ -13,6 +13,7 @@ interface LintMessage {
   fatal?: boolean;
   message: string;
   line?: number;
+  column?: number;
 }
 interface ESLintInstance {
   lintText(code: string, options: { filePath: string; warnIgnored: boolean }): Promise<Array<{ messages: LintMessage[] }>>;
@@ -45,6 +46,7 @@ function finding(message: LintMessage): Finding {
     level: message.severity === 2 ? 'error' : message.severity === 1 ? 'warning' : 'other',
     message: message.message,
     ...(message.line === undefined ? {} : { line: message.line }),
+    ...(message.line === undefined || message.column === undefined ? {} : { column: message.column }),
     ...(message.ruleId ? { code: message.ruleId } : {}),
     ...(message.fatal ? { fatal: true } : {}),
   };

@@ -13,7 +13,7 @@ const DIAGNOSTICS_MS = 5000;
 const SHUTDOWN_MS = 2000;
 
 interface Diagnostic {
-  range: { start: { line: number } };
+  range: { start: { line: number; character: number } };
   severity?: number;
   code?: string | number;
   message: string;
@@ -53,12 +53,13 @@ function resolveOxlint(workspace: string): { bin: string; version: string } {
   return { bin: join(dirname(manifest), bin), version: pkg.version };
 }
 
-/** The LSP's severities: 1 is an error, 2 a warning (oxlint exits 0 on warnings); lines are 0-based. */
+/** The LSP's severities: 1 is an error, 2 a warning (oxlint exits 0 on warnings); lines and characters are 0-based. */
 function finding(diagnostic: Diagnostic): Finding {
   return {
     level: diagnostic.severity === 1 ? 'error' : diagnostic.severity === 2 ? 'warning' : 'other',
     message: diagnostic.message,
     line: diagnostic.range.start.line + 1,
+    column: diagnostic.range.start.character + 1,
     ...(diagnostic.code === undefined || diagnostic.code === '' ? {} : { code: String(diagnostic.code) }),
   };
 }

@@ -7,6 +7,7 @@ import { validateClaim } from '../core/claimDigest.js';
 import { mintReceipt, type ClaimReceipt } from '../core/claimReceipt.js';
 import { containClaimPaths, containClaimPathsOnDisk, sweepLeftovers } from './draftPaths.js';
 import { DEFAULT_DEADLINES, deadlineError, expired, withDeadline, type Deadlines } from './deadline.js';
+import { readJudgeConfig } from './judgeConfig.js';
 import { createOverlay } from './overlay.js';
 import type { Inspection, StageInstance, Tool } from './stage.js';
 
@@ -54,6 +55,8 @@ export interface ProverOptions {
   onProgress?: (message: string) => void;
   /** Whether a process still runs: a leftover draft is swept only when the prover that wrote it is gone. */
   processAlive: (pid: number) => boolean;
+  /** Called when close() has stopped the stages: the edge that opened the prover releases what it holds for it. */
+  onClose?: () => void;
 }
 
 /** A stage and its warming, replaced together when a deadline destroys it. */
@@ -78,6 +81,7 @@ export class Prover {
   private readonly deadlines: Deadlines;
   private readonly onProgress: (message: string) => void;
   private readonly processAlive: (pid: number) => boolean;
+  private readonly onClose: () => void;
   /** One slot per lane: `type`, `lint`, `runtime`, and `runtime#1` when the runtime stage has two lanes. */
   private readonly slots = new Map<string, Slot>();
   private readonly lanes: Record<Stage, string[]>;
@@ -97,6 +101,7 @@ export class Prover {
     this.deadlines = { ...DEFAULT_DEADLINES, ...options.deadlines };
     this.onProgress = options.onProgress ?? (() => {});
     this.processAlive = options.processAlive;
+    this.onClose = options.onClose ?? (() => {});
     const runtimeLanes = options.runtimeLanes ?? 2;
     this.lanes = { type: ['type'], lint: ['lint'], runtime: runtimeLanes === 2 ? ['runtime', 'runtime#1'] : ['runtime'] };
     for (const stage of STAGES) for (const lane of this.lanes[stage]) this.slots.set(lane, this.fresh(stage));
@@ -122,6 +127,7 @@ export class Prover {
     const cap = new Promise<void>((resolve) => (timer = setTimeout(resolve, ORPHAN_WAIT_MS)));
     await Promise.race([Promise.allSettled(this.orphans), cap]);
     clearTimeout(timer);
+    this.onClose();
   }
 
   private orphan(work: Promise<unknown>): void {
@@ -243,6 +249,9 @@ export class Prover {
     }
     this.sweep(claim);
     this.replaceStale();
+    // Read as the prove begins, before the stages re-read their own config: an edit during the prove is not
+    // told apart, and the next prove's token names it.
+    const config = readJudgeConfig(this.workspace, claim);
 
     const cold = this.firstLanes().some((lane) => !this.slot(lane).ready) || !this.slot('type').prepared.has(project);
     // The type baseline is built inside the type lane, not before the others start: the lint and runtime
@@ -290,6 +299,7 @@ export class Prover {
       digest,
       controlStage: claim.control.stage,
       toolchain,
+      config,
       project: { tsconfig: claim.project, optionsDigest },
       checks,
     };

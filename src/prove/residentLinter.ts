@@ -20,6 +20,8 @@ export interface Finding {
   message: string;
   /** 1-based, when the linter gives one. */
   line?: number;
+  /** 1-based, with a line. */
+  column?: number;
   /** The rule, when the linter names one (a parse error names none). */
   code?: string;
   /** The text did not parse: the draft's fault or the config's, which the parse probe decides. */
@@ -188,7 +190,7 @@ export abstract class ResidentLinter implements StageInstance {
     if (probe.some((result) => result.fatal)) {
       return { origin: 'workspace', stage: 'lint', path, message: `${this.label}'s config cannot parse ${extname(path)} files such as ${path} (${finding.message}); configure a parser for them`, unjudged: true };
     }
-    return { origin: 'claimant', stage: 'lint', path, message: finding.message, ...(finding.line === undefined ? {} : { line: finding.line }) };
+    return { origin: 'claimant', stage: 'lint', path, message: finding.message, ...located(finding) };
   }
 }
 
@@ -198,7 +200,7 @@ function claimantIssue(path: string, finding: Finding): Issue {
     stage: 'lint',
     path,
     message: finding.message,
-    ...(finding.line === undefined ? {} : { line: finding.line }),
+    ...located(finding),
     ...(finding.code === undefined ? {} : { code: finding.code }),
   };
 }
@@ -211,4 +213,10 @@ function ignoredIssue(path: string, source: string): Issue {
     message: `${path} is ignored by ${source}; the linter would not check it, so its silence is not a pass`,
     unjudged: true,
   };
+}
+
+/** Where a finding is, as far as the linter said. */
+function located(finding: Finding): Pick<Issue, 'line' | 'column'> {
+  if (finding.line === undefined) return {};
+  return finding.column === undefined ? { line: finding.line } : { line: finding.line, column: finding.column };
 }

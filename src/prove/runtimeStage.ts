@@ -7,6 +7,7 @@ import type { TestModule, TestProject, Vitest } from 'vitest/node';
 import type { Issue } from '../core/claim.js';
 import { ClaimError } from '../core/claimError.js';
 import { leftoverName } from './draftPaths.js';
+import { locateError, type RuntimeError } from './errorLocation.js';
 import { OVERLAY_PLUGIN_NAME, OverlayServer } from './overlayPlugin.js';
 import type { Inspection, StageInstance, Tool } from './stage.js';
 import { DiskModules, configIdentity, loadedFiles } from './vitestModules.js';
@@ -315,13 +316,18 @@ class RuntimeStage implements StageInstance {
     return [];
   }
 
-  /** An error about the claim: located at the first stack frame in a draft or the test, reported at its declared path. */
+  /**
+   * An error about the claim: located at the first stack frame in a draft or
+   * the test, or, for a draft that does not parse, where the transform said,
+   * and reported at its declared path.
+   */
   #errorIssue(error: SerializedError, declaredPaths: ReadonlyMap<string, string>, context: string): Issue {
-    const frame = (error.stacks ?? []).find((stack) => declaredPaths.has(stack.file));
-    const issue: Issue = { origin: 'claimant', stage: this.stage, message: `${context}: ${errorText(error)}` };
-    if (frame !== undefined) {
-      issue.path = declaredPaths.get(frame.file)!;
-      issue.line = frame.line;
+    const at = locateError(error as RuntimeError, declaredPaths);
+    const issue: Issue = { origin: 'claimant', stage: this.stage, message: `${context}: ${errorText(error, at?.message)}` };
+    if (at !== undefined) {
+      issue.path = at.path;
+      issue.line = at.line;
+      if (at.column !== undefined) issue.column = at.column;
     }
     return issue;
   }
@@ -426,9 +432,9 @@ function drain(): PassThrough {
   return stream;
 }
 
-function errorText(error: SerializedError): string {
+function errorText(error: SerializedError, message = error.message): string {
   const name = error.name !== undefined && error.name !== 'Error' && error.name !== 'AssertionError' ? `${error.name}: ` : '';
-  return name + error.message;
+  return name + message;
 }
 
 function describeError(error: unknown): string {

@@ -46,7 +46,11 @@ export function diagnosticIssue(ts: TypeScriptModule, diagnostic: TS.Diagnostic,
   };
   if (file !== undefined) {
     issue.path = declared ?? workspacePath(attribution.workspace, file.fileName);
-    if (diagnostic.start !== undefined) issue.line = file.getLineAndCharacterOfPosition(diagnostic.start).line + 1;
+    if (diagnostic.start !== undefined) {
+      const at = file.getLineAndCharacterOfPosition(diagnostic.start);
+      issue.line = at.line + 1;
+      issue.column = at.character + 1;
+    }
   }
   return issue;
 }

@@ -37,7 +37,7 @@ describe('npm run demo', () => {
     expect(text).toContain('ok: typecheck STALE FAIL, lint CURRENT PASS, test CURRENT PASS');
     expect(text).toContain('ok: typecheck ran and passed; lint and test were skipped');
     expect(text).toContain('ok: 5 receipts');
-    expect(text).toMatch(/\nreceipt vouch-claim:[0-9a-f]{64}:runtime:typescript@[^:]+:oxlint@[^:]+:vitest@[^:]+:tsconfig\.json@[0-9a-f]+\n/);
+    expect(text).toMatch(/\nreceipt vouch-claim:[0-9a-f]{64}:runtime:typescript@[^:]+:oxlint@[^:]+:vitest@[^:]+:config@[0-9a-f]{32}:tsconfig\.json@[0-9a-f]+\n/);
     expect(text).toContain('ok: case clean at type, lint and runtime; the control failed the test at runtime: receipt minted, tree untouched');
     expect(text).toContain('ok: the compiler caught the control, so the test never proved anything: no receipt');
     expect(text.trimEnd().split('\n').at(-2)).toBe('Demo passed: every step behaved as the story says.');

@@ -53,7 +53,7 @@ describe('the bundled example claims', () => {
     expect(token.toolchain).toEqual({ typescript: installedVersion('typescript'), linter: { name: 'oxlint', version: installedVersion('oxlint') }, vitest: installedVersion('vitest') });
     expect(token.project.tsconfig).toBe('tsconfig.json');
     expect(report.receipt).toBe(
-      `vouch-claim:${digest}:runtime:typescript@${installedVersion('typescript')}:oxlint@${installedVersion('oxlint')}:vitest@${installedVersion('vitest')}:tsconfig.json@${token.project.optionsDigest}`,
+      `vouch-claim:${digest}:runtime:typescript@${installedVersion('typescript')}:oxlint@${installedVersion('oxlint')}:vitest@${installedVersion('vitest')}:config@${report.verdict.config.digest}:tsconfig.json@${token.project.optionsDigest}`,
     );
     // The case is clean everywhere; the control breaks only where it said, with the test's failing assertion.
     const checks = report.verdict.checks;
@@ -78,7 +78,7 @@ describe('the bundled example claims', () => {
     expect(lines.at(-1)).toBe('no receipt');
     expect(result.stdout).toMatch(/why: the control did not break at its declared runtime stage/);
     expect(result.stdout).toMatch(/why: the control also breaks at the type stage, not only at its declared runtime stage: Argument of type 'string' is not assignable to parameter of type 'number'\. at src\/cart\.ts:\d+/);
-    expect(result.stdout).toMatch(/\[claimant\] src\/cart\.ts:\d+: Argument of type 'string' is not assignable/);
+    expect(result.stdout).toMatch(/\[claimant\] src\/cart\.ts:\d+:\d+: Argument of type 'string' is not assignable/);
     const report = JSON.parse(app.vouch(['prove', 'claims/wrong-stage.json', '--json']).stdout);
     expectReport(report);
     expect(report.receipt).toBeNull();

@@ -144,12 +144,12 @@ describe('identical control', () => {
 
 const DIGEST = 'a'.repeat(64);
 function token(project = 'tsconfig.json', linter = { name: 'oxlint', version: '1.95.0' }): ClaimToken {
-  return { digest: DIGEST, stage: 'runtime', toolchain: { typescript: '5.9.3', linter, vitest: '4.1.12' }, project: { tsconfig: project, optionsDigest: '0123abcd' } };
+  return { digest: DIGEST, stage: 'runtime', toolchain: { typescript: '5.9.3', linter, vitest: '4.1.12' }, config: '89abcdef', project: { tsconfig: project, optionsDigest: '0123abcd' } };
 }
 
 describe('claim receipt token', () => {
   it('has the documented grammar', () => {
-    expect(formatClaimToken(token())).toBe(`vouch-claim:${DIGEST}:runtime:typescript@5.9.3:oxlint@1.95.0:vitest@4.1.12:tsconfig.json@0123abcd`);
+    expect(formatClaimToken(token())).toBe(`vouch-claim:${DIGEST}:runtime:typescript@5.9.3:oxlint@1.95.0:vitest@4.1.12:config@89abcdef:tsconfig.json@0123abcd`);
   });
 
   it.each([
@@ -173,16 +173,18 @@ describe('claim receipt token', () => {
 
   it.each([
     ['empty', ''],
-    ['wrong prefix', `vouch-receipt:${DIGEST}:runtime:typescript@5.9.3:oxlint@1.95.0:vitest@4.1.12:tsconfig.json@0123abcd`],
-    ['short digest', `vouch-claim:abc:runtime:typescript@5.9.3:oxlint@1.95.0:vitest@4.1.12:tsconfig.json@0123abcd`],
-    ['unknown stage', `vouch-claim:${DIGEST}:build:typescript@5.9.3:oxlint@1.95.0:vitest@4.1.12:tsconfig.json@0123abcd`],
-    ['fields swapped', `vouch-claim:${DIGEST}:runtime:vitest@4.1.12:oxlint@1.95.0:typescript@5.9.3:tsconfig.json@0123abcd`],
-    ['no version', `vouch-claim:${DIGEST}:runtime:typescript:oxlint@1.95.0:vitest@4.1.12:tsconfig.json@0123abcd`],
+    ['wrong prefix', `vouch-receipt:${DIGEST}:runtime:typescript@5.9.3:oxlint@1.95.0:vitest@4.1.12:config@89abcdef:tsconfig.json@0123abcd`],
+    ['short digest', `vouch-claim:abc:runtime:typescript@5.9.3:oxlint@1.95.0:vitest@4.1.12:config@89abcdef:tsconfig.json@0123abcd`],
+    ['unknown stage', `vouch-claim:${DIGEST}:build:typescript@5.9.3:oxlint@1.95.0:vitest@4.1.12:config@89abcdef:tsconfig.json@0123abcd`],
+    ['fields swapped', `vouch-claim:${DIGEST}:runtime:vitest@4.1.12:oxlint@1.95.0:typescript@5.9.3:config@89abcdef:tsconfig.json@0123abcd`],
+    ['no version', `vouch-claim:${DIGEST}:runtime:typescript:oxlint@1.95.0:vitest@4.1.12:config@89abcdef:tsconfig.json@0123abcd`],
     ['too few fields', `vouch-claim:${DIGEST}:runtime:typescript@5.9.3:oxlint@1.95.0`],
-    ['no options digest', `vouch-claim:${DIGEST}:runtime:typescript@5.9.3:oxlint@1.95.0:vitest@4.1.12:tsconfig.json`],
-    ['empty project', `vouch-claim:${DIGEST}:runtime:typescript@5.9.3:oxlint@1.95.0:vitest@4.1.12:@0123abcd`],
-    ['non-hex options digest', `vouch-claim:${DIGEST}:runtime:typescript@5.9.3:oxlint@1.95.0:vitest@4.1.12:tsconfig.json@zz`],
-    ['newline', `vouch-claim:${DIGEST}:runtime:typescript@5.9.3:oxlint@1.95.0:vitest@4.1.12:tsconfig.json@0123abcd\n`],
+    ['no options digest', `vouch-claim:${DIGEST}:runtime:typescript@5.9.3:oxlint@1.95.0:vitest@4.1.12:config@89abcdef:tsconfig.json`],
+    ['empty project', `vouch-claim:${DIGEST}:runtime:typescript@5.9.3:oxlint@1.95.0:vitest@4.1.12:config@89abcdef:@0123abcd`],
+    ['non-hex options digest', `vouch-claim:${DIGEST}:runtime:typescript@5.9.3:oxlint@1.95.0:vitest@4.1.12:config@89abcdef:tsconfig.json@zz`],
+    ['no config digest', `vouch-claim:${DIGEST}:runtime:typescript@5.9.3:oxlint@1.95.0:vitest@4.1.12:tsconfig.json@0123abcd`],
+    ['non-hex config digest', `vouch-claim:${DIGEST}:runtime:typescript@5.9.3:oxlint@1.95.0:vitest@4.1.12:config@zz:tsconfig.json@0123abcd`],
+    ['newline', `vouch-claim:${DIGEST}:runtime:typescript@5.9.3:oxlint@1.95.0:vitest@4.1.12:config@89abcdef:tsconfig.json@0123abcd\n`],
   ])('refuses a malformed token (%s)', (_label, text) => {
     claimError(() => parseClaimToken(text), 'claimant', 'malformed');
   });
@@ -190,6 +192,7 @@ describe('claim receipt token', () => {
   it('refuses to form a token that could not be parsed back', () => {
     claimError(() => formatClaimToken({ ...token(), toolchain: { ...token().toolchain, typescript: '5:9' } }), 'instrument', 'malformed');
     claimError(() => formatClaimToken(token('a\nb')), 'instrument', 'malformed');
+    claimError(() => formatClaimToken({ ...token(), config: 'a:b' }), 'instrument', 'malformed');
   });
 });
 
@@ -203,7 +206,7 @@ function verdict(controlStage: Stage = 'runtime'): Verdict {
       checks.push({ stage, phase, issues, completed: true });
     }
   }
-  return { digest: DIGEST, controlStage, toolchain: token().toolchain, project: token().project, checks };
+  return { digest: DIGEST, controlStage, toolchain: token().toolchain, config: { digest: token().config, files: ['.oxlintrc.json'] }, project: token().project, checks };
 }
 function checkOf(v: Verdict, phase: Phase, stage: Stage): StageCheck {
   const found = v.checks.find((check) => check.phase === phase && check.stage === stage);

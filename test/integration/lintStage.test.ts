@@ -81,7 +81,7 @@ describe('oxlint stage', () => {
     started = performance.now();
     const issues = await stage.inspect(inspection(ws.root, [DEBUGGER]));
     const warmInspectMs = performance.now() - started;
-    expect(issues).toEqual([{ origin: 'claimant', stage: 'lint', path: 'src/value.ts', line: 2, code: 'eslint(no-debugger)', message: expect.stringContaining('debugger') }]);
+    expect(issues).toEqual([{ origin: 'claimant', stage: 'lint', path: 'src/value.ts', line: 2, column: 1, code: 'eslint(no-debugger)', message: expect.stringContaining('debugger') }]);
     // The draft and the test were each sent to the linter.
     expect(stage.progress()).toBe(before + 2);
     console.log(`oxlint: warm() ${warmMs.toFixed(0)} ms, first inspect ${firstMs.toFixed(0)} ms, warm inspect ${warmInspectMs.toFixed(1)} ms`);
@@ -283,7 +283,7 @@ describe('eslint stage', () => {
     started = performance.now();
     const issues = await stage.inspect(inspection(ws.root, [{ path: 'src/value.js', text: 'export const value = 1;\ndebugger;\nif (value == 2) {}\n' }], JS_TEST));
     const warmInspectMs = performance.now() - started;
-    expect(issues).toEqual([{ origin: 'claimant', stage: 'lint', path: 'src/value.js', line: 2, code: 'no-debugger', message: expect.stringContaining('debugger') }]);
+    expect(issues).toEqual([{ origin: 'claimant', stage: 'lint', path: 'src/value.js', line: 2, column: 1, code: 'no-debugger', message: expect.stringContaining('debugger') }]);
     console.log(`eslint: warm() ${warmMs.toFixed(0)} ms, first inspect ${firstMs.toFixed(0)} ms, warm inspect ${warmInspectMs.toFixed(1)} ms`);
     const test: Draft = { path: 'src/value.test.js', text: 'debugger;\n' };
     expect(await stage.inspect(inspection(ws.root, [], test))).toEqual([expect.objectContaining({ origin: 'claimant', path: 'src/value.test.js', code: 'no-debugger' })]);

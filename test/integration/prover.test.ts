@@ -106,7 +106,7 @@ describe('the prover', () => {
       'control/lint',
       'control/runtime',
     ]);
-    expect(result.receipt.receipt).toMatch(/^vouch-claim:[0-9a-f]{64}:runtime:typescript@1\.0\.0:oxlint@1\.0\.0:vitest@1\.0\.0:tsconfig\.json@0123456789abcdef$/);
+    expect(result.receipt.receipt).toMatch(/^vouch-claim:[0-9a-f]{64}:runtime:typescript@1\.0\.0:oxlint@1\.0\.0:vitest@1\.0\.0:config@[0-9a-f]{32}:tsconfig\.json@0123456789abcdef$/);
     const runtime = of('lint')[0]!;
     // Each phase sees its own drafts plus the case's test, under absolute paths and a fresh revision.
     expect(runtime.inspections.slice(0, 2).map((inspection) => [...inspection.overlay.files.values()][0])).toEqual(['export const a = 1;\n', 'export const a = 2;\n']);
@@ -125,6 +125,27 @@ describe('the prover', () => {
     expect(result.receipt.receipt).toBeNull();
     expect(result.receipt.receipt === null && result.receipt.why.join('\n')).toMatch(/did not break at its declared runtime stage[\s\S]*also breaks at the type stage/);
     await prover.close();
+  });
+
+  it('the token names the judges\' config: a lint rule turned on between two proves changes it; the same config gives the same token', async () => {
+    const { prover } = harness({ runtime: breaksAt('runtime') });
+    const config = join(workspace, '.oxlintrc.json');
+    try {
+      writeFileSync(config, '{ "rules": {} }\n');
+      const before = await prover.prove(claim());
+      const again = await prover.prove(claim());
+      writeFileSync(config, '{ "rules": { "no-debugger": "error" } }\n');
+      const after = await prover.prove(claim());
+      expect(before.receipt.receipt).not.toBeNull();
+      expect(again.receipt.receipt).toBe(before.receipt.receipt);
+      expect(after.receipt.receipt).not.toBeNull();
+      expect(after.receipt.receipt).not.toBe(before.receipt.receipt);
+      expect(after.verdict.digest).toBe(before.verdict.digest);
+      expect(after.verdict.config.files).toContain('.oxlintrc.json');
+    } finally {
+      rmSync(config, { force: true });
+      await prover.close();
+    }
   });
 
   it('a baseline workspace issue does not block a receipt; a draft the tool did not judge leaves the check incomplete, and blocks it', async () => {

@@ -76,7 +76,7 @@ describe('type stage on a warm builder program', () => {
 
   it('blames the claimant for a type error inside a draft, with path, line and code', { timeout: 30_000 }, async () => {
     const issues = await inspect([{ path: 'src/math.ts', text: `${MATH}export const broken: string = 1;\n` }]);
-    expect(issues).toEqual([{ origin: 'claimant', stage: 'type', path: 'src/math.ts', line: 4, code: 'TS2322', message: "Type 'number' is not assignable to type 'string'." }]);
+    expect(issues).toEqual([{ origin: 'claimant', stage: 'type', path: 'src/math.ts', line: 4, column: 14, code: 'TS2322', message: "Type 'number' is not assignable to type 'string'." }]);
   });
 
   it('blames the claimant for an importer on disk that a signature change breaks', { timeout: 30_000 }, async () => {
@@ -92,7 +92,7 @@ describe('type stage on a warm builder program', () => {
 
   it('blames the claimant for an error in the test draft', { timeout: 30_000 }, async () => {
     const issues = await inspect([], { path: 'test/math.test.ts', text: `import { add } from '../src/math.js';\n\nexport const s: string = add(1, 2);\n` });
-    expect(issues).toEqual([{ origin: 'claimant', stage: 'type', path: 'test/math.test.ts', line: 3, code: 'TS2322', message: "Type 'number' is not assignable to type 'string'." }]);
+    expect(issues).toEqual([{ origin: 'claimant', stage: 'type', path: 'test/math.test.ts', line: 3, column: 14, code: 'TS2322', message: "Type 'number' is not assignable to type 'string'." }]);
   });
 
   it('judges a draft that exists only in the overlay, imported by the test', { timeout: 30_000 }, async () => {
@@ -106,12 +106,12 @@ describe('type stage on a warm builder program', () => {
 
   it('reports an error already on disk as the workspace, not the claimant', { timeout: 30_000 }, async () => {
     const issues = await inspect([{ path: 'src/math.ts', text: MATH.replace('a + b', 'b + a') }], undefined, 'tsconfig.legacy.json');
-    expect(issues).toEqual([{ origin: 'workspace', stage: 'type', path: 'legacy/old.ts', line: 1, code: 'TS2322', message: "Type 'string' is not assignable to type 'number'." }]);
+    expect(issues).toEqual([{ origin: 'workspace', stage: 'type', path: 'legacy/old.ts', line: 1, column: 14, code: 'TS2322', message: "Type 'string' is not assignable to type 'number'." }]);
   });
 
   it('keeps an old error in a disk file outside the project that only the test pulls in as the workspace', { timeout: 30_000 }, async () => {
     const test = { path: 'test/old.test.ts', text: `import { count } from '../legacy/old.js';\n\nexport const seen: number = count;\n` };
-    expect(await inspect([], test)).toEqual([{ origin: 'workspace', stage: 'type', path: 'legacy/old.ts', line: 1, code: 'TS2322', message: "Type 'string' is not assignable to type 'number'." }]);
+    expect(await inspect([], test)).toEqual([{ origin: 'workspace', stage: 'type', path: 'legacy/old.ts', line: 1, column: 14, code: 'TS2322', message: "Type 'string' is not assignable to type 'number'." }]);
     // Once drafted, the file is the claimant's: every error in it is.
     const drafts = [{ path: 'legacy/old.ts', text: `export const count: number = 'many';\nexport const other: number = 'more';\n` }];
     expect(claimant(await inspect(drafts, test))).toMatchObject([{ path: 'legacy/old.ts', line: 1 }, { path: 'legacy/old.ts', line: 2 }]);
@@ -122,7 +122,7 @@ describe('type stage on a warm builder program', () => {
     expect(await inspect([], test)).toEqual([]);
     project.write('src/consts.ts', `export const LIMIT: string = 'ten';\n`);
     try {
-      expect(await inspect([], test)).toEqual([{ origin: 'claimant', stage: 'type', path: 'test/limit.test.ts', line: 3, code: 'TS2322', message: "Type 'string' is not assignable to type 'number'." }]);
+      expect(await inspect([], test)).toEqual([{ origin: 'claimant', stage: 'type', path: 'test/limit.test.ts', line: 3, column: 14, code: 'TS2322', message: "Type 'string' is not assignable to type 'number'." }]);
     } finally {
       project.write('src/consts.ts', FILES['src/consts.ts']);
     }

@@ -77,7 +77,8 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   if (!values['no-server'] && deadlines === undefined) report = await proveViaServer(workspace, claim, io.env, notice);
   if (report === null) {
     // One prove and out: a second runtime lane would cost more to warm than it saves.
-    const prover = await openProver(workspace.root, { deadlines, onProgress: progress, runtimeLanes: 1 });
+    // This command writes its own output to the descriptors, so both streams can be the log's: a config's console.log would otherwise land in --json.
+    const prover = await openProver(workspace.root, { deadlines, onProgress: progress, runtimeLanes: 1, log: { stateDir: workspace.stateDir, streams: ['stdout', 'stderr'] } });
     try {
       report = proveReportJson(await prover.prove(claim));
     } finally {

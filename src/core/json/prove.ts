@@ -20,6 +20,7 @@ const issue = z
     stage,
     path: z.string().nullable().describe('Workspace-relative, the declared path; null when the issue is about no file.'),
     line: z.number().int().min(1).nullable().describe('1-based.'),
+    column: z.number().int().min(1).nullable().describe('1-based; null without a line, or when the tool gave none.'),
     code: z.string().nullable().describe("The tool's own code: TS2322, eslint(no-debugger), no-undef."),
     message: z.string(),
   })
@@ -44,6 +45,15 @@ export const proveDocument = z.strictObject({
         vitest: z.string(),
       })
       .describe("The workspace's own tools that judged the claim."),
+    config: z
+      .strictObject({
+        digest: z
+          .string()
+          .regex(/^[0-9a-f]{8,64}$/)
+          .describe('Digest of the judge config files as they were: the linters\', the test runner\'s, the tsconfigs and package.json\'s judge members.'),
+        files: z.array(z.string()).describe('The judge config files that exist, workspace-relative.'),
+      })
+      .describe("What the judges were configured with; the token's config@ field."),
     project: z.strictObject({
       tsconfig: z.string().describe('Workspace-relative.'),
       options_digest: z
