@@ -82,7 +82,7 @@ export function skillText(facts: InstructionFacts): string {
     '',
     '- Before rerunning a check, ask `status`. If it is CURRENT and PASS, do not rerun it.',
     '- Run checks through `run CHECK --if-due`: it records a receipt, and skips a check whose passing receipt applies.',
-    '- A hook may deny a check command because its receipt is CURRENT; the reason names the receipt. To rerun anyway, prefix the command with `VOUCH_FORCE=1`.',
+    '- A hook may deny a check command because its receipt is CURRENT: the reason gives that run\'s result and the part of its stored output your command would have shown. Use it instead of rerunning. To rerun anyway (a test you suspect is flaky), prefix the command with `VOUCH_FORCE=1`.',
     '- A `FAIL` that is CURRENT is still a failure: fix the code, then run the check again.',
     '',
   ];
