@@ -56,14 +56,16 @@ export const TOOL_ENV_PREFIXES: Record<string, string> = {
  * pnpm from `npm_config_*` and `pnpm_config_*` (https://pnpm.io/settings),
  * and `PNPM_HOME`; yarn 2+ from `YARN_*` (https://yarnpkg.com/configuration/yarnrc),
  * yarn 1 from `npm_config_*` and `yarn_*`; bun from `BUN_*`
- * (https://bun.sh/docs/runtime/env#configuring-bun). Any of them may change
+ * (https://bun.sh/docs/runtime/env#configuring-bun); and Corepack, which picks
+ * the package manager's version itself, from `COREPACK_*`
+ * (https://github.com/nodejs/corepack#environment-variables). Any of them may change
  * what a script run does (`npm_config_workspace` runs another package's
  * script, `npm_config_script_shell` another shell, `npm_config_ignore_scripts`
  * skips the pre and post scripts), so every check records them, whatever its
  * command: only the names that are set are recorded, so a check run with none
  * of them set keeps the context it had.
  */
-export const PACKAGE_MANAGER_ENV_PATTERNS = ['npm_config_*', 'pnpm_*', 'yarn_*', 'bun_*'];
+export const PACKAGE_MANAGER_ENV_PATTERNS = ['npm_config_*', 'pnpm_*', 'yarn_*', 'bun_*', 'corepack_*'];
 
 /** Whether a variable is a package manager's setting: its name starts with one of PACKAGE_MANAGER_ENV_PATTERNS's prefixes, in any case. */
 export function isPackageManagerSetting(name: string): boolean {

@@ -54,6 +54,7 @@ describe("a package manager's settings", () => {
       ['pnpm_config_filter', 'a'],
       ['YARN_IGNORE_SCRIPTS', 'true'],
       ['BUN_CONFIG_VERBOSE_FETCH', '1'],
+      ['COREPACK_ENABLE_STRICT', '0'],
     ] as const) {
       const env = cleanEnv({ [name]: value });
       const status = statusOf(p, 'test', env);
@@ -75,7 +76,7 @@ describe("a package manager's settings", () => {
     const env = cleanEnv();
     expect(p.vouch(['run', 'test']).code).toBe(0);
     expect(decision(p, 'npm test', env)).toBe('deny');
-    for (const command of ['npm_config_workspace=packages/a npm test', 'NPM_CONFIG_IGNORE_SCRIPTS=true npm test 2>&1 | tail -5', 'YARN_IGNORE_SCRIPTS=1 npm test', 'export npm_config_workspace=packages/a; npm test']) {
+    for (const command of ['npm_config_workspace=packages/a npm test', 'NPM_CONFIG_IGNORE_SCRIPTS=true npm test 2>&1 | tail -5', 'YARN_IGNORE_SCRIPTS=1 npm test', 'COREPACK_ENABLE_STRICT=0 npm test', 'export npm_config_workspace=packages/a; npm test']) {
       expect(decision(p, command, env), command).toBe('');
     }
   });

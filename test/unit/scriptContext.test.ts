@@ -257,14 +257,14 @@ describe('contextEnvPatterns: the tool prefixes of every script a check runs', (
   });
 
   it('the defaults always, and a missing script adds nothing', () => {
-    expect(patterns({ name: 'gone', kind: 'test', script: 'gone' })).toEqual(['CI', 'NODE_ENV', 'NODE_OPTIONS', 'NODE_PATH', 'TZ', 'bun_*', 'npm_config_*', 'pnpm_*', 'yarn_*']);
+    expect(patterns({ name: 'gone', kind: 'test', script: 'gone' })).toEqual(['CI', 'NODE_ENV', 'NODE_OPTIONS', 'NODE_PATH', 'TZ', 'bun_*', 'corepack_*', 'npm_config_*', 'pnpm_*', 'yarn_*']);
   });
 
   it("a package manager's settings are recorded in any case, as the package managers read them, and only when set", () => {
     const names = (env: NodeJS.ProcessEnv) => envNames(patterns({ name: 'gone', kind: 'test', script: 'gone' }), env);
     const defaults = ['CI', 'NODE_ENV', 'NODE_OPTIONS', 'NODE_PATH', 'TZ'];
     expect(names({ HOME: '/h', NPM_TOKEN: 'x', npm_lifecycle_event: 'test', YARNISH: '1' })).toEqual(defaults);
-    const env = { npm_config_workspace: 'a', NPM_CONFIG_SCRIPT_SHELL: 'sh', Npm_Config_Ignore_Scripts: 'true', PNPM_HOME: '/p', pnpm_config_filter: 'a', YARN_IGNORE_SCRIPTS: '1', BUN_CONFIG_VERBOSE_FETCH: '1', bun_options: '--smol' };
+    const env = { npm_config_workspace: 'a', NPM_CONFIG_SCRIPT_SHELL: 'sh', Npm_Config_Ignore_Scripts: 'true', PNPM_HOME: '/p', pnpm_config_filter: 'a', YARN_IGNORE_SCRIPTS: '1', BUN_CONFIG_VERBOSE_FETCH: '1', bun_options: '--smol', COREPACK_ENABLE_STRICT: '0' };
     expect(names(env)).toEqual([...defaults, ...Object.keys(env)].sort());
   });
 });
