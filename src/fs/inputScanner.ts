@@ -4,7 +4,7 @@ import type { CheckDefinition } from '../core/definition.js';
 import { identityOf, isRacy, nowNs, racyWindowNs } from '../core/identity.js';
 import { comparePaths, manifestOf, mergedManifest, type InputEntry } from '../core/manifest.js';
 import type { Observation } from '../core/observation.js';
-import { reason, type Reason } from '../core/reason.js';
+import { boundedReasons, reason, type Reason } from '../core/reason.js';
 import { TOOL_CACHES } from '../core/toolCaches.js';
 import { hashFile } from './hashFile.js';
 import { listInstalledFiles, type InstalledListing } from './installedFiles.js';
@@ -82,7 +82,7 @@ export class InputScanner {
     const identitiesOf = () => this.identitiesOf(selected);
     return {
       manifest,
-      problems: dedupe(problems),
+      problems: boundedReasons(problems),
       healthy: true,
       source: 'scan',
       // Only a run compares them, before and after: a status does not pay for the map.
@@ -361,11 +361,6 @@ function unreadable(path: string, error: unknown): Reason {
 function unsupported(path: string, stats: BigIntStats): Reason {
   const what = stats.isDirectory() ? 'a directory (a git submodule?)' : stats.isFIFO() ? 'a named pipe' : stats.isSocket() ? 'a socket' : 'a device';
   return reason('input-unsupported-type', `${path} is ${what}, which vouch cannot record; exclude it with "!${path}" in the check's inputs`);
-}
-
-function dedupe(reasons: Reason[]): Reason[] {
-  const seen = new Set<string>();
-  return reasons.filter((r) => (seen.has(r.message) ? false : (seen.add(r.message), true)));
 }
 
 const sleeper = new Int32Array(new SharedArrayBuffer(4));

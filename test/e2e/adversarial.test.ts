@@ -231,6 +231,25 @@ describe('symlinks', () => {
     expect(project.json(['status']).checks[0]).toMatchObject({ freshness: 'CURRENT', result: 'PASS', reuse_eligible: true });
   });
 
+  it('many links that leave the root: the first are named, the rest counted in one reason, and the answer is the same', () => {
+    const outside = mkdtempSync(join(tmpdir(), 'vouch-outside-'));
+    cleanups.push(() => rmSync(outside, { recursive: true, force: true }));
+    const project = track(simpleProject('adv-outside-many'));
+    for (let n = 0; n < 8; n++) {
+      writeFileSync(join(outside, `t${n}.txt`), `${n}\n`);
+      symlinkSync(join(outside, `t${n}.txt`), join(project.root, 'src', `link${n}.txt`));
+    }
+    const run = project.vouch(['run', 't']);
+    expect(run.code, run.stderr).toBe(0);
+    const check = project.json(['status']).checks[0];
+    expect(check).toMatchObject({ freshness: 'UNVERIFIED', reuse_eligible: false });
+    const messages = check.reasons.filter((r: { code: string }) => r.code === 'input-outside-root').map((r: { message: string }) => r.message);
+    expect(messages).toHaveLength(4);
+    expect(messages.slice(0, 3).every((m: string) => /^src\/link\d\.txt is a link to /.test(m))).toBe(true);
+    expect(messages[3]).toBe('and 5 more paths for the same reason (input-outside-root)');
+    expect(run.stderr.length).toBeLessThan(2_000);
+  });
+
   it('a dangling link inside the root is recorded as a link: CURRENT after run, STALE when retargeted', () => {
     const project = track(simpleProject('adv-dangling'));
     symlinkSync('does-not-exist.txt', join(project.root, 'src', 'dangling'));
