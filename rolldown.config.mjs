@@ -35,6 +35,13 @@ export default {
           priority: 2,
         },
         {
+          // Where a project is (its config, root and state dir), and what the hook needs at start:
+          // enough for the hook to pass a command that names no check without loading 'common'.
+          name: 'place',
+          priority: 2,
+          test: /dist[\\/](api[\\/]projectPlace|agents[\\/]shellQuote|observer[\\/]callMode|store[\\/](stateDir|diskFull)|core[\\/](config|configLimits|pathInside))\.js$/,
+        },
+        {
           // The small modules nearly every command loads, as one file: each
           // file costs a require its resolve, read and wrap. shellQuote is
           // here because the hook needs it at start, and main.js has loaded

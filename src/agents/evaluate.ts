@@ -69,7 +69,7 @@ async function evaluate(input: EvaluateInput, seen: EvaluationSeen): Promise<{ d
   const forcedByEnv = env.VOUCH_FORCE;
   if (forcedByEnv !== undefined && forcedByEnv !== '' && forcedByEnv !== '0') return { decision: pass('VOUCH_FORCE is set: run as typed'), source: null };
 
-  const { locateProject, loadProject, fanOutFacts } = await import('../api/project.js');
+  const { locateProject } = await import('../api/projectPlace.js');
   let place;
   try {
     place = locateProject({ cwd: input.cwd });
@@ -82,6 +82,7 @@ async function evaluate(input: EvaluateInput, seen: EvaluationSeen): Promise<{ d
   seen.configText = place.text;
   if (!mayMention(command, place.text, place.root)) return { decision: pass('no configured check matched'), source: null };
 
+  const { loadProject, fanOutFacts } = await import('../api/project.js');
   const project = await loadProject({ cwd: input.cwd });
   const facts = project.workspace === null ? null : await fanOutFacts(project, command, env);
   const fanOut = project.workspace === null ? undefined : (await import('./fanOut.js')).fanOutOf;

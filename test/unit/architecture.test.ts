@@ -94,6 +94,8 @@ const HOOK_DYNAMIC_IMPORTS: Record<string, 'decision' | `aside: ${string}`> = {
   'store/ledgerSpool.ts -> ./ledger.js': 'aside: the spool passed 1 MB, so this writer moves it into the store',
   'agents/hook.ts -> ./hookNotice.js': 'aside: vouch cannot load a native module; said once per session',
   'agents/evaluate.ts -> ../core/nativeLoad.js': 'aside: an error; is it a native module that does not load',
+  // Where the project is: all that a command naming no check needs before it passes.
+  'agents/evaluate.ts -> ../api/projectPlace.js': 'decision',
   'agents/evaluate.ts -> ../api/project.js': 'decision',
   'agents/evaluate.ts -> ./commandMatch.js': 'decision',
   'agents/evaluate.ts -> ./commandDecision.js': 'decision',
@@ -145,6 +147,7 @@ const HOOK_DECISION = [
   'agents/toolEquivalents.ts',
   'api/askObserver.ts',
   'api/project.ts',
+  'api/projectPlace.ts',
   'core/canonicalJson.ts',
   'core/config.ts',
   'core/configLimits.ts',
