@@ -9,6 +9,7 @@ import { containClaimPaths, containClaimPathsOnDisk, sweepLeftovers } from './dr
 import { DEFAULT_DEADLINES, deadlineError, expired, withDeadline, type Deadlines } from './deadline.js';
 import { createOverlay } from './overlay.js';
 import type { Inspection, StageInstance, Tool } from './stage.js';
+import { refuseUnsupportedTools } from './toolSupport.js';
 
 const ORPHAN_WAIT_MS = 10_000;
 
@@ -107,7 +108,10 @@ export class Prover {
    * `project` (an absolute tsconfig path) also takes the type stage's baseline for it.
    */
   warm(project?: string): Promise<Toolchain> {
-    return this.serial(() => this.toolchain(project, [...this.slots.keys()]));
+    return this.serial(() => {
+      refuseUnsupportedTools(this.workspace);
+      return this.toolchain(project, [...this.slots.keys()]);
+    });
   }
 
   prove(claim: Claim): Promise<ProveResult> {
@@ -242,6 +246,8 @@ export class Prover {
       throw new ClaimError('claimant', 'missing', `project "${claim.project}" is not a file in the workspace ${this.workspace}; name the tsconfig the claim is judged under`);
     }
     this.sweep(claim);
+    // A tool too old to judge with is one line now, not a verdict of instrument issues later.
+    refuseUnsupportedTools(this.workspace);
     this.replaceStale();
 
     const cold = this.firstLanes().some((lane) => !this.slot(lane).ready) || !this.slot('type').prepared.has(project);
