@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseClaimToken } from '../../src/core/claimToken.js';
 import { demoWorkspace, installedVersion, readClaim } from '../helpers/claims.js';
@@ -213,5 +215,39 @@ describe('a served prover after the workspace\'s Vitest is swapped', () => {
       server.kill('SIGTERM');
       await new Promise((resolve) => server.once('exit', resolve));
     }
+  });
+});
+
+describe('a served prover after the workspace\'s Vitest is replaced in place', () => {
+  let app: TempProject;
+  beforeAll(() => {
+    app = demoWorkspace('prove-vitest-inplace');
+    // A real folder, as npm installs it, not a link: an upgrade rewrites it where it is.
+    rmSync(join(app.root, 'node_modules', 'vitest'), { recursive: true, force: true });
+    cpSync(VITEST_4, join(app.root, 'node_modules', 'vitest'), { recursive: true });
+  });
+  afterAll(() => app?.remove());
+
+  it('refuses to name a version the loaded code is not, and says to restart', async () => {
+    const server = await serve(app);
+    try {
+      const first = prove(app, 'claims/discount-cap.json');
+      expect(first.code, first.stderr).toBe(0);
+      expect(parseClaimToken(first.report.receipt).toolchain.vitest).toBe(V4);
+      const manifest = join(app.root, 'node_modules', 'vitest', 'package.json');
+      writeFileSync(manifest, readFileSync(manifest, 'utf8').replace(`"version": "${V4}"`, '"version": "4.99.0"'));
+      const after = prove(app, 'claims/discount-cap.json');
+      expect(after.code).toBe(2);
+      expect(after.report.error).toMatchObject({ origin: 'workspace', code: 'unsupported' });
+      expect(after.report.error.message).toContain(`vitest 4.99.0 replaced ${V4} in place`);
+      expect(after.report.error.message).toContain('restart vouch');
+    } finally {
+      server.kill('SIGTERM');
+      await new Promise((resolve) => server.once('exit', resolve));
+    }
+    // A fresh process loads the new one and names it.
+    const fresh = prove(app, 'claims/discount-cap.json', ['--no-server']);
+    expect(fresh.code, fresh.stderr).toBe(0);
+    expect(parseClaimToken(fresh.report.receipt).toolchain.vitest).toBe('4.99.0');
   });
 });
