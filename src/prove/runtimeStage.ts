@@ -8,7 +8,7 @@ import { OVERLAY_PLUGIN_NAME, OverlayServer } from './overlayPlugin.js';
 import { stackFrames } from './stackFrames.js';
 import type { Inspection, StageInstance, Tool } from './stage.js';
 import { serveTestFile } from './testFileReads.js';
-import { holdVitestThreads, terminateVitestThreads } from './vitestThreads.js';
+import { holdVitest3Workers, terminateVitest3Workers } from './vitest3Workers.js';
 import { DiskModules, configIdentity, loadedFiles } from './vitestModules.js';
 import { importPackageEntry, installedPackage, packageChanged, packageEntry, type InstalledPackage } from './workspaceTool.js';
 
@@ -75,7 +75,7 @@ class RuntimeStage implements StageInstance {
   /** Rejects when the stage is destroyed, so an inspection in flight does not outlive it. */
   readonly #aborted: Promise<never>;
   #abort: (error: Error) => void = () => {};
-  /** Held while this stage has a Vitest 3: its worker threads' output is kept off vouch's stdout. */
+  /** Held while this stage has a Vitest 3: its workers' output is kept off vouch's stdout, and they can be ended. */
   #releaseThreads: (() => void) | undefined;
 
   constructor(workspace: string, runsPerInstance: number) {
@@ -120,7 +120,7 @@ class RuntimeStage implements StageInstance {
     );
     if (current.vitest3 && !(await Promise.race([cancelled, delay(CANCEL_GRACE_MS, false)]))) {
       // Vitest 3 waits for the spinning worker's answer in both; only terminating the thread ends it.
-      await terminateVitestThreads();
+      await terminateVitest3Workers();
       // Its pool then waits for a terminated thread's teardown answer forever; its Vite servers close meanwhile.
       current.vitest.close().catch(() => undefined);
       return;
@@ -225,7 +225,7 @@ class RuntimeStage implements StageInstance {
     const { node, tool } = await this.#load();
     this.#assertAlive();
     const vitest3 = tool.version.startsWith('3.');
-    if (vitest3) this.#releaseThreads ??= holdVitestThreads();
+    if (vitest3) this.#releaseThreads ??= holdVitest3Workers();
     this.#disk.clear();
     this.#previous = [];
     const overlay = this.#overlay.plugin();

@@ -115,6 +115,16 @@ describe('a Vitest 3.2 test that misbehaves', () => {
     expect(result.stderr).not.toContain('VOUCH-MARKER');
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout).receipt).toMatch(/:vitest@3\./);
+    // The same with forked workers, whose output Vitest 3 pipes into vouch's too.
+    const config = readFileSync(join(app.root, 'vitest.config.ts'), 'utf8');
+    app.write('vitest.config.ts', config.replace('test: {', "test: {\n    pool: 'forks',"));
+    try {
+      const forked = app.vouch(['prove', 'loud.json', '--json', '--no-server']);
+      expect(forked.stdout).not.toContain('VOUCH-MARKER');
+      expect(forked.code, forked.stderr).toBe(0);
+    } finally {
+      app.write('vitest.config.ts', config);
+    }
   });
 
   it('an infinite loop in the test hits the deadline, blames the claimant, and vouch exits: the spinning thread is terminated', () => {
