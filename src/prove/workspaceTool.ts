@@ -52,7 +52,14 @@ export function packageChanged(workspace: string, before: InstalledPackage): boo
 export function packageEntry(pkg: InstalledPackage, subpath: string): string {
   const manifest = readManifest(join(pkg.root, 'package.json'));
   const name = typeof manifest?.name === 'string' ? manifest.name : pkg.name;
-  return createRequire(join(pkg.root, 'package.json')).resolve(subpath === '.' ? name : `${name}/${subpath}`);
+  const require = createRequire(join(pkg.root, 'package.json'));
+  try {
+    return require.resolve(subpath === '.' ? name : `${name}/${subpath}`);
+  } catch (error) {
+    // A package without `exports` cannot name itself; its main entry is still its folder's.
+    if (subpath === '.') return require.resolve(pkg.root);
+    throw error;
+  }
 }
 
 /** The version of each entry this process has imported, by URL: Node evaluates a module once per process. */

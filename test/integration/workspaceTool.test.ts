@@ -51,6 +51,15 @@ describe('installedPackage', () => {
     expect(installedPackage(inner, 'tool')).toBeNull();
     expect(installedPackage(inner, 'absent-tool-name')).toBeNull();
   });
+
+  it('finds the main entry of a package without exports, which cannot refer to itself by name', () => {
+    project = tempProject('workspace-tool-main', { 'package.json': '{}' }, { git: false });
+    const dir = join(project.root, 'node_modules', 'old-tool');
+    mkdirSync(join(dir, 'lib'), { recursive: true });
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'old-tool', version: '8.0.0', main: 'lib/api.js' }));
+    writeFileSync(join(dir, 'lib', 'api.js'), '');
+    expect(packageEntry(installedPackage(project.root, 'old-tool')!, '.')).toBe(join(dir, 'lib', 'api.js'));
+  });
 });
 
 describe('refuseUnsupportedTools', () => {
