@@ -2,7 +2,7 @@ import type { Origin } from './claim.js';
 import { VouchError, type VouchErrorCode } from './errors.js';
 
 /** Every claim failure that is not an issue in a verdict; each is also in VOUCH_ERROR_CODES. */
-export const CLAIM_ERROR_CODES = ['refused', 'missing', 'malformed', 'destroyed', 'deadline', 'stage-timeout'] as const satisfies readonly VouchErrorCode[];
+export const CLAIM_ERROR_CODES = ['refused', 'missing', 'malformed', 'destroyed', 'deadline', 'stage-timeout', 'unsupported'] as const satisfies readonly VouchErrorCode[];
 
 export type ClaimErrorCode = (typeof CLAIM_ERROR_CODES)[number];
 

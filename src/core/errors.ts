@@ -52,6 +52,7 @@ export const VOUCH_ERROR_CODES = [
   'destroyed',
   'deadline',
   'stage-timeout',
+  'unsupported',
   // vouch agent.
   'agent-record-invalid',
   'agent-file-changed',

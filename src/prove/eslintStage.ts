@@ -1,10 +1,8 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { ClaimError } from '../core/claimError.js';
 import { eslintInputs } from './lintIgnore.js';
 import { type Finding, type IgnoredBy, type LintFailure, type LinterOptions, ResidentLinter } from './residentLinter.js';
+import { importPackageEntry, installedPackage, packageEntry } from './workspaceTool.js';
 
 /** The slice of ESLint's API this stage uses; typed here because vouch must not import the workspace's types. */
 interface LintMessage {
@@ -22,22 +20,20 @@ interface ESLintInstance {
 }
 type ESLintClass = new (options: { cwd: string }) => ESLintInstance;
 
-/** The workspace's ESLint: its class and version, from its own install, never vouch's. */
+/** The workspace's ESLint: its class and version, from its own install (as it is now), never vouch's. */
 async function loadESLint(workspace: string): Promise<{ ESLint: ESLintClass; version: string }> {
-  const require = createRequire(join(workspace, 'package.json'));
-  let manifest: string;
+  const installed = installedPackage(workspace, 'eslint');
   let main: string;
   try {
-    manifest = require.resolve('eslint/package.json');
-    main = require.resolve('eslint');
+    if (installed === null) throw new Error('not installed');
+    main = packageEntry(installed, '.');
   } catch {
     throw new ClaimError('workspace', 'missing', `eslint is not installed in ${workspace}; install it there (npm install --save-dev eslint)`);
   }
-  const { version } = JSON.parse(readFileSync(manifest, 'utf8')) as { version: string };
-  const module = (await import(pathToFileURL(main).href)) as { ESLint?: ESLintClass; default?: { ESLint?: ESLintClass } };
+  const module = await importPackageEntry<{ ESLint?: ESLintClass; default?: { ESLint?: ESLintClass } }>(installed, main);
   const ESLint = module.ESLint ?? module.default?.ESLint;
   if (ESLint === undefined) throw new ClaimError('workspace', 'missing', `${main} exports no ESLint class; vouch needs ESLint 9 or later`);
-  return { ESLint, version };
+  return { ESLint, version: installed.version };
 }
 
 /** ESLint's severities: 2 is an error, 1 a warning (`eslint` exits 0 on warnings). */

@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { basename, dirname, extname, join } from 'node:path';
+import { basename, extname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ClaimError } from '../core/claimError.js';
 import { initializeMsFrom } from './deadline.js';
 import { LspConnection, LspTimeout } from './lspConnection.js';
 import { oxlintIgnored, oxlintInputs } from './lintIgnore.js';
 import { type Finding, type IgnoredBy, type LintFailure, type LinterOptions, ResidentLinter } from './residentLinter.js';
+import { installedPackage } from './workspaceTool.js';
 
 /** A warm document answers in 0.5–10 ms; a missing answer past this is the instrument's failure, not a pass. */
 const DIAGNOSTICS_MS = 5000;
@@ -41,16 +41,16 @@ const LANGUAGE: Record<string, string> = {
 
 /** The workspace's oxlint: its package.json (for the version) and the bin it declares. */
 function resolveOxlint(workspace: string): { bin: string; version: string } {
-  let manifest: string;
-  try {
-    manifest = createRequire(join(workspace, 'package.json')).resolve('oxlint/package.json');
-  } catch {
+  // Looked up afresh, not through require.resolve's process-wide cache: a retargeted link must start the new binary.
+  const installed = installedPackage(workspace, 'oxlint');
+  if (installed === null) {
     throw new ClaimError('workspace', 'missing', `oxlint is not installed in ${workspace}; install it there (npm install --save-dev oxlint)`);
   }
-  const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as { version: string; bin?: string | Record<string, string> };
+  const manifest = join(installed.root, 'package.json');
+  const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as { bin?: string | Record<string, string> };
   const bin = typeof pkg.bin === 'string' ? pkg.bin : pkg.bin?.oxlint;
-  if (bin === undefined) throw new ClaimError('workspace', 'missing', `${manifest} declares no oxlint bin; reinstall oxlint`);
-  return { bin: join(dirname(manifest), bin), version: pkg.version };
+  if (typeof bin !== 'string') throw new ClaimError('workspace', 'missing', `${manifest} declares no oxlint bin; reinstall oxlint`);
+  return { bin: join(installed.root, bin), version: installed.version };
 }
 
 /** The LSP's severities: 1 is an error, 2 a warning (oxlint exits 0 on warnings); lines and characters are 0-based. */

@@ -10,6 +10,7 @@ import { DEFAULT_DEADLINES, deadlineError, expired, withDeadline, type Deadlines
 import { readJudgeConfig } from './judgeConfig.js';
 import { createOverlay } from './overlay.js';
 import type { Inspection, StageInstance, Tool } from './stage.js';
+import { refuseUnsupportedTools } from './toolSupport.js';
 
 const ORPHAN_WAIT_MS = 10_000;
 
@@ -112,7 +113,10 @@ export class Prover {
    * `project` (an absolute tsconfig path) also takes the type stage's baseline for it.
    */
   warm(project?: string): Promise<Toolchain> {
-    return this.serial(() => this.toolchain(project, [...this.slots.keys()]));
+    return this.serial(() => {
+      refuseUnsupportedTools(this.workspace);
+      return this.toolchain(project, [...this.slots.keys()]);
+    });
   }
 
   prove(claim: Claim): Promise<ProveResult> {
@@ -248,6 +252,8 @@ export class Prover {
       throw new ClaimError('claimant', 'missing', `project "${claim.project}" is not a file in the workspace ${this.workspace}; name the tsconfig the claim is judged under`);
     }
     this.sweep(claim);
+    // A tool too old to judge with is one line now, not a verdict of instrument issues later.
+    refuseUnsupportedTools(this.workspace);
     this.replaceStale();
     // Read as the prove begins, before the stages re-read their own config: an edit during the prove is not
     // told apart, and the next prove's token names it.

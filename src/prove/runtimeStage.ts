@@ -1,17 +1,17 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { basename, dirname, join, relative, sep } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { pathToFileURL } from 'node:url';
 import type { TestModule, TestProject, Vitest } from 'vitest/node';
 import type { Issue } from '../core/claim.js';
 import { ClaimError } from '../core/claimError.js';
 import { leftoverName } from './draftPaths.js';
 import { locateError, type RuntimeError } from './errorLocation.js';
 import { OVERLAY_PLUGIN_NAME, OverlayServer } from './overlayPlugin.js';
+import { stackFrames } from './stackFrames.js';
 import type { Inspection, StageInstance, Tool } from './stage.js';
+import { serveTestFile } from './testFileReads.js';
+import { holdVitest3Workers, terminateVitest3Workers } from './vitest3Workers.js';
 import { DiskModules, configIdentity, loadedFiles } from './vitestModules.js';
-import { installedVersion } from './workspaceTool.js';
+import { importPackageEntry, installedPackage, packageChanged, packageEntry, type InstalledPackage } from './workspaceTool.js';
 
 type VitestNode = typeof import('vitest/node');
 type SerializedError = ReturnType<TestModule['errors']>[number];
@@ -22,6 +22,9 @@ type SerializedError = ReturnType<TestModule['errors']>[number];
  * that growth (RSS ~120 → 190 MB over 80 runs, measured).
  */
 const RUNS_PER_INSTANCE = 64;
+
+/** How long destroy() lets a Vitest 3 run cancel itself before it terminates the run's threads. */
+const CANCEL_GRACE_MS = 500;
 
 /**
  * Vitest's logger adds these to the host process. Its SIGINT/SIGTERM handlers
@@ -44,6 +47,8 @@ interface Resident {
   vitest: Vitest;
   config: string;
   runs: number;
+  /** Vitest 3: it reads the test file from disk before its run, and its worker threads need vouch's care. */
+  vitest3: boolean;
 }
 
 /**
@@ -58,16 +63,21 @@ class RuntimeStage implements StageInstance {
   readonly #runsPerInstance: number;
   readonly #overlay: OverlayServer;
   readonly #disk = new DiskModules();
-  #module: Promise<{ node: VitestNode; tool: Tool }> | undefined;
+  #module: Promise<LoadedVitest> | undefined;
   #resident: Promise<Resident> | undefined;
   #destroyed = false;
   #progress = 0;
-  /** The Vitest version warm() loaded; another one installed since makes the stage stale. */
-  #warmed: string | undefined;
+  /** The Vitest package warm() loaded; another version or folder installed since makes the stage stale. */
+  #warmed: InstalledPackage | undefined;
   /** The test path of the run in flight: queued-hook progress counts only for it. */
   #running: string | undefined;
   /** Paths served in the previous inspection: their modules hold that inspection's text until invalidated. */
   #previous: string[] = [];
+  /** Rejects when the stage is destroyed, so an inspection in flight does not outlive it. */
+  readonly #aborted: Promise<never>;
+  #abort: (error: Error) => void = () => {};
+  /** Held while this stage has a Vitest 3: its workers' output is kept off vouch's stdout, and they can be ended. */
+  #releaseThreads: (() => void) | undefined;
 
   constructor(workspace: string, runsPerInstance: number) {
     this.#workspace = workspace;
@@ -75,6 +85,8 @@ class RuntimeStage implements StageInstance {
     this.#overlay = new OverlayServer(workspace, () => {
       this.#progress += 1;
     });
+    this.#aborted = new Promise<never>((_, reject) => (this.#abort = reject));
+    this.#aborted.catch(() => undefined);
   }
 
   progress(): number {
@@ -82,14 +94,14 @@ class RuntimeStage implements StageInstance {
   }
 
   async warm(): Promise<Tool> {
-    const { tool } = await this.#load();
+    const { tool, pkg } = await this.#load();
     await this.#instance();
-    this.#warmed = tool.version;
+    this.#warmed = pkg;
     return tool;
   }
 
   stale(): boolean {
-    return this.#warmed !== undefined && installedVersion(this.#workspace, 'vitest') !== this.#warmed;
+    return this.#warmed !== undefined && packageChanged(this.#workspace, this.#warmed);
   }
 
   async destroy(): Promise<void> {
@@ -97,11 +109,23 @@ class RuntimeStage implements StageInstance {
     const resident = this.#resident;
     this.#resident = undefined;
     this.#overlay.use(new Map());
+    this.#abort(new ClaimError('instrument', 'destroyed', 'the runtime stage was destroyed during the inspection'));
     const current = await resident?.catch(() => undefined);
+    this.#releaseThreads?.();
     if (current === undefined) return;
     // A worker spinning in `while(true){}` never answers the pool's polite stop, and close() alone waits for
     // it. A cancel already in progress makes close()'s own cancel a forced one, which terminates the worker.
-    current.vitest.cancelCurrentRun('keyboard-input').catch(() => undefined);
+    const cancelled = current.vitest.cancelCurrentRun('keyboard-input').then(
+      () => true,
+      () => true,
+    );
+    if (current.vitest3 && !(await Promise.race([cancelled, delay(CANCEL_GRACE_MS, false)]))) {
+      // Vitest 3 waits for the spinning worker's answer in both; only terminating the thread ends it.
+      await terminateVitest3Workers();
+      // Its pool then waits for a terminated thread's teardown answer forever; its Vite servers close meanwhile.
+      current.vitest.close().catch(() => undefined);
+      return;
+    }
     await current.vitest.close();
   }
 
@@ -137,6 +161,7 @@ class RuntimeStage implements StageInstance {
 
     resident.runs += 1;
     this.#overlay.use(files);
+    const release = resident.vitest3 ? serveTestFile(fresh, inspection.test.text) : () => {};
     const loaded = loadedFiles(vitest);
     const changed = this.#disk.changed(loaded);
     // A directory that gained or lost an entry may change what an unchanged module's imports resolve to.
@@ -148,10 +173,8 @@ class RuntimeStage implements StageInstance {
     this.#running = fresh;
     const runStarted = Date.now();
     try {
-      const result = await vitest.runTestSpecifications(
-        projects.map((project) => project.createSpecification(fresh)),
-        false,
-      );
+      // Raced with destroy(): a run whose worker was terminated (Vitest 3) never settles by itself.
+      const result = await Promise.race([vitest.runTestSpecifications(projects.map((project) => project.createSpecification(fresh)), false), this.#aborted]);
       this.#assertAlive();
       const modules = result.testModules.filter((module) => module.moduleId === fresh);
       const issues = [
@@ -167,6 +190,7 @@ class RuntimeStage implements StageInstance {
       return [this.#issue('instrument', `Vitest could not run the test: ${describeError(error)}`, inspection.test.path)];
     } finally {
       this.#running = undefined;
+      release();
       process.exitCode = exitCode;
       this.#overlay.use(new Map());
       if (!this.#destroyed) evict(vitest, fresh, this.#workspace);
@@ -177,7 +201,7 @@ class RuntimeStage implements StageInstance {
     if (this.#destroyed) throw new ClaimError('instrument', 'destroyed', 'the runtime stage was destroyed');
   }
 
-  #load(): Promise<{ node: VitestNode; tool: Tool }> {
+  #load(): Promise<LoadedVitest> {
     this.#module ??= loadVitest(this.#workspace);
     return this.#module;
   }
@@ -199,8 +223,10 @@ class RuntimeStage implements StageInstance {
   }
 
   async #start(): Promise<Resident> {
-    const { node } = await this.#load();
+    const { node, tool } = await this.#load();
     this.#assertAlive();
+    const vitest3 = tool.version.startsWith('3.');
+    if (vitest3) this.#releaseThreads ??= holdVitest3Workers();
     this.#disk.clear();
     this.#previous = [];
     const overlay = this.#overlay.plugin();
@@ -263,7 +289,7 @@ class RuntimeStage implements StageInstance {
     const after = configIdentity(this.#workspace, vitest);
     // A config edited during the start: record nothing that could match, so the next inspection rebuilds.
     const config = before === configIdentity(this.#workspace, undefined) ? after : `changed:${after}`;
-    return { vitest, config, runs: 0 };
+    return { vitest, config, runs: 0, vitest3 };
   }
 
   #invalidate(vitest: Vitest, paths: Iterable<string>): void {
@@ -322,7 +348,8 @@ class RuntimeStage implements StageInstance {
    * and reported at its declared path.
    */
   #errorIssue(error: SerializedError, declaredPaths: ReadonlyMap<string, string>, context: string): Issue {
-    const at = locateError(error as RuntimeError, declaredPaths);
+    // Vitest 3 hands the runner's errors over without parsed stacks: they are read from the stack text.
+    const at = locateError({ ...(error as RuntimeError), stacks: error.stacks ?? stackFrames(error.stack) }, declaredPaths);
     const issue: Issue = { origin: 'claimant', stage: this.stage, message: `${context}: ${errorText(error, at?.message)}` };
     if (at !== undefined) {
       issue.path = at.path;
@@ -352,20 +379,24 @@ class RuntimeStage implements StageInstance {
   }
 }
 
-/** Loads `vitest/node` from the workspace (never vouch's own copy) and reads its version. */
-async function loadVitest(workspace: string): Promise<{ node: VitestNode; tool: Tool }> {
-  const require = createRequire(join(workspace, 'package.json'));
+interface LoadedVitest {
+  node: VitestNode;
+  tool: Tool;
+  pkg: InstalledPackage;
+}
+
+/** Loads `vitest/node` from the workspace's Vitest (never vouch's own copy), from the folder it resolves to now. */
+async function loadVitest(workspace: string): Promise<LoadedVitest> {
+  const pkg = installedPackage(workspace, 'vitest');
   let entry: string;
-  let manifest: string;
   try {
-    entry = require.resolve('vitest/node');
-    manifest = require.resolve('vitest/package.json');
+    if (pkg === null) throw new Error('not installed');
+    entry = packageEntry(pkg, 'node');
   } catch {
     throw new ClaimError('workspace', 'missing', `Vitest is not installed in ${workspace}; install vitest to prove claims at the runtime stage`);
   }
-  const version = (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version;
-  const node = (await import(pathToFileURL(entry).href)) as VitestNode;
-  return { node, tool: { name: 'vitest', version } };
+  const node = await importPackageEntry<VitestNode>(pkg, entry);
+  return { node, tool: { name: 'vitest', version: pkg.version }, pkg };
 }
 
 /**
@@ -435,6 +466,10 @@ function drain(): PassThrough {
 function errorText(error: SerializedError, message = error.message): string {
   const name = error.name !== undefined && error.name !== 'Error' && error.name !== 'AssertionError' ? `${error.name}: ` : '';
   return name + message;
+}
+
+function delay<T>(ms: number, value: T): Promise<T> {
+  return new Promise((resolve) => setTimeout(resolve, ms, value));
 }
 
 function describeError(error: unknown): string {
