@@ -183,6 +183,10 @@ async function freshProject(parent, name, options) {
     return root;
   }
   cpSync(EXAMPLE, root, { recursive: true });
+  // As in scripts/demo.mjs: an installed project has its own node_modules, where vitest keeps its
+  // cache. Without one, vitest's first run would make it, and every traced check that lists the
+  // project's root (tsc, oxlint) would see a new entry: an artefact of the copy, not a change.
+  mkdirSync(join(root, "node_modules"));
   const git = (...args) => execFileSync("git", args, { cwd: root, env: ENV, stdio: "ignore" });
   git("init", "-q");
   const init = await step([process.execPath, options.vouch, "init", "--json"], { cwd: root, timeoutMs: options.stepTimeoutMs });
