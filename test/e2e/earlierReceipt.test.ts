@@ -189,20 +189,25 @@ describe('an earlier receipt answers after an edit and its revert', () => {
     expect(status.receipt.run_id).toBe(second);
   });
 
-  it.skipIf(!STRACE)('a traced check keeps the latest-only rule: after an edit, a run and the revert, STALE', () => {
+  it.skipIf(!STRACE)('a traced check: after an edit, a run and the revert, the first receipt answers on its own evidence; a third state is STALE', () => {
     const p = project('earlier-traced');
     p.write('vouch.config.json', JSON.stringify({ schema: 1, packageManager: 'npm', checks: [{ ...VERDICT, mode: 'traced' }] }, null, 2) + '\n');
     run(p, ['verdict']);
-    const first = scanStatus(p);
-    expect(first.freshness, JSON.stringify(first.reasons)).toBe('CURRENT');
-    expect(first.receipt.evidence.mode).toBe('traced');
+    const firstStatus = scanStatus(p);
+    expect(firstStatus.freshness, JSON.stringify(firstStatus.reasons)).toBe('CURRENT');
+    expect(firstStatus.receipt.evidence.mode).toBe('traced');
+    const first = firstStatus.receipt.run_id;
     p.write('src/a.js', EDITED);
     run(p, ['verdict']);
     const second = latestRunId(p);
     p.write('src/a.js', A);
     const status = scanStatus(p);
-    expect(status.freshness).toBe('STALE');
-    expect(status.receipt.run_id).toBe(second);
+    expect(status.freshness, JSON.stringify(status.reasons)).toBe('CURRENT');
+    expect(status.receipt.run_id).toBe(first);
+    p.write('src/a.js', 'export const a = 3; // neither\n');
+    const neither = scanStatus(p);
+    expect(neither.freshness).toBe('STALE');
+    expect(neither.receipt.run_id).toBe(second);
   });
 
   it('the observer answers as the scan does, and the hook and run --if-due through it agree', async () => {
