@@ -204,3 +204,74 @@ export function eslintInputs(workspace: string, paths: readonly string[]): strin
   for (const dir of new Set(['', ...paths.flatMap(ancestorDirs)])) for (const name of ESLINT_CONFIGS) files.add(join(workspace, dir, name));
   return [...files];
 }
+
+/** Biome's config names; Biome 2 also reads nested ones (https://biomejs.dev/guides/configure-biome/). */
+export const BIOME_CONFIGS = ['biome.json', 'biome.jsonc'];
+
+/**
+ * Ignore files Biome reads when its VCS integration is on (`vcs.useIgnoreFile`,
+ * https://biomejs.dev/guides/integrate-in-vcs/): `.gitignore` and `.ignore`,
+ * nested ones too, and git's `info/exclude`.
+ */
+const BIOME_IGNORE_FILES = ['.gitignore', '.ignore'];
+
+/** The files a resident Biome read at start, for the drafts at `paths`. */
+export function biomeInputs(workspace: string, paths: readonly string[]): string[] {
+  const files = new Set<string>([
+    join(workspace, 'package.json'),
+    join(workspace, 'node_modules', '@biomejs', 'biome', 'package.json'),
+    join(workspace, '.git', 'info', 'exclude'),
+    join(workspace, '.editorconfig'),
+  ]);
+  for (const dir of new Set(['', ...paths.flatMap(ancestorDirs)])) {
+    for (const name of BIOME_IGNORE_FILES) files.add(join(workspace, dir, name));
+    for (const name of BIOME_CONFIGS) {
+      const config = join(workspace, dir, name);
+      files.add(config);
+      for (const extended of biomeExtendsOf(config)) files.add(extended);
+    }
+  }
+  return [...files];
+}
+
+/**
+ * The files a Biome config `extends` by relative path, absolute. A package
+ * name (`"extends": ["@acme/biome-config"]`) or `"//"` (the root config, in
+ * a nested one) is not a file here; the root config is an input already.
+ */
+function biomeExtendsOf(config: string): string[] {
+  const text = readText(config);
+  if (text === null) return [];
+  let list: unknown;
+  try {
+    list = (JSON.parse(withoutJsonComments(text)) as { extends?: unknown }).extends;
+  } catch {
+    // Biome reports a config it cannot parse itself, as malformed.
+    return [];
+  }
+  const entries = typeof list === 'string' ? [list] : Array.isArray(list) ? list : [];
+  return entries.filter((e): e is string => typeof e === 'string' && e.startsWith('.')).map((e) => join(dirname(config), e));
+}
+
+/** JSONC as JSON: comments and trailing commas taken out, strings left as they are (biome.jsonc allows both). */
+export function withoutJsonComments(text: string): string {
+  let out = '';
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === '"') {
+      let j = i + 1;
+      while (j < text.length && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
+      out += text.slice(i, j + 1);
+      i = j;
+    } else if (c === '/' && text[i + 1] === '/') {
+      while (i < text.length && text[i] !== '\n') i++;
+      out += '\n';
+    } else if (c === '/' && text[i + 1] === '*') {
+      const end = text.indexOf('*/', i + 2);
+      i = end < 0 ? text.length : end + 1;
+    } else {
+      out += c;
+    }
+  }
+  return out.replace(/,(\s*[}\]])/g, '$1');
+}
