@@ -32,8 +32,10 @@ interface Diagnostic {
   message: string;
 }
 
-/** A document's answer: its diagnostics, or that Biome does not look at its path at all. */
+/** A document's answer: its diagnostics, or that Biome does not look at it at all. */
 type Answer = Diagnostic[] | 'ignored';
+/** The same, as findings. */
+type Judged = Finding[] | 'ignored';
 
 interface Waiting {
   version: number;
@@ -143,7 +145,7 @@ export class BiomeStage extends ResidentLinter {
    * override) and nothing for one `files.includes` leaves out; an empty answer
    * is trusted only after biomeProbe draws a finding at the same path.
    */
-  protected readonly silentIgnores = "Biome's own include rules (files.includes, linter.includes or an override that turns the linter off), or the VCS ignore file it reads";
+  protected readonly silentIgnores = "Biome's own rules for what it checks (files.includes, files.maxSize, linter.includes or an override that turns the linter off, or the VCS ignore file it reads)";
   #server: LspConnection | null = null;
   #home: string | null = null;
   /** The server's own process id (the daemon behind the proxy), from its log, for tests. */
@@ -155,9 +157,15 @@ export class BiomeStage extends ResidentLinter {
   /** The last operation on each URI: one document per URI is open at a time. */
   readonly #queues = new Map<string, Promise<unknown>>();
   /** This inspection's documents, already opened by prepare(). */
-  #ahead = new Map<string, { text: string; answer: Promise<Finding[]> }>();
+  #ahead = new Map<string, { text: string; answer: Promise<Judged> }>();
   /** The ignore probe's answer per path, for the running server. */
   #probes = new Map<string, Promise<Finding[]>>();
+  /**
+   * Paths whose draft Biome did not look at in this inspection. Its probe must
+   * then answer `[]` whatever the path's cached probe says: Biome also skips a
+   * text over `files.maxSize`, which a small probe at the same path is not.
+   */
+  #skipped = new Set<string>();
   #version = 0;
 
   readonly #diagnosticsMs: number;
@@ -197,6 +205,7 @@ export class BiomeStage extends ResidentLinter {
     this.#configErrors = [];
     this.#probes = new Map();
     this.#ahead = new Map();
+    this.#skipped = new Set();
     this.#daemonPid = null;
     const home = mkdtempSync(join(tmpdir(), 'vouch-biome-'));
     this.#home = home;
@@ -283,10 +292,11 @@ export class BiomeStage extends ResidentLinter {
   /** Opens every document of the inspection at once, each followed by its path's ignore probe when it answers empty. */
   protected override prepare(documents: readonly Draft[]): void {
     this.#ahead = new Map();
+    this.#skipped = new Set();
     for (const draft of documents) {
-      const answer = this.#findings(draft.path, draft.text).then(async (findings) => {
-        if (findings.length === 0) await this.#probe(draft.path);
-        return findings;
+      const answer = this.#judge(draft.path, draft.text).then(async (judged) => {
+        if (judged !== 'ignored' && judged.length === 0) await this.#probe(draft.path);
+        return judged;
       });
       // Consumed by lint(), or dropped when the inspection ends early; never an unhandled rejection.
       answer.catch(() => {});
@@ -298,10 +308,17 @@ export class BiomeStage extends ResidentLinter {
     const ahead = this.#ahead.get(path);
     if (ahead !== undefined && ahead.text === text) {
       this.#ahead.delete(path);
-      return ahead.answer;
+      return this.#settle(path, await ahead.answer);
     }
-    if (text === ignoreProbe(path)) return this.#probe(path);
-    return this.#findings(path, text);
+    if (text === ignoreProbe(path)) return this.#skipped.delete(path) ? [] : this.#probe(path);
+    return this.#settle(path, await this.#judge(path, text));
+  }
+
+  /** An unlooked-at draft lints as `[]`, and the probe that follows it for this path answers `[]` too. */
+  #settle(path: string, judged: Judged): Finding[] {
+    if (judged !== 'ignored') return judged;
+    this.#skipped.add(path);
+    return [];
   }
 
   /** A server that missed an answer (or died) is not trusted again: the next inspection starts a new one. */
@@ -320,6 +337,7 @@ export class BiomeStage extends ResidentLinter {
   #forget(): void {
     this.#ahead = new Map();
     this.#probes = new Map();
+    this.#skipped = new Set();
     const home = this.#home;
     this.#home = null;
     // The daemon ends with its proxy; what it leaves is a socket file and logs.
@@ -361,7 +379,7 @@ export class BiomeStage extends ResidentLinter {
   #probe(path: string): Promise<Finding[]> {
     let answer = this.#probes.get(path);
     if (answer === undefined) {
-      answer = this.#findings(path, biomeProbe(path));
+      answer = this.#judge(path, biomeProbe(path)).then((judged) => (judged === 'ignored' ? [] : judged));
       this.#probes.set(path, answer);
       // A failed probe is asked again next time.
       answer.catch(() => {
@@ -371,14 +389,10 @@ export class BiomeStage extends ResidentLinter {
     return answer;
   }
 
-  /** The findings for `text` at `path`; a path Biome does not look at answers [] and its probe is settled as [] too. */
-  async #findings(path: string, text: string): Promise<Finding[]> {
+  /** The findings for `text` at `path`, or that Biome did not look at it. */
+  async #judge(path: string, text: string): Promise<Judged> {
     const answer = await this.#serial(path, () => this.#diagnostics(path, text));
-    if (answer === 'ignored') {
-      if (!this.#probes.has(path)) this.#probes.set(path, Promise.resolve([]));
-      return [];
-    }
-    return answer.filter(linted).map(finding);
+    return answer === 'ignored' ? answer : answer.filter(linted).map(finding);
   }
 
   /** Runs `step` after every earlier operation on `path`'s URI has settled. */

@@ -135,9 +135,21 @@ describe('Biome stage', () => {
       ['workspace', 'generated/out.ts', true],
       ['workspace', 'src/legacy/old.ts', true],
     ]);
-    expect(issues[0]?.message).toContain("Biome's own include rules");
+    expect(issues[0]?.message).toContain("Biome's own rules for what it checks");
     // Biome publishes nothing for an excluded path; the code action asked after a second says so, long before the 5 s bound.
     expect(performance.now() - started).toBeLessThan(3000);
+  });
+
+  it('never judges a draft Biome skips for its size (files.maxSize) clean', { timeout: 30_000 }, async () => {
+    const ws = biomeProject({ 'biome.json': JSON.stringify({ files: { maxSize: 1000 } }) });
+    const stage = track(createLintStage(ws.root));
+    await stage.warm();
+    const big: Draft = { path: 'src/big.ts', text: `debugger;\n// ${'x'.repeat(2000)}\n` };
+    const issues = await stage.inspect(inspection(ws.root, [big]));
+    expect(issues).toEqual([expect.objectContaining({ origin: 'workspace', path: 'src/big.ts', unjudged: true, message: expect.stringContaining('files.maxSize') })]);
+    // A small draft at the same path is judged: the skip was about that text, not the path.
+    expect(await stage.inspect(inspection(ws.root, [{ path: 'src/big.ts', text: 'debugger;\n' }]))).toEqual([expect.objectContaining({ origin: 'claimant', code: 'lint/suspicious/noDebugger' })]);
+    expect(await stage.inspect(inspection(ws.root, [{ path: 'src/big.ts', text: 'export const small = 1;\n' }]))).toEqual([]);
   });
 
   it('restarts on a config change, refuses a malformed config as the workspace\'s, and is destroyed with its daemon', { timeout: 60_000 }, async () => {
