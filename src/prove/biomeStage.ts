@@ -24,6 +24,13 @@ const DIAGNOSTICS_MS = 5000;
  */
 const IGNORED_AFTER_MS = 1000;
 const SHUTDOWN_MS = 2000;
+/**
+ * Bounds the wait, after `initialize` answered, for Biome to load its
+ * settings and scan the project (its module graph), which grows with the
+ * project: tens of milliseconds here, seconds on a large monorepo or a
+ * loaded machine. `initialize` itself keeps the short bound oxlint's has.
+ */
+const SETTINGS_MS = 60_000;
 
 interface Diagnostic {
   range: { start: { line: number; character: number } };
@@ -121,8 +128,10 @@ function privateEnv(dir: string): NodeJS.ProcessEnv {
 export interface BiomeOptions extends LinterOptions {
   /** Bounds the wait for one document's answer; tests shorten it to see a silent server quickly. */
   diagnosticsMs?: number;
-  /** Bounds the server's start, `initialize` to its settings loaded; by default VOUCH_PROVE_INITIALIZE_MS, else 5000. */
+  /** Bounds the server's answer to `initialize`; by default VOUCH_PROVE_INITIALIZE_MS, else 5000. */
   initializeMs?: number;
+  /** Bounds its settings load and project scan after that; 60 s by default. */
+  settingsMs?: number;
 }
 
 /**
@@ -170,11 +179,13 @@ export class BiomeStage extends ResidentLinter {
 
   readonly #diagnosticsMs: number;
   readonly #initializeMs: number;
+  readonly #settingsMs: number;
 
   constructor(workspace: string, options: BiomeOptions = {}) {
     super(workspace, options);
     this.#diagnosticsMs = options.diagnosticsMs ?? DIAGNOSTICS_MS;
     this.#initializeMs = options.initializeMs ?? initializeMsFrom(process.env);
+    this.#settingsMs = options.settingsMs ?? SETTINGS_MS;
   }
 
   /** The proxy's pid, for tests that check destroy(). */
@@ -228,7 +239,6 @@ export class BiomeStage extends ResidentLinter {
     const root = pathToFileURL(this.workspace).href;
     let timer: NodeJS.Timeout | undefined;
     try {
-      const started = performance.now();
       // workDoneProgress lets Biome report its project scan; it waits on no answer of ours to go on.
       const answer = (await server.request(
         'initialize',
@@ -241,11 +251,10 @@ export class BiomeStage extends ResidentLinter {
       }
       server.notify('initialized', {});
       // A document opened before Biome has loaded its settings is linted with none (parse errors only): an empty answer that is not the workspace's.
-      const left = Math.max(1, this.#initializeMs - (performance.now() - started));
       await Promise.race([
         ready,
         death,
-        new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new LspTimeout('initialized (its settings loaded)', this.#initializeMs)), left))),
+        new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new LspTimeout('initialized (its settings loaded, the project scanned)', this.#settingsMs)), this.#settingsMs))),
       ]);
     } catch (error) {
       await this.halt();
@@ -254,7 +263,9 @@ export class BiomeStage extends ResidentLinter {
         throw new ClaimError(
           'instrument',
           'stage-timeout',
-          `the lint stage's biome lsp-proxy did not answer ${error.method} within ${error.ms} ms; the machine may be overloaded. Try again, or allow it longer with VOUCH_PROVE_INITIALIZE_MS (milliseconds)`,
+          error.method === 'initialize'
+            ? `the lint stage's biome lsp-proxy did not answer initialize within ${error.ms} ms; the machine may be overloaded. Try again, or allow it longer with VOUCH_PROVE_INITIALIZE_MS (milliseconds)`
+            : `the lint stage's biome lsp-proxy did not finish ${error.method} within ${error.ms} ms; the machine may be overloaded, or the project too large to scan in that time. Try again`,
         );
       }
       throw error;

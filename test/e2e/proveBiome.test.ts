@@ -110,8 +110,10 @@ describe('prove on a Biome workspace', () => {
   });
 
   it('a control that breaks Biome\'s rule earns a lint receipt, located at the comparison', () => {
-    const json = JSON.parse(app.vouch(['prove', 'claims/clamp-lint.json', '--no-server', '--json']).stdout);
-    expect(json.receipt, JSON.stringify(json.why)).toMatch(/^vouch-claim:[0-9a-f]{64}:lint:typescript@[^:]+:biome@/);
+    const result = app.vouch(['prove', 'claims/clamp-lint.json', '--no-server', '--json']);
+    const json = JSON.parse(result.stdout);
+    expect(typeof json.receipt, result.stdout + result.stderr).toBe('string');
+    expect(json.receipt).toMatch(/^vouch-claim:[0-9a-f]{64}:lint:typescript@[^:]+:biome@/);
     const lint = json.verdict.checks.find((c: any) => c.stage === 'lint' && c.phase === 'control');
     const line = LOOSE.split('\n').findIndex((text) => text.includes('=='));
     expect(lint.issues).toEqual([

@@ -152,6 +152,15 @@ describe('Biome stage', () => {
     expect(await stage.inspect(inspection(ws.root, [{ path: 'src/big.ts', text: 'export const small = 1;\n' }]))).toEqual([]);
   });
 
+  it('a server that has not loaded its settings in time is a stage-timeout (try again), not a silent start', { timeout: 30_000 }, async () => {
+    const ws = biomeProject();
+    const stage = track(new BiomeStage(ws.root, { settingsMs: 1 }));
+    const error = await rejection(stage.warm());
+    expect([error.origin, error.code]).toEqual(['instrument', 'stage-timeout']);
+    expect(error.message).toMatch(/did not finish initialized \(its settings loaded, the project scanned\) within 1 ms/);
+    expect(stage.pid).toBeUndefined();
+  });
+
   it('restarts on a config change, refuses a malformed config as the workspace\'s, and is destroyed with its daemon', { timeout: 60_000 }, async () => {
     const ws = biomeProject();
     const stage = track(new BiomeStage(ws.root));
