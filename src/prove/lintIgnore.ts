@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import { dirname, extname, join, posix } from 'node:path';
 import ignore from 'ignore';
 
@@ -23,12 +23,25 @@ export function ancestorDirs(path: string): string[] {
   return dirs;
 }
 
-/** The text of a file, or null when there is none. */
+/**
+ * The text of a regular file, or null when there is none. A FIFO or a device
+ * planted under a config's or an ignore file's name is not read: the read
+ * would block the event loop for good, and with it every deadline. O_NONBLOCK
+ * keeps the open itself from blocking on a FIFO.
+ */
 function readText(abs: string): string | null {
+  let fd: number;
   try {
-    return readFileSync(abs, 'utf8');
+    fd = openSync(abs, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch {
     return null;
+  }
+  try {
+    return fstatSync(fd).isFile() ? readFileSync(fd, 'utf8') : null;
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
   }
 }
 
@@ -70,7 +83,9 @@ export class LinterInputs {
 
 function digest(abs: string): string {
   const text = readText(abs);
-  return text === null ? 'absent' : createHash('sha256').update(text).digest('hex');
+  if (text !== null) return createHash('sha256').update(text).digest('hex');
+  // Not a regular file: recorded as such (a FIFO turning into a file is a change), never read.
+  return existsSync(abs) ? 'not a regular file' : 'absent';
 }
 
 /** Names of oxlint's config files; the first present in a directory applies there. */
