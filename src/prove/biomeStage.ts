@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, extname, join } from 'node:path';
@@ -125,6 +126,23 @@ function privateEnv(dir: string): NodeJS.ProcessEnv {
   };
 }
 
+/**
+ * `biome stop` for vouch's private daemon (https://biomejs.dev/reference/cli/#biome-stop):
+ * "The Biome server was not running" when it already ended, and never starts one.
+ */
+function stopDaemon(bin: string, home: string): Promise<void> {
+  return new Promise((resolve) => {
+    const child = spawn(bin, ['stop'], { env: privateEnv(home), stdio: 'ignore' });
+    const timer = setTimeout(() => child.kill('SIGKILL'), SHUTDOWN_MS);
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    child.once('error', done);
+    child.once('exit', done);
+  });
+}
+
 export interface BiomeOptions extends LinterOptions {
   /** Bounds the wait for one document's answer; tests shorten it to see a silent server quickly. */
   diagnosticsMs?: number;
@@ -157,6 +175,8 @@ export class BiomeStage extends ResidentLinter {
   protected readonly silentIgnores = "Biome's own rules for what it checks (files.includes, files.maxSize, linter.includes or an override that turns the linter off, or the VCS ignore file it reads)";
   #server: LspConnection | null = null;
   #home: string | null = null;
+  /** The binary the running server was started from, to stop its daemon with. */
+  #bin: string | null = null;
   /** The server's own process id (the daemon behind the proxy), from its log, for tests. */
   #daemonPid: number | null = null;
   /** Errors Biome showed about its config; it then reports parse errors only, or nothing, so no answer of it is the workspace's. */
@@ -213,6 +233,7 @@ export class BiomeStage extends ResidentLinter {
 
   protected async start(): Promise<string> {
     const { bin, version } = resolveBiome(this.workspace);
+    this.#bin = bin;
     this.#configErrors = [];
     this.#probes = new Map();
     this.#ahead = new Map();
@@ -285,14 +306,14 @@ export class BiomeStage extends ResidentLinter {
     const server = this.#server;
     this.#server = null;
     if (server) await server.close(SHUTDOWN_MS);
-    this.#forget();
+    await this.#forget();
   }
 
   protected async halt(): Promise<void> {
     const server = this.#server;
     this.#server = null;
     if (server) await server.kill();
-    this.#forget();
+    await this.#forget();
   }
 
   /** Biome's ignore rules are its own (includes, overrides, VCS files): its answer and the probe say what it skips. */
@@ -345,14 +366,19 @@ export class BiomeStage extends ResidentLinter {
     return this.#configErrors.length > 0 ? this.#configErrors.join('\n') : null;
   }
 
-  #forget(): void {
+  async #forget(): Promise<void> {
     this.#ahead = new Map();
     this.#probes = new Map();
     this.#skipped = new Set();
     const home = this.#home;
+    const bin = this.#bin;
     this.#home = null;
-    // The daemon ends with its proxy; what it leaves is a socket file and logs.
-    if (home !== null) rmSync(home, { recursive: true, force: true });
+    if (home === null) return;
+    // The daemon ends with its proxy when it can; one stuck in a read (a FIFO its config extends)
+    // does not see the proxy go, and answers `biome stop` all the same (measured, 20 ms).
+    if (bin !== null) await stopDaemon(bin, home);
+    // What is left of it is a socket file and logs.
+    rmSync(home, { recursive: true, force: true });
   }
 
   #notified(method: string, params: unknown): void {

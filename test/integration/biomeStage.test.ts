@@ -1,5 +1,6 @@
-import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Draft } from '../../src/core/claim.js';
@@ -32,6 +33,21 @@ function running(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** The Biome daemons whose logs go to the private folder `home` (its private cache dir). */
+function daemons(home: string): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name) && running(Number(name)))
+    .filter((pid) => {
+      try {
+        const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+        return args.includes('__run_server') && args.some((arg) => arg.startsWith(`--log-path=${home}`));
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 }
 
 async function until(check: () => boolean, ms: number): Promise<boolean> {
@@ -187,6 +203,40 @@ describe('Biome stage', () => {
     expect((await rejection(stage.inspect(inspection(ws.root, [DEBUGGER])))).code).toBe('destroyed');
     // Its private daemon home (socket and logs) is gone too.
     expect(existsSync(home)).toBe(false);
+  });
+});
+
+describe('a hostile workspace', () => {
+  it('a FIFO planted under a name the stage digests (.gitignore, biome.json\'s extends) does not block it', { timeout: 30_000 }, async () => {
+    const ws = biomeProject({ 'biome.json': JSON.stringify({ extends: ['./shared.json'] }) });
+    for (const name of ['.gitignore', 'shared.json', 'src/.ignore']) {
+      mkdirSync(dirname(join(ws.root, name)), { recursive: true });
+      expect(spawnSync('mkfifo', [join(ws.root, name)]).status).toBe(0);
+    }
+    // Biome itself blocks reading the FIFO its config extends, and never says it is initialized:
+    // vouch's event loop stays free, so the bound on that wait fires.
+    const stage = track(new BiomeStage(ws.root, { settingsMs: 3000 }));
+    let home = '';
+    const started = (async () => {
+      while (stage.home === null) await new Promise((resolve) => setTimeout(resolve, 10));
+      home = stage.home;
+    })();
+    const answer = await Promise.race([
+      (async () => {
+        try {
+          await stage.warm();
+          return await stage.inspect(inspection(ws.root, [DEBUGGER]));
+        } catch (error) {
+          return error;
+        }
+      })(),
+      new Promise((resolve) => setTimeout(() => resolve('blocked'), 15_000)),
+    ]);
+    await started;
+    expect(answer).not.toBe('blocked');
+    expect(answer).toMatchObject({ origin: 'instrument', code: 'stage-timeout' });
+    // Its daemon, stuck reading the FIFO, did not end with its proxy; vouch stopped it.
+    expect(await until(() => daemons(home).length === 0, 5000)).toBe(true);
   });
 });
 
