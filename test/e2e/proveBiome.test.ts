@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseClaimToken } from '../../src/core/claimToken.js';
@@ -140,7 +140,7 @@ describe('prove on a Biome workspace', () => {
 });
 
 /** The `biome lsp-proxy` processes running in the workspace, and the daemons each serves (by the private cache dir in its environment). */
-function biomeProcesses(root: string): { proxies: number[]; daemons: number[] } {
+function biomeProcesses(root: string): { proxies: number[]; daemons: number[]; homes: string[] } {
   const proxies: number[] = [];
   const homes: string[] = [];
   const daemons: number[] = [];
@@ -169,7 +169,7 @@ function biomeProcesses(root: string): { proxies: number[]; daemons: number[] } 
     const args = cmdline(pid);
     if (args.includes('__run_server') && homes.some((home) => args.some((arg) => arg.startsWith(`--log-path=${home}`)))) daemons.push(Number(pid));
   }
-  return { proxies, daemons };
+  return { proxies, daemons, homes };
 }
 
 async function until(check: () => boolean, ms: number): Promise<boolean> {
@@ -186,11 +186,14 @@ describe('Biome resident in a served prover', () => {
     const server: ChildProcess = spawn(process.execPath, [CLI, 'prove', '--serve'], { cwd: app.root, env: cleanEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     server.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    let homes: string[] = [];
     try {
       expect(await until(() => /serving proves on/.test(stderr) || server.exitCode !== null, 90_000), stderr).toBe(true);
       const first = JSON.parse(app.vouch(['prove', 'claims/clamp.json', '--json']).stdout);
       expect(first.cold).toBe(false);
       const running = biomeProcesses(app.root);
+      homes = running.homes;
+      expect(homes).toHaveLength(1);
       expect(running.proxies).toHaveLength(1);
       expect(running.daemons).toHaveLength(1);
       const second = JSON.parse(app.vouch(['prove', 'claims/loose.json', '--json']).stdout);
@@ -205,6 +208,8 @@ describe('Biome resident in a served prover', () => {
     }
     // Its proxy sees its input close and exits; the daemon, started to stop when its last client goes, follows.
     expect(await until(() => { const left = biomeProcesses(app.root); return left.proxies.length === 0 && left.daemons.length === 0; }, 10_000)).toBe(true);
+    // A killed prover cannot remove its private folder (docs/claims.md, Limits); the test does.
+    for (const home of homes) rmSync(home, { recursive: true, force: true });
     expect(existsSync(join(app.root, '.vouch', 'prove.sock'))).toBe(true);
   });
 });
