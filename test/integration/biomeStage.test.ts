@@ -168,6 +168,16 @@ describe('Biome stage', () => {
     expect(await stage.inspect(inspection(ws.root, [{ path: 'src/big.ts', text: 'export const small = 1;\n' }]))).toEqual([]);
   });
 
+  it('restarts when a config that biome.jsonc extends changes', { timeout: 30_000 }, async () => {
+    const ws = biomeProject({ 'biome.jsonc': '{\n  // shared rules live beside it\n  "extends": ["./base.json"], /* trailing comma next */\n}\n', 'base.json': JSON.stringify({ linter: { rules: { suspicious: { noDebugger: 'off' } } } }) });
+    rmSync(join(ws.root, 'biome.json'));
+    const stage = track(createLintStage(ws.root));
+    await stage.warm();
+    expect(await stage.inspect(inspection(ws.root, [DEBUGGER]))).toEqual([]);
+    ws.write('base.json', JSON.stringify({ linter: { rules: { suspicious: { noDebugger: 'error' } } } }));
+    expect(await stage.inspect(inspection(ws.root, [DEBUGGER]))).toEqual([expect.objectContaining({ origin: 'claimant', code: 'lint/suspicious/noDebugger' })]);
+  });
+
   it('a server that has not loaded its settings in time is a stage-timeout (try again), not a silent start', { timeout: 30_000 }, async () => {
     const ws = biomeProject();
     const stage = track(new BiomeStage(ws.root, { settingsMs: 1 }));
