@@ -53,8 +53,8 @@ function named(script: string): LinterChoice | null {
 /**
  * The linter the workspace itself uses, in order of how plainly it says so:
  * the `lint` script, then any other script, then a config file at the root
- * (oxlint's, then ESLint's, then Biome's), then whichever is installed, in
- * the same order. The first answer wins, so a workspace that runs two is
+ * (oxlint's, then ESLint's, then Biome's with @biomejs/biome installed), then
+ * whichever is installed, in the same order. The first answer wins, so a workspace that runs two is
  * judged by the one its `lint` script names first, and one with a
  * `biome.json` beside an `eslint.config.js` and no script naming either by
  * ESLint (a Biome config is often there for formatting alone).
@@ -75,8 +75,13 @@ export function pickLinter(workspace: string): LinterChoice {
   }
   if (OXLINT_CONFIGS.some((file) => existsSync(join(workspace, file)))) return { name: 'oxlint', warningsFail: false };
   if (ESLINT_CONFIGS.some((file) => existsSync(join(workspace, file)))) return { name: 'eslint', warningsFail: false };
-  if (BIOME_CONFIGS.some((file) => existsSync(join(workspace, file)))) return { name: 'biome', warningsFail: false };
+  // A biome.json counts with Biome installed beside it: it is also read by editors, and kept for formatting.
+  const biomeConfigured = BIOME_CONFIGS.some((file) => existsSync(join(workspace, file)));
+  if (biomeConfigured && linterVersion(workspace, 'biome') !== null) return { name: 'biome', warningsFail: false };
   for (const name of ['oxlint', 'eslint', 'biome'] as const) if (linterVersion(workspace, name) !== null) return { name, warningsFail: false };
+  if (biomeConfigured) {
+    throw new ClaimError('workspace', 'missing', `${workspace} has a Biome config but no ${BIOME_PACKAGE} installed, and no other linter; install it there (npm install --save-dev ${BIOME_PACKAGE})`);
+  }
   throw new ClaimError(
     'workspace',
     'missing',

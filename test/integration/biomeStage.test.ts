@@ -1,15 +1,17 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Draft } from '../../src/core/claim.js';
+import type { ClaimError } from '../../src/core/claimError.js';
 import { BiomeStage } from '../../src/prove/biomeStage.js';
 import { createLintStage, type LintStage, pickLinter } from '../../src/prove/lintStage.js';
 import { createOverlay } from '../../src/prove/overlay.js';
 import type { Inspection, StageInstance } from '../../src/prove/stage.js';
 import { installedVersion } from '../helpers/claims.js';
-import { tempProject, type TempProject } from '../helpers/project.js';
+import { REPO, tempProject, type TempProject } from '../helpers/project.js';
 import { rejection } from '../helpers/rejection.js';
 
 /*
@@ -265,5 +267,32 @@ describe('picking Biome', () => {
     expect(pickLinter(ws.root).name).toBe('eslint');
     rmSync(join(ws.root, 'eslint.config.js'));
     expect(pickLinter(ws.root)).toEqual({ name: 'biome', warningsFail: false });
+  });
+
+  it('by its config only with @biomejs/biome installed; a Biome config with no linter installed is refused, naming the package', () => {
+    // The OS temp dir is outside the repo, so nothing resolves there.
+    const root = mkdtempSync(join(tmpdir(), 'vouch-biome-none-'));
+    try {
+      writeFileSync(join(root, 'package.json'), JSON.stringify({ name: 'ws' }));
+      writeFileSync(join(root, 'biome.json'), '{}\n');
+      const error = (() => {
+        try {
+          pickLinter(root);
+        } catch (caught) {
+          return caught as ClaimError;
+        }
+        throw new Error('pickLinter chose a linter in a workspace with none installed');
+      })();
+      expect([error.origin, error.code]).toEqual(['workspace', 'missing']);
+      expect(error.message).toContain('npm install --save-dev @biomejs/biome');
+      mkdirSync(join(root, 'node_modules'));
+      symlinkSync(join(REPO, 'node_modules', 'oxlint'), join(root, 'node_modules', 'oxlint'));
+      expect(pickLinter(root).name).toBe('oxlint');
+      mkdirSync(join(root, 'node_modules', '@biomejs'));
+      symlinkSync(join(REPO, 'node_modules', '@biomejs', 'biome'), join(root, 'node_modules', '@biomejs', 'biome'));
+      expect(pickLinter(root).name).toBe('biome');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });
