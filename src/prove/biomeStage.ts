@@ -19,9 +19,10 @@ import { type Finding, type IgnoredBy, type LintFailure, type LinterOptions, Res
  */
 const DIAGNOSTICS_MS = 5000;
 /**
- * Biome publishes nothing at all for a path its `files.includes` leaves out.
- * A document still unanswered after this long is asked about with a code
- * action request, which Biome answers at once, with null for such a path.
+ * Biome publishes nothing at all for a path its `files.includes` leaves out,
+ * nor for a text over `files.maxSize`. A document still unanswered after this
+ * long is asked about with a code action request, which Biome answers at
+ * once, with null for such a document (measured on 2.6.9).
  */
 const IGNORED_AFTER_MS = 1000;
 const SHUTDOWN_MS = 2000;
@@ -260,10 +261,9 @@ export class BiomeStage extends ResidentLinter {
     const root = pathToFileURL(this.workspace).href;
     let timer: NodeJS.Timeout | undefined;
     try {
-      // workDoneProgress lets Biome report its project scan; it waits on no answer of ours to go on.
       const answer = (await server.request(
         'initialize',
-        { processId: process.pid, rootUri: root, capabilities: { window: { workDoneProgress: true } }, workspaceFolders: [{ uri: root, name: basename(this.workspace) }] },
+        { processId: process.pid, rootUri: root, capabilities: {}, workspaceFolders: [{ uri: root, name: basename(this.workspace) }] },
         this.#initializeMs,
       )) as { serverInfo?: { version?: string } } | null;
       const served = answer?.serverInfo?.version;

@@ -114,6 +114,16 @@ describe('Biome stage', () => {
     console.log(`biome: warm() ${warmMs.toFixed(0)} ms, first inspect ${firstMs.toFixed(0)} ms, warm inspect of 3 documents ${warmInspectMs.toFixed(0)} ms`);
   });
 
+  it('judges the very first document of a cold server under the workspace\'s settings (it waits for Biome to load them)', { timeout: 30_000 }, async () => {
+    const ws = biomeProject();
+    for (let round = 0; round < 3; round++) {
+      const stage = track(new BiomeStage(ws.root));
+      await stage.warm();
+      expect(await stage.inspect(inspection(ws.root, [DEBUGGER]))).toEqual([expect.objectContaining({ origin: 'claimant', path: 'src/value.ts', code: 'lint/suspicious/noDebugger' })]);
+      await stage.destroy();
+    }
+  });
+
   it('lints the test draft, applies overrides, keeps warnings and assists out, and locates a draft that does not parse', { timeout: 30_000 }, async () => {
     const ws = biomeProject();
     const stage = track(createLintStage(ws.root));
