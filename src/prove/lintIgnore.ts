@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, constants, existsSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import { dirname, extname, join, posix } from 'node:path';
 import ignore from 'ignore';
+import { isInside } from '../core/pathInside.js';
 
 /**
  * The extensions a linter of this family lints. A draft of any other kind
@@ -243,7 +244,8 @@ export function biomeInputs(workspace: string, paths: readonly string[]): string
     for (const name of BIOME_CONFIGS) {
       const config = join(workspace, dir, name);
       files.add(config);
-      for (const extended of biomeExtendsOf(config)) files.add(extended);
+      // A repository is untrusted: a config that extends a file outside it does not make vouch read there.
+      for (const extended of biomeExtendsOf(config)) if (isInside(workspace, extended)) files.add(extended);
     }
   }
   return [...files];
