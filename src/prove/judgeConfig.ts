@@ -5,12 +5,9 @@ import { canonicalJson } from '../core/canonicalJson.js';
 import type { Claim, JudgeConfig } from '../core/claim.js';
 import { sha256 } from '../core/digest.js';
 import { isInside } from '../core/pathInside.js';
-import { ESLINT_CONFIGS, OXLINT_CONFIGS, ancestorDirs } from './lintIgnore.js';
+import { BIOME_CONFIGS, ESLINT_CONFIGS, OXLINT_CONFIGS, ancestorDirs } from './lintIgnore.js';
 
 const SCRIPT_EXTENSIONS = ['.ts', '.mts', '.cts', '.js', '.mjs', '.cjs'];
-
-/** Biome's config names; Biome 2 also reads nested ones (https://biomejs.dev/guides/configure-biome/). */
-const BIOME_CONFIGS = ['biome.json', 'biome.jsonc'];
 
 /**
  * The test runner's config names, at the root. `vite.config.*` is in even

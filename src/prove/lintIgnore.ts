@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import { dirname, extname, join, posix } from 'node:path';
 import ignore from 'ignore';
+import { isInside } from '../core/pathInside.js';
 
 /**
  * The extensions a linter of this family lints. A draft of any other kind
@@ -23,12 +24,25 @@ export function ancestorDirs(path: string): string[] {
   return dirs;
 }
 
-/** The text of a file, or null when there is none. */
+/**
+ * The text of a regular file, or null when there is none. A FIFO or a device
+ * planted under a config's or an ignore file's name is not read: the read
+ * would block the event loop for good, and with it every deadline. O_NONBLOCK
+ * keeps the open itself from blocking on a FIFO.
+ */
 function readText(abs: string): string | null {
+  let fd: number;
   try {
-    return readFileSync(abs, 'utf8');
+    fd = openSync(abs, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch {
     return null;
+  }
+  try {
+    return fstatSync(fd).isFile() ? readFileSync(fd, 'utf8') : null;
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
   }
 }
 
@@ -70,7 +84,9 @@ export class LinterInputs {
 
 function digest(abs: string): string {
   const text = readText(abs);
-  return text === null ? 'absent' : createHash('sha256').update(text).digest('hex');
+  if (text !== null) return createHash('sha256').update(text).digest('hex');
+  // Not a regular file: recorded as such (a FIFO turning into a file is a change), never read.
+  return existsSync(abs) ? 'not a regular file' : 'absent';
 }
 
 /** Names of oxlint's config files; the first present in a directory applies there. */
@@ -203,4 +219,76 @@ export function eslintInputs(workspace: string, paths: readonly string[]): strin
   const files = new Set<string>([join(workspace, 'package.json'), join(workspace, 'node_modules', 'eslint', 'package.json')]);
   for (const dir of new Set(['', ...paths.flatMap(ancestorDirs)])) for (const name of ESLINT_CONFIGS) files.add(join(workspace, dir, name));
   return [...files];
+}
+
+/** Biome's config names; Biome 2 also reads nested ones (https://biomejs.dev/guides/configure-biome/). */
+export const BIOME_CONFIGS = ['biome.json', 'biome.jsonc'];
+
+/**
+ * Ignore files Biome reads when its VCS integration is on (`vcs.useIgnoreFile`,
+ * https://biomejs.dev/guides/integrate-in-vcs/): `.gitignore` and `.ignore`,
+ * nested ones too, and git's `info/exclude`.
+ */
+const BIOME_IGNORE_FILES = ['.gitignore', '.ignore'];
+
+/** The files a resident Biome read at start, for the drafts at `paths`. */
+export function biomeInputs(workspace: string, paths: readonly string[]): string[] {
+  const files = new Set<string>([
+    join(workspace, 'package.json'),
+    join(workspace, 'node_modules', '@biomejs', 'biome', 'package.json'),
+    join(workspace, '.git', 'info', 'exclude'),
+    join(workspace, '.editorconfig'),
+  ]);
+  for (const dir of new Set(['', ...paths.flatMap(ancestorDirs)])) {
+    for (const name of BIOME_IGNORE_FILES) files.add(join(workspace, dir, name));
+    for (const name of BIOME_CONFIGS) {
+      const config = join(workspace, dir, name);
+      files.add(config);
+      // A repository is untrusted: a config that extends a file outside it does not make vouch read there.
+      for (const extended of biomeExtendsOf(config)) if (isInside(workspace, extended)) files.add(extended);
+    }
+  }
+  return [...files];
+}
+
+/**
+ * The files a Biome config `extends` by relative path, absolute. A package
+ * name (`"extends": ["@acme/biome-config"]`) or `"//"` (the root config, in
+ * a nested one) is not a file here; the root config is an input already.
+ */
+function biomeExtendsOf(config: string): string[] {
+  const text = readText(config);
+  if (text === null) return [];
+  let list: unknown;
+  try {
+    list = (JSON.parse(withoutJsonComments(text)) as { extends?: unknown }).extends;
+  } catch {
+    // Biome reports a config it cannot parse itself, as malformed.
+    return [];
+  }
+  const entries = typeof list === 'string' ? [list] : Array.isArray(list) ? list : [];
+  return entries.filter((e): e is string => typeof e === 'string' && e.startsWith('.')).map((e) => join(dirname(config), e));
+}
+
+/** JSONC as JSON: comments and trailing commas taken out, strings left as they are (biome.jsonc allows both). */
+export function withoutJsonComments(text: string): string {
+  let out = '';
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === '"') {
+      let j = i + 1;
+      while (j < text.length && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
+      out += text.slice(i, j + 1);
+      i = j;
+    } else if (c === '/' && text[i + 1] === '/') {
+      while (i < text.length && text[i] !== '\n') i++;
+      out += '\n';
+    } else if (c === '/' && text[i + 1] === '*') {
+      const end = text.indexOf('*/', i + 2);
+      i = end < 0 ? text.length : end + 1;
+    } else {
+      out += c;
+    }
+  }
+  return out.replace(/,(\s*[}\]])/g, '$1');
 }

@@ -33,8 +33,9 @@ export class LspConnection {
   #onNotification: (method: string, params: unknown) => void = () => {};
   #onDeath: (error: Error) => void = () => {};
 
-  constructor(executable: string, args: readonly string[], cwd: string) {
-    this.#child = spawn(executable, args, { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+  /** `env` replaces the child's environment; by default it inherits this process's. */
+  constructor(executable: string, args: readonly string[], cwd: string, env?: NodeJS.ProcessEnv) {
+    this.#child = spawn(executable, args, { cwd, stdio: ['pipe', 'pipe', 'pipe'], ...(env === undefined ? {} : { env }) });
     this.#child.stdout.on('data', (chunk: Buffer) => this.#receive(chunk));
     // Drained always: a server blocked on a full stderr pipe would look like one that never answers.
     this.#child.stderr.on('data', (chunk: Buffer) => {

@@ -86,6 +86,14 @@ export abstract class ResidentLinter implements StageInstance {
   /** Called when lint() threw for a draft; a linter that cannot be trusted any more drops itself here. */
   protected abstract failed(path: string, error: Error): Promise<LintFailure>;
 
+  /**
+   * Called once per inspection, after ignores() and before the documents are
+   * linted one at a time: a linter that answers each document only after a
+   * fixed delay (Biome's language server) may start them all here, so the
+   * delay is paid once, not once per document.
+   */
+  protected prepare(_documents: readonly Draft[]): void {}
+
   /** Errors the linter reported about its config while it ran, or null; its answers are then not the workspace's. */
   protected configErrors(): string | null {
     return null;
@@ -126,6 +134,7 @@ export abstract class ResidentLinter implements StageInstance {
       }
     }
     const ignoredBy = await this.ignores(paths);
+    this.prepare(documents);
     const issues: Issue[] = [];
     for (const draft of documents) {
       this.#alive();
