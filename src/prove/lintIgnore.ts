@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, constants, existsSync, fstatSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, openSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { dirname, extname, join, posix } from 'node:path';
 import ignore from 'ignore';
 import { isInside } from '../core/pathInside.js';
@@ -53,8 +53,31 @@ function readText(abs: string): string | null {
  * memory never re-reads them, so they are digested before each inspection and
  * any change restarts it.
  */
+/** Where a path really is, when that is inside the workspace (both resolved); null when it is elsewhere or does not resolve. */
+function realInside(workspace: string, abs: string): string | null {
+  try {
+    const real = realpathSync(abs);
+    return isInside(realpathSync(workspace), real) ? real : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * readText for a file a repository names (an ignore file, a config, what a
+ * config extends): read only when its real path is inside the workspace. A
+ * repository is untrusted, and must not make vouch read elsewhere.
+ */
+function readTextInside(workspace: string, abs: string): string | null {
+  const real = realInside(workspace, abs);
+  return real === null ? null : readText(real);
+}
+
 export class LinterInputs {
   #seen = new Map<string, string>();
+
+  /** The workspace whose files may be read; anything else a config leads to is recorded by where it is. */
+  constructor(private readonly workspace: string) {}
 
   /**
    * True when the linter must restart before it may answer: a file it read
@@ -64,7 +87,7 @@ export class LinterInputs {
    */
   changed(files: readonly string[]): boolean {
     for (const file of files) {
-      const now = digest(file);
+      const now = this.#digest(file);
       const before = this.#seen.get(file);
       if (before === undefined ? now !== 'absent' : before !== now) return true;
     }
@@ -73,20 +96,33 @@ export class LinterInputs {
 
   /** Records the files as the freshly started linter reads them. */
   reset(files: readonly string[]): void {
-    this.#seen = new Map(files.map((file) => [file, digest(file)]));
+    this.#seen = new Map(files.map((file) => [file, this.#digest(file)]));
   }
 
   /** Adds files seen for the first time while absent, so a later creation counts as a change. */
   note(files: readonly string[]): void {
-    for (const file of files) if (!this.#seen.has(file)) this.#seen.set(file, digest(file));
+    for (const file of files) if (!this.#seen.has(file)) this.#seen.set(file, this.#digest(file));
   }
-}
 
-function digest(abs: string): string {
-  const text = readText(abs);
-  if (text !== null) return createHash('sha256').update(text).digest('hex');
-  // Not a regular file: recorded as such (a FIFO turning into a file is a change), never read.
-  return existsSync(abs) ? 'not a regular file' : 'absent';
+  /**
+   * A file's state. Read only when its real path is inside the workspace: a
+   * repository is untrusted, and a config that `extends` `../../x`, or is a
+   * link to a file elsewhere, must not make vouch read outside it (nor read a
+   * huge file into memory). Such a file is recorded by its size, modification
+   * time and inode instead, which still say when it changed.
+   */
+  #digest(abs: string): string {
+    if (!existsSync(abs)) return 'absent';
+    const real = realInside(this.workspace, abs);
+    if (real === null) {
+      const stat = statSync(abs, { throwIfNoEntry: false });
+      return stat ? `elsewhere:${stat.size}:${stat.mtimeMs}:${stat.ino}` : 'absent';
+    }
+    const text = readText(real);
+    if (text !== null) return createHash('sha256').update(text).digest('hex');
+    // Not a regular file: recorded as such (a FIFO turning into a file is a change), never read.
+    return 'not a regular file';
+  }
 }
 
 /** Names of oxlint's config files; the first present in a directory applies there. */
@@ -105,7 +141,7 @@ const OXLINT_IGNORE_FILES = ['.eslintignore', '.oxlintignore'];
 export async function oxlintIgnored(workspace: string, paths: readonly string[]): Promise<Map<string, string>> {
   const ignored = await gitIgnored(workspace, paths);
   for (const name of OXLINT_IGNORE_FILES) {
-    const text = readText(join(workspace, name));
+    const text = readTextInside(workspace, join(workspace, name));
     if (text === null) continue;
     const rules = ignore().add(text);
     for (const path of paths) if (!ignored.has(path) && rules.ignores(path)) ignored.set(path, name);
@@ -126,7 +162,7 @@ export async function oxlintIgnored(workspace: string, paths: readonly string[])
 /** The config in `dir` whose `ignorePatterns` (relative to the config's directory) match `path`, or null. */
 function ignoredByConfig(workspace: string, dir: string, path: string): string | null {
   for (const name of OXLINT_CONFIGS.filter((config) => config.endsWith('.json'))) {
-    const text = readText(join(workspace, dir, name));
+    const text = readTextInside(workspace, join(workspace, dir, name));
     if (text === null) continue;
     let patterns: unknown;
     try {
@@ -192,16 +228,16 @@ export function oxlintInputs(workspace: string, paths: readonly string[]): strin
     for (const name of OXLINT_CONFIGS) {
       const config = join(workspace, dir, name);
       files.add(config);
-      for (const extended of extendsOf(config)) files.add(extended);
+      for (const extended of extendsOf(workspace, config)) files.add(extended);
     }
   }
   return [...files];
 }
 
 /** The files a JSON oxlint config `extends`, absolute; none when it has none or does not parse. */
-function extendsOf(config: string): string[] {
+function extendsOf(workspace: string, config: string): string[] {
   if (!config.endsWith('.json')) return [];
-  const text = readText(config);
+  const text = readTextInside(workspace, config);
   if (text === null) return [];
   try {
     const list = (JSON.parse(text) as { extends?: unknown }).extends;
@@ -245,7 +281,7 @@ export function biomeInputs(workspace: string, paths: readonly string[]): string
       const config = join(workspace, dir, name);
       files.add(config);
       // A repository is untrusted: a config that extends a file outside it does not make vouch read there.
-      for (const extended of biomeExtendsOf(config)) if (isInside(workspace, extended)) files.add(extended);
+      for (const extended of biomeExtendsOf(workspace, config)) if (isInside(workspace, extended)) files.add(extended);
     }
   }
   return [...files];
@@ -256,8 +292,8 @@ export function biomeInputs(workspace: string, paths: readonly string[]): string
  * name (`"extends": ["@acme/biome-config"]`) or `"//"` (the root config, in
  * a nested one) is not a file here; the root config is an input already.
  */
-function biomeExtendsOf(config: string): string[] {
-  const text = readText(config);
+function biomeExtendsOf(workspace: string, config: string): string[] {
+  const text = readTextInside(workspace, config);
   if (text === null) return [];
   let list: unknown;
   try {

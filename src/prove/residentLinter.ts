@@ -50,7 +50,7 @@ export abstract class ResidentLinter implements StageInstance {
   readonly stage = 'lint' as const;
   protected readonly workspace: string;
   readonly #warningsFail: boolean;
-  readonly #inputs = new LinterInputs();
+  readonly #inputs: LinterInputs;
   #progress = 0;
   #destroyed = false;
 
@@ -66,6 +66,7 @@ export abstract class ResidentLinter implements StageInstance {
 
   constructor(workspace: string, options: LinterOptions) {
     this.workspace = workspace;
+    this.#inputs = new LinterInputs(workspace);
     this.#warningsFail = options.warningsFail ?? false;
   }
 
