@@ -36,9 +36,9 @@ export interface ProveResult {
   verdict: Verdict;
   receipt: ClaimReceipt;
   timings: StageTiming[];
-  /** Wall time of the whole prove, warming included. */
+  /** Wall time of the whole prove, warming included (from the call, when it waited for a warming under way). */
   ms: number;
-  /** Whether any stage had to warm for this prove. */
+  /** Whether any stage had to warm for this prove, or it waited for a warming under way. */
   cold: boolean;
 }
 
@@ -86,6 +86,8 @@ export class Prover {
   private readonly slots = new Map<string, Slot>();
   private readonly lanes: Record<Stage, string[]>;
   private queue: Promise<unknown> = Promise.resolve();
+  /** warm() calls queued or running. */
+  private warming = 0;
   private closed = false;
   /**
    * Work a deadline walked away from: replaced stages being destroyed and the
@@ -110,13 +112,24 @@ export class Prover {
   /**
    * Warms all three stages at once; resolves with the tools that will judge.
    * `project` (an absolute tsconfig path) also takes the type stage's baseline for it.
+   * `lanes: 'first'` leaves the spare runtime lane to warm after the first prove, as a
+   * prove does: a prove that arrives during warming then waits for one Vitest instance,
+   * not two starting at once on the same cores.
    */
-  warm(project?: string): Promise<Toolchain> {
-    return this.serial(() => this.toolchain(project, [...this.slots.keys()]));
+  warm(project?: string, lanes: 'all' | 'first' = 'all'): Promise<Toolchain> {
+    this.warming += 1;
+    const done = () => {
+      this.warming -= 1;
+    };
+    const work = this.serial(() => this.toolchain(project, lanes === 'all' ? [...this.slots.keys()] : this.firstLanes()));
+    work.then(done, done);
+    return work;
   }
 
   prove(claim: Claim): Promise<ProveResult> {
-    return this.serial(() => this.judge(claim));
+    // A prove queued behind a warming waited for it: it is cold, and its time counts from the call.
+    const behindWarm = this.warming > 0 ? performance.now() : undefined;
+    return this.serial(() => this.judge(claim, behindWarm));
   }
 
   async close(): Promise<void> {
@@ -236,8 +249,8 @@ export class Prover {
     return { check: { stage, phase: inspection.phase, issues, completed }, ms };
   }
 
-  private async judge(raw: Claim): Promise<ProveResult> {
-    const started = performance.now();
+  private async judge(raw: Claim, calledDuringWarm?: number): Promise<ProveResult> {
+    const started = calledDuringWarm ?? performance.now();
     const claim = containClaimPaths(raw);
     // Refusals that need no workspace come before any stage spends time.
     const digest = validateClaim(claim);
@@ -253,7 +266,7 @@ export class Prover {
     // told apart, and the next prove's token names it.
     const config = readJudgeConfig(this.workspace, claim);
 
-    const cold = this.firstLanes().some((lane) => !this.slot(lane).ready) || !this.slot('type').prepared.has(project);
+    const cold = calledDuringWarm !== undefined || this.firstLanes().some((lane) => !this.slot(lane).ready) || !this.slot('type').prepared.has(project);
     // The type baseline is built inside the type lane, not before the others start: the lint and runtime
     // stages' first (cold) inspections overlap the full check, which is most of a cold prove.
     const toolchain = await this.toolchain(undefined, this.firstLanes());
@@ -266,6 +279,10 @@ export class Prover {
       return { phase, drafts, test, overlay: createOverlay(this.workspace, [...drafts, test]), project };
     });
     this.onProgress('judging the case, then the control');
+    // Asked before the inspections, not after them: the type worker answers in order, so this costs the type lane
+    // a config read up front instead of adding a round trip (and any collection the worker does) after the slowest lane.
+    const optionsDigest = (this.slot('type').instance as TypeStageInstance).optionsDigest(project);
+    optionsDigest.catch(() => {});
     const work = new Map<string, Inspection[]>();
     for (const stage of STAGES) {
       // A lane still cold is not waited for: its stage's other lane takes both phases.
@@ -292,7 +309,6 @@ export class Prover {
     const checks = done.map((entry) => entry.check);
     const timings: StageTiming[] = done.map((entry) => ({ stage: entry.check.stage, phase: entry.check.phase, ms: Math.round(entry.ms) }));
 
-    const optionsDigest = await (this.slot('type').instance as TypeStageInstance).optionsDigest(project);
     this.warmSpareLanes();
 
     const verdict: Verdict = {
@@ -300,7 +316,7 @@ export class Prover {
       controlStage: claim.control.stage,
       toolchain,
       config,
-      project: { tsconfig: claim.project, optionsDigest },
+      project: { tsconfig: claim.project, optionsDigest: await optionsDigest },
       checks,
     };
     return { verdict, receipt: mintReceipt(verdict), timings, ms: Math.round(performance.now() - started), cold };

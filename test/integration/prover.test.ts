@@ -89,6 +89,35 @@ function claim(overrides: Partial<Claim> = {}): Claim {
 }
 
 describe('the prover', () => {
+  it("warm(project, 'first') leaves the spare runtime lane for after the first prove; a prove queued behind the warming says it was cold", async () => {
+    const { prover, of } = harness({ runtime: breaksAt('runtime') });
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const spare = of('runtime')[1]!;
+    const warmed: string[] = [];
+    for (const instance of [...of('type'), ...of('lint'), ...of('runtime')]) {
+      const warm = instance.warm.bind(instance);
+      instance.warm = async () => {
+        await gate;
+        warmed.push(instance === spare ? 'spare runtime' : instance.stage);
+        return warm();
+      };
+    }
+    const warming = prover.warm(join(workspace, 'tsconfig.json'), 'first');
+    const proving = prover.prove(claim());
+    open();
+    await warming;
+    expect(warmed.sort()).toEqual(['lint', 'runtime', 'type']);
+    const first = await proving;
+    expect(first.receipt.receipt).not.toBeNull();
+    // Every lane was ready when it was judged, but it waited for the warming: cold all the same.
+    expect(first.cold).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(warmed).toContain('spare runtime');
+    expect((await prover.prove(claim())).cold).toBe(false);
+    await prover.close();
+  });
+
   it('judges the case, then the control, at every stage, and mints a receipt when the control breaks where declared', async () => {
     const { prover, of } = harness({ runtime: breaksAt('runtime') });
     const result = await prover.prove(claim());
