@@ -107,7 +107,7 @@ describe('vouch mcp answers the handshake before it warms the prover', () => {
     await client.callTool({ name: 'log', arguments: {} });
     await sleep(1500);
     expect(existsSync(marker)).toBe(false);
-    const { $schema, ...claim } = readClaim(app, 'discount-cap');
+    const { $schema: _schema, ...claim } = readClaim(app, 'discount-cap');
     const first = (await client.callTool({ name: 'prove', arguments: claim }, undefined, { timeout: 120_000 })) as CallToolResult;
     expect((first.structuredContent as any).receipt).toMatch(/^vouch-claim:/);
     expect(existsSync(marker)).toBe(true);
