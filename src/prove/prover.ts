@@ -68,6 +68,8 @@ interface Slot {
   ready: boolean;
   /** Projects whose program and baseline the type stage has built: building one is warming, under the warm deadline. */
   prepared: Set<string>;
+  /** Baselines being built: a prove that needs one joins the build a warming started, rather than queueing another. */
+  preparing: Map<string, Promise<void>>;
 }
 
 /**
@@ -121,7 +123,13 @@ export class Prover {
     const done = () => {
       this.warming -= 1;
     };
-    const work = this.serial(() => this.toolchain(project, lanes === 'all' ? [...this.slots.keys()] : this.firstLanes()));
+    // Not queued with the proves: each stage warms once, and a prove that arrives meanwhile awaits the same
+    // warmings. The baseline is built once the compiler is loaded, apart from the lanes' warming, so such a
+    // prove's lint and runtime lanes begin judging as soon as their tools are up while the type lane joins
+    // the baseline's build, as they do in a prove that warms by itself.
+    const tools = this.toolchain(lanes === 'all' ? [...this.slots.keys()] : this.firstLanes());
+    const baseline = project === undefined ? undefined : this.warmStage('type').then(() => this.prepare(project));
+    const work = baseline === undefined ? tools : Promise.all([tools, baseline]).then(([toolchain]) => toolchain);
     work.then(done, done);
     return work;
   }
@@ -155,7 +163,7 @@ export class Prover {
   }
 
   private fresh(stage: Stage): Slot {
-    return { stage, instance: this.factories[stage](this.workspace), tool: null, ready: false, prepared: new Set() };
+    return { stage, instance: this.factories[stage](this.workspace), tool: null, ready: false, prepared: new Set(), preparing: new Map() };
   }
 
   private slot(lane: string): Slot {
@@ -170,13 +178,12 @@ export class Prover {
     this.slots.set(lane, this.fresh(old.stage));
   }
 
-  private async warmStage(lane: string, project?: string): Promise<Tool> {
+  private async warmStage(lane: string): Promise<Tool> {
     const slot = this.slot(lane);
     const stage = slot.stage;
     if (slot.tool === null) {
       this.onProgress(`warming the ${stage} stage`);
-      slot.tool = stage === 'type' && project !== undefined ? (slot.instance as TypeStageInstance).warm(project) : slot.instance.warm();
-      if (stage === 'type' && project !== undefined) slot.prepared.add(project);
+      slot.tool = slot.instance.warm();
     }
     const before = slot.instance.progress();
     const outcome = await withDeadline(slot.tool, this.deadlines.warmMs).catch((error: unknown) => {
@@ -199,8 +206,8 @@ export class Prover {
     return STAGES.map((stage) => this.lanes[stage][0]!);
   }
 
-  private async toolchain(project: string | undefined, lanes: string[]): Promise<Toolchain> {
-    const settled = await Promise.allSettled(lanes.map((lane) => this.warmStage(lane, project)));
+  private async toolchain(lanes: string[]): Promise<Toolchain> {
+    const settled = await Promise.allSettled(lanes.map((lane) => this.warmStage(lane)));
     const failed = settled.find((outcome) => outcome.status === 'rejected');
     if (failed) throw (failed as PromiseRejectedResult).reason;
     const tool = (stage: Stage) => (settled[lanes.indexOf(this.lanes[stage][0]!)] as PromiseFulfilledResult<Tool>).value;
@@ -213,9 +220,18 @@ export class Prover {
    * project: a full check that belongs to warming, so an inspection's deadline
    * measures the claim and not a cold compiler.
    */
-  private async prepare(project: string): Promise<void> {
+  private prepare(project: string): Promise<void> {
     const slot = this.slot('type');
-    if (slot.prepared.has(project)) return;
+    if (slot.prepared.has(project)) return Promise.resolve();
+    let building = slot.preparing.get(project);
+    if (building === undefined) {
+      building = this.buildBaseline(slot, project).finally(() => slot.preparing.delete(project));
+      slot.preparing.set(project, building);
+    }
+    return building;
+  }
+
+  private async buildBaseline(slot: Slot, project: string): Promise<void> {
     this.onProgress(`building the type baseline of ${project}`);
     const before = slot.instance.progress();
     const work = (slot.instance as TypeStageInstance).warm(project);
@@ -223,7 +239,7 @@ export class Prover {
     if (expired(outcome)) {
       const progressed = slot.instance.progress() !== before;
       this.orphan(work);
-      this.replace('type');
+      if (this.slots.get('type') === slot) this.replace('type');
       throw deadlineError('type', 'warm', this.deadlines.warmMs, progressed);
     }
     slot.prepared.add(project);
@@ -269,7 +285,7 @@ export class Prover {
     const cold = calledDuringWarm !== undefined || this.firstLanes().some((lane) => !this.slot(lane).ready) || !this.slot('type').prepared.has(project);
     // The type baseline is built inside the type lane, not before the others start: the lint and runtime
     // stages' first (cold) inspections overlap the full check, which is most of a cold prove.
-    const toolchain = await this.toolchain(undefined, this.firstLanes());
+    const toolchain = await this.toolchain(this.firstLanes());
 
     // Each lane judges its phases in order (a stage with one lane: the case, then the control). Lanes do not
     // wait for one another, so a prove takes as long as its slowest lane, not the sum of each phase's slowest.

@@ -17,8 +17,12 @@ const SLACK_BYTES = 16 << 20;
 export class HeapKeeper {
   readonly #collect: () => void;
   readonly #used: () => number;
-  /** Bytes in use after the last full collection; 0 before the first, so the first settle() collects. */
-  #live = 0;
+  /**
+   * Bytes in use after the last full collection. Before the first one, what the first settle() saw: an
+   * overestimate (the warming's garbage is in it), which only delays the first collection. Collecting
+   * right after warming would put a pause of hundreds of milliseconds before the first inspection.
+   */
+  #live: number | undefined;
 
   constructor(collect: () => void, used: () => number = () => getHeapStatistics().used_heap_size) {
     this.#collect = collect;
@@ -27,7 +31,12 @@ export class HeapKeeper {
 
   /** Called when a request has been answered: collects only when the heap has grown enough to be worth a pause. */
   settle(): boolean {
-    if (this.#live > 0 && this.#used() < this.#live * GROWTH + SLACK_BYTES) return false;
+    const used = this.#used();
+    if (this.#live === undefined) {
+      this.#live = used;
+      return false;
+    }
+    if (used < this.#live * GROWTH + SLACK_BYTES) return false;
     this.#collect();
     this.#live = this.#used();
     return true;

@@ -4,21 +4,26 @@ import { fullCollection, HeapKeeper } from '../../src/prove/workerHeap.js';
 const MB = 1 << 20;
 
 describe('HeapKeeper', () => {
-  it('collects on the first settle, then only once the heap has grown well past what the last collection left', () => {
-    let used = 200 * MB;
+  it('takes the first settle as its measure, then collects only once the heap has grown well past what the last collection left', () => {
+    let used = 100 * MB;
     const collections: number[] = [];
     const keeper = new HeapKeeper(() => {
       collections.push(used);
-      used = 100 * MB; // what the collection leaves
+      used = 80 * MB; // what the collection leaves
     }, () => used);
-    expect(keeper.settle()).toBe(true);
-    expect(collections).toEqual([200 * MB]);
-    // 100 MB live: 1.25 × 100 + 16 = 141 MB is the threshold.
+    // Right after warming: no pause before the first inspection.
+    expect(keeper.settle()).toBe(false);
     used = 140 * MB;
     expect(keeper.settle()).toBe(false);
-    used = 142 * MB;
+    used = 200 * MB;
     expect(keeper.settle()).toBe(true);
-    expect(collections).toEqual([200 * MB, 142 * MB]);
+    expect(collections).toEqual([200 * MB]);
+    // 80 MB live after it: 1.25 × 80 + 16 = 116 MB is the threshold now.
+    used = 115 * MB;
+    expect(keeper.settle()).toBe(false);
+    used = 117 * MB;
+    expect(keeper.settle()).toBe(true);
+    expect(collections).toEqual([200 * MB, 117 * MB]);
   });
 });
 
