@@ -38,7 +38,7 @@ const summaries = () => import('./summaries.js');
 
 /** Builds the server; `serveMcp` connects it to stdio. Kept apart so the tool set can be read in one place. */
 export function createVouchServer(options: McpServerOptions): McpServer {
-  // One resident prover per session, made on the first prove: only the first pays for warming the stages.
+  // One resident prover per session, made after the handshake (or on the first prove, with warm: false): warmed once.
   let prover: Promise<Prover> | null = null;
   const resident = () => {
     prover ??= (async () => {
