@@ -70,6 +70,8 @@ interface Slot {
   prepared: Set<string>;
   /** Baselines being built: a prove that needs one joins the build a warming started, rather than queueing another. */
   preparing: Map<string, Promise<void>>;
+  /** Why the slot was given up, for whoever else was waiting on its warming: the deadline, not the destroy it caused. */
+  ended?: ClaimError;
 }
 
 /**
@@ -189,13 +191,15 @@ export class Prover {
     const outcome = await withDeadline(slot.tool, this.deadlines.warmMs).catch((error: unknown) => {
       // A stage that failed to warm is retried from scratch next time: the workspace may have been fixed.
       if (this.slots.get(lane) === slot) this.replace(lane);
-      throw error;
+      throw slot.ended ?? error;
     });
     if (expired(outcome)) {
       const progressed = slot.instance.progress() !== before;
       this.orphan(slot.tool);
-      this.replace(lane);
-      throw deadlineError(stage, 'warm', this.deadlines.warmMs, progressed);
+      slot.ended ??= deadlineError(stage, 'warm', this.deadlines.warmMs, progressed);
+      // A warming and a prove may both wait for this slot: only the first to give up replaces it.
+      if (this.slots.get(lane) === slot) this.replace(lane);
+      throw slot.ended;
     }
     slot.ready = true;
     return outcome;
