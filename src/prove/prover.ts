@@ -90,7 +90,7 @@ export class Prover {
   private readonly slots = new Map<string, Slot>();
   private readonly lanes: Record<Stage, string[]>;
   private queue: Promise<unknown> = Promise.resolve();
-  /** warm() calls queued or running. */
+  /** warm() calls not yet settled. */
   private warming = 0;
   private closed = false;
   /**
@@ -137,7 +137,7 @@ export class Prover {
   }
 
   prove(claim: Claim): Promise<ProveResult> {
-    // A prove queued behind a warming waited for it: it is cold, and its time counts from the call.
+    // A prove that arrives during a warming waits for it: it is cold, and its time counts from the call.
     const behindWarm = this.warming > 0 ? performance.now() : undefined;
     return this.serial(() => this.judge(claim, behindWarm));
   }
