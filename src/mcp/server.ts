@@ -1,23 +1,18 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { z } from 'zod';
-import { explain } from '../api/explain.js';
-import { log } from '../api/log.js';
 import { loadProject, type Project } from '../api/project.js';
-import { run } from '../api/run.js';
-import { status } from '../api/status.js';
 import { VouchError } from '../core/errors.js';
 // The one JSON contract (docs/json.md): the tools return exactly what --json prints.
 import { explanationJson, logJson, runReportJson, statusReportJson } from '../api/reportJson.js';
 import { explainOutput, inputsOutput, logOutput, proveOutput, runOutput, statusOutput } from './outputSchemas.js';
-import { explainInputs } from '../api/explainInputs.js';
-import { explainInputsJson } from '../api/explainInputsJson.js';
 import { locateWorkspace, openProver, proveReportJson, type Prover } from '../api/prove.js';
 import { proveText } from '../api/proveText.js';
-import { claimShape, parseClaim } from '../core/claimInput.js';
+import { claimShape, DEFAULT_PROJECT, parseClaim } from '../core/claimInput.js';
 import { OutputTail } from './outputTail.js';
 import { progressReporter } from './progress.js';
-import { explainSummary, inputsSummary, logSummary, runSummary, statusSummary } from './summaries.js';
 import { answer, failure, requireConfigured } from './toolResult.js';
 
 export interface McpServerOptions {
@@ -27,13 +22,23 @@ export interface McpServerOptions {
   stateDir?: string | undefined;
   root?: string | undefined;
   version: string;
+  /**
+   * Warm the prover in the background once the client has initialized (the default), so the
+   * first prove finds its stages loaded; false leaves it until the first prove, and a session
+   * that never proves never pays for it (its memory: a TypeScript program and a Vitest instance).
+   */
+  warm?: boolean;
 }
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, openWorldHint: false } as const;
 
+// Loaded on a tool's first call, not at start: they bring the receipt store and the scanners, and
+// `initialize` should not wait for modules that a session may never use.
+const summaries = () => import('./summaries.js');
+
 /** Builds the server; `serveMcp` connects it to stdio. Kept apart so the tool set can be read in one place. */
 export function createVouchServer(options: McpServerOptions): McpServer {
-  // One resident prover per session, made on the first prove: only the first pays for warming the stages.
+  // One resident prover per session, made after the handshake (or on the first prove, with warm: false): warmed once.
   let prover: Promise<Prover> | null = null;
   const resident = () => {
     prover ??= (async () => {
@@ -46,9 +51,23 @@ export function createVouchServer(options: McpServerOptions): McpServer {
     });
     return prover;
   };
+  // After the handshake, never before it: the client's initialize is answered at once, and warming (seconds of
+  // loading the workspace's tools) goes on while the host lists the tools and the agent thinks. A prove that
+  // arrives meanwhile waits for the same warming, not a second one.
+  const warmInBackground = () => {
+    void resident()
+      .then((open) => {
+        const project = join(open.workspace, DEFAULT_PROJECT);
+        return open.warm(existsSync(project) ? project : undefined, 'first');
+      })
+      .catch(() => {
+        // Nobody asked yet: the first prove warms again and answers with what is wrong (no package.json, no Vitest).
+      });
+  };
   // Loaded per call, not once: the config may change while a host keeps the server running.
   const project = () => loadProject({ cwd: options.cwd, config: options.config, stateDir: options.stateDir, root: options.root });
   const server = new McpServer({ name: 'vouch', version: options.version });
+  if (options.warm !== false) server.server.oninitialized = warmInBackground;
 
   server.registerTool(
     'status',
@@ -65,6 +84,7 @@ export function createVouchServer(options: McpServerOptions): McpServer {
       try {
         const loaded = await project();
         requireConfigured(loaded, 'checks', checks ?? []);
+        const [{ status }, { statusSummary }] = await Promise.all([import('../api/status.js'), summaries()]);
         const report = await status(loaded, checks ?? [], options.env);
         return answer(statusReportJson(loaded, report), statusSummary(report));
       } catch (error) {
@@ -88,6 +108,7 @@ export function createVouchServer(options: McpServerOptions): McpServer {
       try {
         const loaded = await project();
         requireConfigured(loaded, 'check', check);
+        const [{ explain }, { explainSummary }] = await Promise.all([import('../api/explain.js'), summaries()]);
         const result = await explain(loaded, check, options.env);
         return answer(explanationJson(result), explainSummary(result));
       } catch (error) {
@@ -114,6 +135,11 @@ export function createVouchServer(options: McpServerOptions): McpServer {
       try {
         const loaded = await project();
         requireConfigured(loaded, 'check', check);
+        const [{ explainInputs }, { explainInputsJson }, { inputsSummary }] = await Promise.all([
+          import('../api/explainInputs.js'),
+          import('../api/explainInputsJson.js'),
+          summaries(),
+        ]);
         const report = await explainInputs(loaded, check, options.env);
         return answer(explainInputsJson(report, loaded.stateDir), inputsSummary(report));
       } catch (error) {
@@ -138,6 +164,7 @@ export function createVouchServer(options: McpServerOptions): McpServer {
       try {
         const loaded = await project();
         if (check !== undefined) requireConfigured(loaded, 'check', check);
+        const [{ log }, { logSummary }] = await Promise.all([import('../api/log.js'), summaries()]);
         const { receipts, notices } = await log(loaded, check ?? null, limit ?? 20);
         return answer(logJson(receipts, loaded.stateDir, notices), logSummary(receipts));
       } catch (error) {
@@ -167,6 +194,7 @@ export function createVouchServer(options: McpServerOptions): McpServer {
         // An empty list would mean "every check" to the api; a tool runs only what it names.
         if (checks.length === 0) throw refuseEmpty(loaded);
         requireConfigured(loaded, 'checks', checks);
+        const [{ run }, { runSummary }] = await Promise.all([import('../api/run.js'), summaries()]);
         const output = new OutputTail();
         const progress = progressReporter(extra, checks.length);
         const report = await run(loaded, {

@@ -37,9 +37,9 @@ export interface ProveResult {
   verdict: Verdict;
   receipt: ClaimReceipt;
   timings: StageTiming[];
-  /** Wall time of the whole prove, warming included. */
+  /** Wall time of the whole prove, warming included (from the call, when it waited for a warming under way). */
   ms: number;
-  /** Whether any stage had to warm for this prove. */
+  /** Whether any stage had to warm for this prove, or it waited for a warming under way. */
   cold: boolean;
 }
 
@@ -69,6 +69,10 @@ interface Slot {
   ready: boolean;
   /** Projects whose program and baseline the type stage has built: building one is warming, under the warm deadline. */
   prepared: Set<string>;
+  /** Baselines being built: a prove that needs one joins the build a warming started, rather than queueing another. */
+  preparing: Map<string, Promise<void>>;
+  /** Why the slot was given up, for whoever else was waiting on its warming: the deadline, not the destroy it caused. */
+  ended?: ClaimError;
 }
 
 /**
@@ -87,6 +91,8 @@ export class Prover {
   private readonly slots = new Map<string, Slot>();
   private readonly lanes: Record<Stage, string[]>;
   private queue: Promise<unknown> = Promise.resolve();
+  /** warm() calls not yet settled. */
+  private warming = 0;
   private closed = false;
   /**
    * Work a deadline walked away from: replaced stages being destroyed and the
@@ -111,16 +117,36 @@ export class Prover {
   /**
    * Warms all three stages at once; resolves with the tools that will judge.
    * `project` (an absolute tsconfig path) also takes the type stage's baseline for it.
+   * `lanes: 'first'` leaves the spare runtime lane to warm after the first prove, as a
+   * prove does: a prove that arrives during warming then waits for one Vitest instance,
+   * not two starting at once on the same cores.
    */
-  warm(project?: string): Promise<Toolchain> {
-    return this.serial(() => {
+  warm(project?: string, lanes: 'all' | 'first' = 'all'): Promise<Toolchain> {
+    // A tool too old to judge with is refused before any stage warms, as before any prove.
+    try {
       refuseUnsupportedTools(this.workspace);
-      return this.toolchain(project, [...this.slots.keys()]);
-    });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    this.warming += 1;
+    const done = () => {
+      this.warming -= 1;
+    };
+    // Not queued with the proves: each stage warms once, and a prove that arrives meanwhile awaits the same
+    // warmings. The baseline is built once the compiler is loaded, apart from the lanes' warming, so such a
+    // prove's lint and runtime lanes begin judging as soon as their tools are up while the type lane joins
+    // the baseline's build, as they do in a prove that warms by itself.
+    const tools = this.toolchain(lanes === 'all' ? [...this.slots.keys()] : this.firstLanes());
+    const baseline = project === undefined ? undefined : this.warmStage('type').then(() => this.prepare(project));
+    const work = baseline === undefined ? tools : Promise.all([tools, baseline]).then(([toolchain]) => toolchain);
+    work.then(done, done);
+    return work;
   }
 
   prove(claim: Claim): Promise<ProveResult> {
-    return this.serial(() => this.judge(claim));
+    // A prove that arrives during a warming waits for it: it is cold, and its time counts from the call.
+    const behindWarm = this.warming > 0 ? performance.now() : undefined;
+    return this.serial(() => this.judge(claim, behindWarm));
   }
 
   async close(): Promise<void> {
@@ -146,7 +172,7 @@ export class Prover {
   }
 
   private fresh(stage: Stage): Slot {
-    return { stage, instance: this.factories[stage](this.workspace), tool: null, ready: false, prepared: new Set() };
+    return { stage, instance: this.factories[stage](this.workspace), tool: null, ready: false, prepared: new Set(), preparing: new Map() };
   }
 
   private slot(lane: string): Slot {
@@ -161,25 +187,26 @@ export class Prover {
     this.slots.set(lane, this.fresh(old.stage));
   }
 
-  private async warmStage(lane: string, project?: string): Promise<Tool> {
+  private async warmStage(lane: string): Promise<Tool> {
     const slot = this.slot(lane);
     const stage = slot.stage;
     if (slot.tool === null) {
       this.onProgress(`warming the ${stage} stage`);
-      slot.tool = stage === 'type' && project !== undefined ? (slot.instance as TypeStageInstance).warm(project) : slot.instance.warm();
-      if (stage === 'type' && project !== undefined) slot.prepared.add(project);
+      slot.tool = slot.instance.warm();
     }
     const before = slot.instance.progress();
     const outcome = await withDeadline(slot.tool, this.deadlines.warmMs).catch((error: unknown) => {
       // A stage that failed to warm is retried from scratch next time: the workspace may have been fixed.
       if (this.slots.get(lane) === slot) this.replace(lane);
-      throw error;
+      throw slot.ended ?? error;
     });
     if (expired(outcome)) {
       const progressed = slot.instance.progress() !== before;
       this.orphan(slot.tool);
-      this.replace(lane);
-      throw deadlineError(stage, 'warm', this.deadlines.warmMs, progressed);
+      slot.ended ??= deadlineError(stage, 'warm', this.deadlines.warmMs, progressed);
+      // A warming and a prove may both wait for this slot: only the first to give up replaces it.
+      if (this.slots.get(lane) === slot) this.replace(lane);
+      throw slot.ended;
     }
     slot.ready = true;
     return outcome;
@@ -190,8 +217,8 @@ export class Prover {
     return STAGES.map((stage) => this.lanes[stage][0]!);
   }
 
-  private async toolchain(project: string | undefined, lanes: string[]): Promise<Toolchain> {
-    const settled = await Promise.allSettled(lanes.map((lane) => this.warmStage(lane, project)));
+  private async toolchain(lanes: string[]): Promise<Toolchain> {
+    const settled = await Promise.allSettled(lanes.map((lane) => this.warmStage(lane)));
     const failed = settled.find((outcome) => outcome.status === 'rejected');
     if (failed) throw (failed as PromiseRejectedResult).reason;
     const tool = (stage: Stage) => (settled[lanes.indexOf(this.lanes[stage][0]!)] as PromiseFulfilledResult<Tool>).value;
@@ -204,9 +231,18 @@ export class Prover {
    * project: a full check that belongs to warming, so an inspection's deadline
    * measures the claim and not a cold compiler.
    */
-  private async prepare(project: string): Promise<void> {
+  private prepare(project: string): Promise<void> {
     const slot = this.slot('type');
-    if (slot.prepared.has(project)) return;
+    if (slot.prepared.has(project)) return Promise.resolve();
+    let building = slot.preparing.get(project);
+    if (building === undefined) {
+      building = this.buildBaseline(slot, project).finally(() => slot.preparing.delete(project));
+      slot.preparing.set(project, building);
+    }
+    return building;
+  }
+
+  private async buildBaseline(slot: Slot, project: string): Promise<void> {
     this.onProgress(`building the type baseline of ${project}`);
     const before = slot.instance.progress();
     const work = (slot.instance as TypeStageInstance).warm(project);
@@ -214,7 +250,7 @@ export class Prover {
     if (expired(outcome)) {
       const progressed = slot.instance.progress() !== before;
       this.orphan(work);
-      this.replace('type');
+      if (this.slots.get('type') === slot) this.replace('type');
       throw deadlineError('type', 'warm', this.deadlines.warmMs, progressed);
     }
     slot.prepared.add(project);
@@ -240,8 +276,8 @@ export class Prover {
     return { check: { stage, phase: inspection.phase, issues, completed }, ms };
   }
 
-  private async judge(raw: Claim): Promise<ProveResult> {
-    const started = performance.now();
+  private async judge(raw: Claim, calledDuringWarm?: number): Promise<ProveResult> {
+    const started = calledDuringWarm ?? performance.now();
     const claim = containClaimPaths(raw);
     // Refusals that need no workspace come before any stage spends time.
     const digest = validateClaim(claim);
@@ -259,10 +295,10 @@ export class Prover {
     // told apart, and the next prove's token names it.
     const config = readJudgeConfig(this.workspace, claim);
 
-    const cold = this.firstLanes().some((lane) => !this.slot(lane).ready) || !this.slot('type').prepared.has(project);
+    const cold = calledDuringWarm !== undefined || this.firstLanes().some((lane) => !this.slot(lane).ready) || !this.slot('type').prepared.has(project);
     // The type baseline is built inside the type lane, not before the others start: the lint and runtime
     // stages' first (cold) inspections overlap the full check, which is most of a cold prove.
-    const toolchain = await this.toolchain(undefined, this.firstLanes());
+    const toolchain = await this.toolchain(this.firstLanes());
 
     // Each lane judges its phases in order (a stage with one lane: the case, then the control). Lanes do not
     // wait for one another, so a prove takes as long as its slowest lane, not the sum of each phase's slowest.
@@ -272,6 +308,10 @@ export class Prover {
       return { phase, drafts, test, overlay: createOverlay(this.workspace, [...drafts, test]), project };
     });
     this.onProgress('judging the case, then the control');
+    // Asked before the inspections, not after them: the type worker answers in order, so this costs the type lane
+    // a config read up front instead of adding a round trip (and any collection the worker does) after the slowest lane.
+    const optionsDigest = (this.slot('type').instance as TypeStageInstance).optionsDigest(project);
+    optionsDigest.catch(() => {});
     const work = new Map<string, Inspection[]>();
     for (const stage of STAGES) {
       // A lane still cold is not waited for: its stage's other lane takes both phases.
@@ -298,7 +338,6 @@ export class Prover {
     const checks = done.map((entry) => entry.check);
     const timings: StageTiming[] = done.map((entry) => ({ stage: entry.check.stage, phase: entry.check.phase, ms: Math.round(entry.ms) }));
 
-    const optionsDigest = await (this.slot('type').instance as TypeStageInstance).optionsDigest(project);
     this.warmSpareLanes();
 
     const verdict: Verdict = {
@@ -306,7 +345,7 @@ export class Prover {
       controlStage: claim.control.stage,
       toolchain,
       config,
-      project: { tsconfig: claim.project, optionsDigest },
+      project: { tsconfig: claim.project, optionsDigest: await optionsDigest },
       checks,
     };
     return { verdict, receipt: mintReceipt(verdict), timings, ms: Math.round(performance.now() - started), cold };

@@ -52,6 +52,10 @@ export class TypeProject {
     const base = ts.createCompilerHost(config.parsed.options);
     this.#host = {
       ...base,
+      // As tsc parses (its defaultJSDocParsingMode, TypeScript 5.3+): JSDoc in .ts and .d.ts files only where it can
+      // change a type error, so the diagnostics are tsc's and the d.ts of @types/node and the like parse faster
+      // (https://devblogs.microsoft.com/typescript/announcing-typescript-5-3/#optimizations-by-skipping-jsdoc-parsing).
+      jsDocParsingMode: ts.JSDocParsingMode?.ParseForTypeErrors,
       // Bypassing getSourceFile would bypass the overlay and the versions.
       getSourceFileByPath: undefined,
       getCurrentDirectory: () => compilerPath(workspace),

@@ -10,6 +10,7 @@ import { compilerPath } from './compilerPath.js';
 import { DiskFiles } from './diskFiles.js';
 import { optionsDigest, readProjectConfig } from './projectConfig.js';
 import { TypeProject } from './typeProject.js';
+import { fullCollection, HeapKeeper } from './workerHeap.js';
 
 /**
  * The type stage's worker thread: the compiler is synchronous and CPU-bound,
@@ -159,6 +160,8 @@ if (parentPort !== null) {
   const port = parentPort;
   const worker = new TypeWorker((workerData as TypeWorkerData).workspace);
   const post = (reply: TypeReply) => port.postMessage(reply);
+  const collect = fullCollection();
+  const heap = collect === undefined ? undefined : new HeapKeeper(collect);
   port.on('message', (request: TypeRequest) => {
     try {
       post({ id: request.id, kind: 'result', value: worker.answer(request, post) });
@@ -166,5 +169,7 @@ if (parentPort !== null) {
       if (isClaimError(error)) post({ id: request.id, kind: 'claimError', origin: error.origin, code: error.code, detail: error.detail });
       else post({ id: request.id, kind: 'failure', message: error instanceof Error ? (error.stack ?? error.message) : String(error) });
     }
+    // After the answer is posted: a collection then delays only this worker's next request.
+    if (request.kind !== 'optionsDigest') heap?.settle();
   });
 }

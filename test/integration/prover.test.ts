@@ -89,6 +89,62 @@ function claim(overrides: Partial<Claim> = {}): Claim {
 }
 
 describe('the prover', () => {
+  it('a warming and a prove both waiting on a stage stuck in warming replace it once', async () => {
+    const made: ScriptedStage[] = [];
+    let release = () => {};
+    const make = (stage: Stage) => () => {
+      const instance = new ScriptedStage(stage, clean);
+      // The first runtime stage does not finish warming until the test is done with it.
+      if (stage === 'runtime' && !made.some((other) => other.stage === 'runtime')) {
+        instance.warm = () => new Promise<Tool>((resolve) => (release = () => resolve({ name: 'vitest', version: '1.0.0' })));
+      }
+      made.push(instance);
+      return instance;
+    };
+    const factories: StageFactories = { type: make('type') as StageFactories['type'], lint: make('lint'), runtime: make('runtime') };
+    const prover = new Prover(workspace, { factories, deadlines: { warmMs: 300 }, runtimeLanes: 1, processAlive: (pid) => processAlive(pid, null) });
+    const warming = prover.warm(undefined, 'first').then(() => null, (error: unknown) => error as ClaimError);
+    const proving = prover.prove(claim()).then(() => null, (error: unknown) => error as ClaimError);
+    expect((await warming)?.code).toBe('deadline');
+    expect((await proving)?.code).toBe('deadline');
+    // The stuck stage was replaced by one fresh stage, not twice over.
+    expect(made.filter((instance) => instance.stage === 'runtime')).toHaveLength(2);
+    expect(made.filter((instance) => instance.stage === 'runtime')[0]!.destroyed).toBe(true);
+    release();
+    await prover.close();
+  });
+
+  it("warm(project, 'first') leaves the spare runtime lane for after the first prove; a prove queued behind the warming says it was cold", async () => {
+    const { prover, of } = harness({ runtime: breaksAt('runtime') });
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const spare = of('runtime')[1]!;
+    const warmed: string[] = [];
+    for (const instance of [...of('type'), ...of('lint'), ...of('runtime')]) {
+      const warm = instance.warm.bind(instance);
+      instance.warm = async (project?: string) => {
+        await gate;
+        warmed.push(instance === spare ? 'spare runtime' : project === undefined ? instance.stage : `${instance.stage} baseline`);
+        return warm();
+      };
+    }
+    const warming = prover.warm(join(workspace, 'tsconfig.json'), 'first');
+    const proving = prover.prove(claim());
+    open();
+    await warming;
+    // The compiler loads, then the baseline is built: once, though the prove needed it too.
+    expect(warmed.sort()).toEqual(['lint', 'runtime', 'type', 'type baseline']);
+    const first = await proving;
+    expect(first.receipt.receipt).not.toBeNull();
+    expect(warmed.filter((what) => what === 'type baseline')).toHaveLength(1);
+    // Every lane was ready when it was judged, but it waited for the warming: cold all the same.
+    expect(first.cold).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(warmed).toContain('spare runtime');
+    expect((await prover.prove(claim())).cold).toBe(false);
+    await prover.close();
+  });
+
   it('judges the case, then the control, at every stage, and mints a receipt when the control breaks where declared', async () => {
     const { prover, of } = harness({ runtime: breaksAt('runtime') });
     const result = await prover.prove(claim());

@@ -76,7 +76,7 @@ export const proveDocument = z.strictObject({
     .array(z.strictObject({ stage, phase, ms: z.number().int().min(0) }))
     .describe('Milliseconds each stage took over each phase.'),
   ms: z.number().int().min(0).describe('Wall time of the whole prove, warming included.'),
-  cold: z.boolean().describe('true when a stage had to warm (load its tool) for this prove.'),
+  cold: z.boolean().describe('true when a stage had to warm (load its tool) for this prove, or it waited for a warming already under way.'),
   notices: z
     .array(z.string())
     .describe("What the prove noticed that is not about the claim, such as a dead served prover's socket it removed; also printed on stderr."),
