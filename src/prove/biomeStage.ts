@@ -26,6 +26,18 @@ const DIAGNOSTICS_MS = 5000;
  */
 const IGNORED_AFTER_MS = 1000;
 const SHUTDOWN_MS = 2000;
+/** Starts of a proxy that exits cleanly before it is initialized (see BiomeStage.start). */
+const START_ATTEMPTS = 3;
+
+/** The proxy ended with exit code 0 while starting: worth another start, not a report. */
+class ProxyExited extends Error {
+  override readonly cause: Error;
+
+  constructor(cause: Error) {
+    super(cause.message);
+    this.cause = cause;
+  }
+}
 /**
  * Bounds the wait, after `initialize` answered, for Biome to load its
  * settings and scan the project (its module graph), which grows with the
@@ -232,7 +244,24 @@ export class BiomeStage extends ResidentLinter {
     return this.#server !== null;
   }
 
+  /**
+   * A proxy that exits cleanly before its server is initialized served
+   * nothing: Biome's proxy probes the daemon's socket, drops that connection
+   * and connects again, and a daemon that stops on a client's disconnect can
+   * stop in between (https://github.com/biomejs/biome/pull/11000). Seen once
+   * under heavy load; a fresh start does not repeat it.
+   */
   protected async start(): Promise<string> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#startOnce();
+      } catch (error) {
+        if (!(error instanceof ProxyExited) || attempt === START_ATTEMPTS) throw error instanceof ProxyExited ? error.cause : error;
+      }
+    }
+  }
+
+  async #startOnce(): Promise<string> {
     const { bin, version } = resolveBiome(this.workspace);
     this.#bin = bin;
     this.#configErrors = [];
@@ -279,6 +308,7 @@ export class BiomeStage extends ResidentLinter {
       ]);
     } catch (error) {
       await this.halt();
+      if (!(error instanceof ClaimError) && server.exitCode === 0 && server.death !== null) throw new ProxyExited(server.death);
       // Slow is not broken: a server that starts late on a loaded machine is worth another try, not a bug report.
       if (error instanceof LspTimeout) {
         throw new ClaimError(

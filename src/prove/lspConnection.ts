@@ -30,6 +30,7 @@ export class LspConnection {
   #buffer: Buffer = Buffer.alloc(0);
   #stderr = '';
   #death: Error | null = null;
+  #exitCode: number | null = null;
   #onNotification: (method: string, params: unknown) => void = () => {};
   #onDeath: (error: Error) => void = () => {};
 
@@ -45,6 +46,7 @@ export class LspConnection {
     this.#child.stdin.on('error', () => {});
     this.#child.on('error', (error) => this.#die(new Error(`cannot start ${args[0] ?? executable}: ${error.message}`)));
     this.#child.on('exit', (code, signal) => {
+      this.#exitCode = code;
       const tail = this.#stderr.trim();
       this.#die(new Error(`the language server exited (${signal ?? `code ${code}`})${tail ? `: ${tail}` : ''}`));
     });
@@ -52,6 +54,11 @@ export class LspConnection {
 
   get pid(): number | undefined {
     return this.#child.pid;
+  }
+
+  /** The server's exit code once it exited by itself, else null (running, or ended by a signal). */
+  get exitCode(): number | null {
+    return this.#exitCode;
   }
 
   /** Why the server is gone, or null while it runs. */

@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -229,6 +230,42 @@ describe('Biome stage', () => {
 });
 
 describe('a hostile workspace', () => {
+  it('starts again when the proxy exits cleanly before it is initialized, at most three times', { timeout: 30_000 }, async () => {
+    // A project of its own Biome, whose binary is a script that exits 0 on its first `lsp-proxy` starts, then runs the real one.
+    const real = createRequire(join(REPO, 'package.json'));
+    const biomeManifest = real.resolve('@biomejs/biome/package.json');
+    const platformManifest = createRequire(biomeManifest).resolve(`@biomejs/cli-${process.platform}-${process.arch}/package.json`);
+    const platform = `@biomejs/cli-${process.platform}-${process.arch}`;
+    const wrapper = (failures: number) => `#!/bin/sh
+dir=$(dirname "$0")
+if [ "$1" = lsp-proxy ]; then
+  n=$(cat "$dir/starts" 2>/dev/null || echo 0)
+  echo $((n + 1)) > "$dir/starts"
+  [ "$n" -lt ${failures} ] && exit 0
+fi
+exec ${JSON.stringify(join(dirname(platformManifest), 'biome'))} "$@"
+`;
+    const attempt = async (failures: number) => {
+      const ws = biomeProject({
+        'node_modules/@biomejs/biome/package.json': readFileSync(biomeManifest, 'utf8'),
+        [`node_modules/${platform}/package.json`]: readFileSync(platformManifest, 'utf8'),
+        [`node_modules/${platform}/biome`]: wrapper(failures),
+      });
+      chmodSync(join(ws.root, 'node_modules', platform, 'biome'), 0o755);
+      const stage = track(new BiomeStage(ws.root));
+      const warmed = await stage.warm().then((tool) => tool, (error: Error) => error);
+      return { warmed, starts: Number(readFileSync(join(ws.root, 'node_modules', platform, 'starts'), 'utf8')), stage, ws };
+    };
+    const recovered = await attempt(2);
+    expect(recovered.warmed).toEqual({ name: 'biome', version: installedVersion('@biomejs/biome') });
+    expect(recovered.starts).toBe(3);
+    expect(await recovered.stage.inspect(inspection(recovered.ws.root, [DEBUGGER]))).toHaveLength(1);
+    const given = await attempt(3);
+    expect(given.starts).toBe(3);
+    expect(given.warmed).toBeInstanceOf(Error);
+    expect((given.warmed as Error).message).toMatch(/^the language server exited \(code 0\)/);
+  });
+
   it('a FIFO planted under a name the stage digests (.gitignore, biome.json\'s extends) does not block it', { timeout: 30_000 }, async () => {
     const ws = biomeProject({ 'biome.json': JSON.stringify({ extends: ['./shared.json'] }) });
     for (const name of ['.gitignore', 'shared.json', 'src/.ignore']) {
