@@ -1,36 +1,15 @@
+import { type Baseline, linesOf, splitByBaseline as split, takeBaseline as take } from './draftBaseline.js';
 import type { Finding } from './residentLinter.js';
 
 /**
  * A drafted file's lint baseline: what the linter already found in the file's
- * text on disk, before the claim. A finding on the draft that matches one of
- * these is the workspace's; every other finding is the claimant's.
- *
- * A draft moves lines (an edit above an old error shifts it), so findings are
- * not matched by line number but by key: the rule, the message and the text
- * of the line the finding starts on, with surrounding whitespace trimmed (so
- * re-indenting keeps the key). Keys are counted, not merely looked up: a
- * disk text with one `==` violation on `if (a == b) {` and a draft with two
- * such lines gives one workspace finding and one claimant finding. So a draft
- * can never hide a NEW error behind an old one: each old finding excuses at
- * most one finding of the draft, with the same rule, message and line text.
- * What it may do is call an old error new: one whose own line the draft
- * edited (`a == b` → `a == c`) is the claimant's, who touched it.
- *
- * Among equal keys, the first ones in the draft (in the linter's order) are
- * taken as the old ones; which is which cannot be told, only how many.
+ * text on disk, matched to the draft's findings by rule, message and line
+ * text, counted (draftBaseline.ts).
  */
-export type Baseline = ReadonlyMap<string, number>;
+export type { Baseline };
 
-/** The lines of a text as the linters number them (LSP and ESLint both break at \r\n, \r and \n). */
-function lines(text: string): string[] {
-  return text.split(/\r\n|\r|\n/);
-}
-
-/** The key a finding is matched by: rule, message and the trimmed text of its line. */
-function key(finding: Finding, textLines: readonly string[]): string {
-  const line = finding.line === undefined ? '' : (textLines[finding.line - 1] ?? '').trim();
-  return [finding.code ?? '', finding.message, line].join('\0');
-}
+/** Lines as the linters number them (LSP and ESLint both break at \r\n, \r and \n). */
+const BREAKS = /\r\n|\r|\n/;
 
 /**
  * The baseline of a disk text from the findings the linter gave on it
@@ -39,33 +18,12 @@ function key(finding: Finding, textLines: readonly string[]): string {
  * nothing on the draft can be shown to be old, and all of it is the claimant's.
  */
 export function takeBaseline(findings: readonly Finding[], text: string, unparsed: boolean): Baseline {
-  const counts = new Map<string, number>();
-  if (unparsed) return counts;
-  const textLines = lines(text);
-  for (const finding of findings) {
-    const k = key(finding, textLines);
-    counts.set(k, (counts.get(k) ?? 0) + 1);
-  }
-  return counts;
+  return unparsed ? new Map() : take(findings, linesOf(text, BREAKS));
 }
 
 /** Splits a draft's findings (those that count) into the ones the baseline already had and the new ones, each in the linter's order. */
 export function splitByBaseline(findings: readonly Finding[], text: string, baseline: Baseline): { old: Finding[]; added: Finding[] } {
-  const left = new Map(baseline);
-  const textLines = lines(text);
-  const old: Finding[] = [];
-  const added: Finding[] = [];
-  for (const finding of findings) {
-    const k = key(finding, textLines);
-    const remaining = left.get(k) ?? 0;
-    if (remaining > 0) {
-      left.set(k, remaining - 1);
-      old.push(finding);
-    } else {
-      added.push(finding);
-    }
-  }
-  return { old, added };
+  return split(findings, linesOf(text, BREAKS), baseline);
 }
 
 /** How many disk texts' baselines one resident linter keeps: enough for a session's drafted files, bounded for a long-lived prover. */
