@@ -13,7 +13,7 @@ export interface Observation {
    * freshness, but a file rewritten and restored while a check ran is only
    * visible here.
    */
-  sourceIdentities: Map<string, string>;
+  sourceIdentities: ReadonlyMap<string, string>;
   /** For a traced receipt's evidence looked at again: what differs, said for people, to name it in the reason. */
   changedEvidence?: string[];
 }

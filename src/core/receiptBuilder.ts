@@ -142,7 +142,7 @@ function evidenceOf(traced: TracedRecord | undefined): ReceiptEvidence {
 }
 
 /** Sources whose bytes match before and after, but that were written in between: the check may have read anything. */
-function rewrittenSources(before: Map<string, string>, after: Map<string, string>): string[] {
+function rewrittenSources(before: ReadonlyMap<string, string>, after: ReadonlyMap<string, string>): string[] {
   const paths: string[] = [];
   for (const [path, identity] of after) {
     const old = before.get(path);

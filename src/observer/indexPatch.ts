@@ -78,29 +78,20 @@ export function patchIndex(root: string, checks: ReadonlyMap<string, IndexedChec
   const next = new Map<string, IndexedCheck>();
   for (const [key, indexed] of checks) {
     const entries = replaced.get(key);
-    next.set(key, entries === undefined ? indexed : patchedCheck(indexed, entries, identities));
+    next.set(key, entries === undefined ? indexed : patchedCheck(indexed, entries));
   }
   return { checks: next, identities };
 }
 
-function patchedCheck(indexed: IndexedCheck, replaced: Map<number, InputEntry>, identities: Map<string, string>): IndexedCheck {
+const NO_IDENTITIES: ReadonlyMap<string, string> = new Map();
+
+function patchedCheck(indexed: IndexedCheck, replaced: Map<number, InputEntry>): IndexedCheck {
   const entries = indexed.basis.entries.slice();
   for (const [at, entry] of replaced) entries[at] = entry;
   const basis: ManifestBasis = { entries, plain: indexed.basis.plain };
   const before = indexed.observation;
-  let sourceIdentities: Map<string, string> | undefined;
-  const observation: Observation = {
-    manifest: manifestFromBasis(basis),
-    problems: before.problems,
-    healthy: before.healthy,
-    source: before.source,
-    get sourceIdentities() {
-      if (sourceIdentities) return sourceIdentities;
-      sourceIdentities = new Map(before.sourceIdentities);
-      for (const entry of replaced.values()) sourceIdentities.set(entry.path, identities.get(entry.path)!);
-      return sourceIdentities;
-    },
-  };
+  // The index keeps no source identities (warmIndex.ts keeps the hard-linked ones apart); the new identities are the patch's.
+  const observation: Observation = { manifest: manifestFromBasis(basis), problems: before.problems, healthy: before.healthy, source: before.source, sourceIdentities: NO_IDENTITIES };
   return { check: indexed.check, observation, basis };
 }
 

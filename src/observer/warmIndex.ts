@@ -54,6 +54,7 @@ export interface WarmIndexOptions {
 }
 
 const RESCAN_DEBOUNCE_MS = 15;
+const NO_IDENTITIES: ReadonlyMap<string, string> = new Map();
 /** More changed paths than this in one refresh, and a full scan is as cheap as looking at each. */
 const PATCH_PATHS = 256;
 /**
@@ -295,7 +296,10 @@ export class WarmIndex {
     const paths = new Set<string>();
     const directories = new Set<string>();
     for (const [key, check] of this.tracked) {
-      const { observation, basis } = scanner.observeWithBasis(check as unknown as CheckDefinition);
+      const { observation: scanned, basis } = scanner.observeWithBasis(check as unknown as CheckDefinition);
+      for (const [path, identity] of scanned.sourceIdentities) if (linkCount(identity) > 1) linked.set(path, identity);
+      // Kept without the scanner behind its source identities: only the hard-linked ones matter here, in `linked`.
+      const observation: Observation = { manifest: scanned.manifest, problems: scanned.problems, healthy: scanned.healthy, source: scanned.source, sourceIdentities: NO_IDENTITIES };
       observations.set(key, observation);
       indexed.set(key, { check, observation, basis });
       for (const entry of observation.manifest.entries) {
@@ -305,7 +309,6 @@ export class WarmIndex {
         directories.add(slash < 0 ? '' : entry.path.slice(0, slash));
         if (entry.type === 'file' && entry.origin === 'installed' && linkCount(entry.identity) > 1) linked.set(entry.path, entry.identity);
       }
-      for (const [path, identity] of observation.sourceIdentities) if (linkCount(identity) > 1) linked.set(path, identity);
     }
     this.snapshot = { generation, observedAt: started, observations, indexed, linked: [...linked], files: paths.size, directories, rules };
     this.lastFull = started;
