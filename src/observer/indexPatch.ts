@@ -36,8 +36,15 @@ export interface Unpatchable {
  * them: the path is still there, still a regular file, and what git tracks or
  * ignores changes only through files this sends to a full scan (.git/, any
  * .gitignore); the rule files outside the root are checked on every question.
+ * A link's look depends on the paths it resolves through, but a path that
+ * stays a regular file or goes away cannot make a link loop or leave the
+ * root; it can only end such a problem, and an index with problems is
+ * never patched.
  */
 export function patchIndex(root: string, checks: ReadonlyMap<string, IndexedCheck>, changed: Iterable<string>, statCache: StatCache, observedAtNs: bigint): Patched | Unpatchable {
+  // A problem may rest on other paths than its own (a link that loops, or leaves the root, through a
+  // path that then becomes a file): an index with any is brought up to date by a scan only.
+  for (const { observation } of checks.values()) if (observation.problems.length > 0) return { full: 'the index holds inputs with problems' };
   const replaced = new Map<string, Map<number, InputEntry>>();
   const identities = new Map<string, string>();
   const selects = new Map<string, (path: string) => boolean>();

@@ -286,6 +286,7 @@ describe('patches from events', () => {
       const target = present.length > 0 ? pick(present) : 'src/a.ts';
       const fresh = `src/${pick(['', 'deep/', 'other/'])}${pick(['x', 'y', 'z'])}${op % 7}.${pick(['ts', 'js'])}`;
       let kind = pick(['edit', 'edit', 'edit', 'same bytes', 'chmod', 'create', 'delete', 'rename', 'link', 'ignore', 'readme']);
+      if (present.length === 0) kind = 'create';
       // A link may dangle: writing through it is no edit of the link.
       if (['edit', 'same bytes', 'chmod'].includes(kind) && lstatSync(join(project.root, target), { throwIfNoEntry: false })?.isSymbolicLink()) kind = 'delete';
       kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
@@ -317,7 +318,13 @@ describe('patches from events', () => {
       index.touched('file-events', paths);
       const { observations } = await index.current(checks, SOON());
       const seen = observations.map((o) => o.manifest.digest);
-      expect(seen, `operation ${op} (${kind} ${paths.join(', ')}), seed ${PATCH_SEED}`).toEqual(checks.map(direct));
+      const scanned = checks.map((check) => new InputScanner(project.root, [], new MemoryStatCache()).observe(check as unknown as CheckDefinition));
+      const differs = checks.flatMap((check, n) => {
+        const indexed = new Map(observations[n]!.manifest.entries.map((entry) => [entry.path, JSON.stringify(entry)]));
+        const byScan = new Map(scanned[n]!.manifest.entries.map((entry) => [entry.path, JSON.stringify(entry)]));
+        return [...new Set([...indexed.keys(), ...byScan.keys()])].filter((path) => indexed.get(path) !== byScan.get(path)).map((path) => `${check.name} ${path}: ${indexed.get(path)} vs ${byScan.get(path)}`);
+      });
+      expect(seen, `operation ${op} (${kind} ${paths.join(', ')}), seed ${PATCH_SEED}: ${differs.join('; ')}`).toEqual(scanned.map((observation) => observation.manifest.digest));
     }
     expect(index.patches).toBeGreaterThan(PATCH_OPS / 4);
     console.log(`[warm index] ${PATCH_OPS} operations, seed ${PATCH_SEED}: ${index.patches} patches, ${index.rescans} scans; ${JSON.stringify(Object.fromEntries(kinds))}`);
