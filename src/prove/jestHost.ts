@@ -1,0 +1,287 @@
+/**
+ * The Jest stage's host: a child process of vouch that keeps the
+ * workspace's Jest loaded and runs one claim's test at a time in band.
+ *
+ * Jest reads sources itself, with `fs`: jest-runner reads the test file,
+ * jest-runtime each module, ts-jest's language service what the test
+ * imports. This process's `fs` is patched, before Jest is loaded (its
+ * graceful-fs copies `fs` when it loads), so that reads and stats of the
+ * claim's paths answer from memory. Only this process is patched; vouch
+ * kills it on destroy, and on a test that never ends.
+ */
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { JestError, JestLoad, JestOutcome, JestReply, JestRequest, JestRun } from './jestProtocol.js';
+import { JEST_OVERLAY, type JestOverlayHook } from './jestResolver.js';
+
+const real = {
+  readFileSync: fs.readFileSync,
+  readFile: fs.readFile,
+  promisesReadFile: fs.promises.readFile,
+  statSync: fs.statSync,
+  lstatSync: fs.lstatSync,
+  stat: fs.stat,
+  lstat: fs.lstat,
+  existsSync: fs.existsSync,
+  realpathSync: fs.realpathSync,
+  realpathSyncNative: fs.realpathSync.native,
+};
+
+/** The claim's files for the run in flight, by absolute path. */
+let files = new Map<string, string>();
+/** The claim's paths read during the run in flight: the first read of each is progress. */
+const read = new Set<string>();
+
+function send(reply: JestReply): void {
+  process.send?.(reply);
+}
+
+function served(path: unknown): { path: string; text: string } | undefined {
+  if (files.size === 0) return undefined;
+  let abs: string;
+  if (typeof path === 'string') abs = resolve(path);
+  else if (path instanceof URL && path.protocol === 'file:') abs = fileURLToPath(path);
+  else return undefined;
+  const text = files.get(abs);
+  if (text === undefined) return undefined;
+  if (!read.has(abs)) {
+    read.add(abs);
+    send({ kind: 'progress' });
+  }
+  return { path: abs, text };
+}
+
+function onDisk(path: string): boolean {
+  return real.statSync(path, { throwIfNoEntry: false })?.isFile() === true;
+}
+
+function encodingOf(options: unknown): BufferEncoding | undefined {
+  if (typeof options === 'string') return options as BufferEncoding;
+  const encoding = (options as { encoding?: unknown } | null | undefined)?.encoding;
+  return typeof encoding === 'string' ? (encoding as BufferEncoding) : undefined;
+}
+
+function content(text: string, options: unknown): string | Buffer {
+  const encoding = encodingOf(options);
+  const buffer = Buffer.from(text, 'utf8');
+  return encoding === undefined ? buffer : buffer.toString(encoding);
+}
+
+/**
+ * The stats of a claim's path: a regular file's (the disk's when it is
+ * there, with the draft's size), with a modification time taken from the
+ * text, in January 1970, where no file on disk is. Jest caches each
+ * transformed module for the life of the process by path and mtime
+ * (getScriptCacheKey in https://github.com/jestjs/jest/blob/v30.0.0/packages/jest-transform/src/ScriptTransformer.ts):
+ * the disk's mtime would hand a draft's transform to a later run that reads the disk.
+ */
+function stats(path: string, text: string, original: typeof fs.statSync): fs.Stats {
+  const disk = original(path, { throwIfNoEntry: false });
+  const time = createHash('sha256').update(text).digest().readUInt32BE(0) % 2_000_000_000;
+  const date = new Date(time);
+  const fields = disk?.isFile() === true ? { ...disk } : { dev: 0, ino: 0, mode: 0o100644, nlink: 1, uid: 0, gid: 0, rdev: 0, blksize: 4096, blocks: 1, atimeMs: time, ctimeMs: time, birthtimeMs: time, atime: date, ctime: date, birthtime: date };
+  return Object.assign(Object.create(fs.Stats.prototype) as fs.Stats, fields, { size: Buffer.byteLength(text), mtimeMs: time, mtime: date });
+}
+
+type Callback = (error: NodeJS.ErrnoException | null, value?: unknown) => void;
+
+function patchFs(): void {
+  const mutable = fs as unknown as Record<string, unknown>;
+  mutable.readFileSync = function readFileSync(path: unknown, options?: unknown) {
+    const hit = served(path);
+    return hit === undefined ? Reflect.apply(real.readFileSync, fs, [path, options]) : content(hit.text, options);
+  };
+  mutable.readFile = function readFile(path: unknown, ...rest: unknown[]) {
+    const hit = served(path);
+    if (hit === undefined) return Reflect.apply(real.readFile, fs, [path, ...rest]);
+    const callback = rest.at(-1) as Callback;
+    process.nextTick(callback, null, content(hit.text, rest.length > 1 ? rest[0] : undefined));
+  };
+  fs.promises.readFile = async function readFile(path: unknown, options?: unknown) {
+    const hit = served(path);
+    return hit === undefined ? Reflect.apply(real.promisesReadFile, fs.promises, [path, options]) : content(hit.text, options);
+  } as typeof fs.promises.readFile;
+  for (const name of ['statSync', 'lstatSync'] as const) {
+    const original = real[name];
+    mutable[name] = function statSync(path: unknown, options?: unknown) {
+      const hit = served(path);
+      return hit === undefined ? Reflect.apply(original, fs, [path, options]) : stats(hit.path, hit.text, original);
+    };
+  }
+  for (const name of ['stat', 'lstat'] as const) {
+    const original = real[name];
+    mutable[name] = function stat(path: unknown, ...rest: unknown[]) {
+      const hit = served(path);
+      if (hit === undefined) return Reflect.apply(original, fs, [path, ...rest]);
+      process.nextTick(rest.at(-1) as Callback, null, stats(hit.path, hit.text, real.statSync));
+    };
+  }
+  mutable.existsSync = function existsSync(path: unknown) {
+    return served(path) !== undefined || Reflect.apply(real.existsSync, fs, [path]);
+  };
+  const realpath = (original: (...args: unknown[]) => unknown) =>
+    function realpathSync(path: unknown, options?: unknown) {
+      const hit = served(path);
+      if (hit === undefined || onDisk(hit.path)) return Reflect.apply(original, fs, [path, options]);
+      return hit.path;
+    };
+  const patched = realpath(real.realpathSync as never) as typeof fs.realpathSync;
+  patched.native = realpath(real.realpathSyncNative as never) as typeof fs.realpathSync.native;
+  mutable.realpathSync = patched;
+}
+
+interface RunCliResult {
+  results: {
+    runExecError?: { message: string };
+    testResults: Array<{
+      testFilePath: string;
+      testExecError?: { message?: string; stack?: string | null };
+      testResults: Array<{ fullName: string; status: string; failureDetails?: unknown[]; failureMessages?: string[] }>;
+    }>;
+  };
+}
+
+interface LoadedJest {
+  load: JestLoad;
+  runCLI: (argv: Record<string, unknown>, projects: string[]) => Promise<RunCliResult>;
+  readConfigs: (argv: Record<string, unknown>, projects: string[]) => Promise<{ configs: Array<{ rootDir: string; resolver?: string | null }> }>;
+  clearResolverCache: () => void;
+}
+
+let loaded: LoadedJest | undefined;
+/** Runs one at a time: the overlay and Jest's in-band state are this process's. */
+let queue: Promise<unknown> = Promise.resolve();
+
+/** The resolver hook vouch's resolver module reads (src/prove/jestResolver.ts). */
+const hook: JestOverlayHook = {
+  files: new Map(),
+  userResolvers: new Map(),
+  onDisk,
+};
+(globalThis as Record<symbol, unknown>)[JEST_OVERLAY] = hook;
+
+function argv(load: JestLoad, test: string | undefined, resolver: boolean): Record<string, unknown> {
+  return {
+    _: test === undefined ? [] : [test],
+    $0: 'vouch',
+    runInBand: true,
+    runTestsByPath: true,
+    watch: false,
+    watchAll: false,
+    watchman: false,
+    cache: true,
+    cacheDirectory: load.cacheDirectory,
+    // Snapshots are compared, never written: a missing one fails (https://jestjs.io/docs/cli#--ci).
+    ci: true,
+    coverage: false,
+    silent: true,
+    // No reporter at all: the results come back from runCLI.
+    reporters: [],
+    passWithNoTests: true,
+    ...(resolver ? { resolver: load.resolver } : {}),
+  };
+}
+
+async function onLoad(load: JestLoad): Promise<void> {
+  const requireJest = createRequire(load.entry);
+  const jest = requireJest(load.entry) as { runCLI?: LoadedJest['runCLI'] };
+  if (typeof jest.runCLI !== 'function') throw new Error(`${load.entry} exports no runCLI`);
+  const requireCore = createRequire(requireJest.resolve('@jest/core'));
+  const { readConfigs } = requireCore('jest-config') as { readConfigs: LoadedJest['readConfigs'] };
+  const requireRuntime = createRequire(requireCore.resolve('jest-runtime'));
+  const resolveModule = requireRuntime('jest-resolve') as { default?: { clearDefaultResolverCache?: () => void } };
+  const clearResolverCache = () => resolveModule.default?.clearDefaultResolverCache?.();
+  loaded = { load, runCLI: jest.runCLI, readConfigs, clearResolverCache };
+  // The config is read now, so a broken one is the workspace's before any claim.
+  await readConfigs(argv(load, undefined, false), [load.workspace]);
+}
+
+/**
+ * ts-jest keeps one TypeScript language service per config for the life of
+ * the process, with every file it has read: a module drafted in one claim,
+ * or edited on disk since, would be type-checked from its older text.
+ * Dropping its cached configs makes the next run build a fresh one.
+ * https://github.com/kulshekhar/ts-jest/blob/v29.4.0/src/legacy/ts-jest-transformer.ts
+ */
+function forgetTsJest(): void {
+  for (const [id, module] of Object.entries(createRequire(import.meta.url).cache)) {
+    if (!/[\\/]ts-jest[\\/]dist[\\/]legacy[\\/]ts-jest-transformer\.js$/.test(id)) continue;
+    const sets = (module?.exports as { TsJestTransformer?: { _cachedConfigSets?: unknown[] } } | undefined)?.TsJestTransformer?._cachedConfigSets;
+    if (Array.isArray(sets)) sets.length = 0;
+  }
+}
+
+function errorOf(value: unknown): JestError {
+  if (typeof value === 'object' && value !== null) {
+    const { name, message, stack } = value as { name?: unknown; message?: unknown; stack?: unknown };
+    const error: JestError = { message: typeof message === 'string' ? message : String(value) };
+    if (typeof name === 'string') error.name = name;
+    if (typeof stack === 'string') error.stack = stack;
+    return error;
+  }
+  return { message: String(value) };
+}
+
+async function onRun(run: JestRun): Promise<JestOutcome> {
+  if (loaded === undefined) throw new Error('Jest is not loaded');
+  const { load } = loaded;
+  // The workspace's own resolvers, per project root, which vouch's resolver hands every request it does not answer.
+  const { configs } = await loaded.readConfigs(argv(load, undefined, false), [load.workspace]);
+  hook.userResolvers = new Map(configs.filter((config) => typeof config.resolver === 'string').map((config) => [config.rootDir, config.resolver as string]));
+  files = new Map(run.files);
+  hook.files = files;
+  read.clear();
+  loaded.clearResolverCache();
+  forgetTsJest();
+  try {
+    const { results } = await loaded.runCLI(argv(load, run.test, true), [load.workspace]);
+    const file = results.testResults.find((result) => result.testFilePath === run.test);
+    const outcome: JestOutcome = { found: file !== undefined, tests: [] };
+    if (results.runExecError !== undefined) outcome.runError = results.runExecError.message;
+    if (file === undefined) return outcome;
+    if (file.testExecError !== undefined && file.testExecError !== null) outcome.execError = errorOf(file.testExecError);
+    outcome.tests = file.testResults.map((test) => ({
+      fullName: test.fullName,
+      status: test.status,
+      failures: (test.failureDetails ?? []).map((detail, index) => {
+        const error = errorOf(detail);
+        // A failure that is not an Error (a thrown string) has its text only in failureMessages.
+        return error.message === '[object Object]' ? { message: test.failureMessages?.[index] ?? '' } : error;
+      }),
+    }));
+    return outcome;
+  } finally {
+    files = new Map();
+    hook.files = files;
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+patchFs();
+
+process.on('message', (message: JestRequest) => {
+  queue = queue.then(async () => {
+    if (message.kind === 'load') {
+      try {
+        await onLoad(message);
+        send({ kind: 'loaded' });
+      } catch (error) {
+        send({ kind: 'failed', origin: 'workspace', message: `the workspace's Jest could not be loaded: ${describe(error)}` });
+      }
+      return;
+    }
+    try {
+      send({ kind: 'result', id: message.id, outcome: await onRun(message) });
+    } catch (error) {
+      send({ kind: 'failed', id: message.id, origin: 'instrument', message: `Jest could not run the test: ${describe(error)}` });
+    }
+  });
+});
+// Jest or a test may leave handles open; vouch ends this process, not the event loop.
+process.on('disconnect', () => process.exit(0));
