@@ -223,7 +223,7 @@ export class Prover {
     if (failed) throw (failed as PromiseRejectedResult).reason;
     const tool = (stage: Stage) => (settled[lanes.indexOf(this.lanes[stage][0]!)] as PromiseFulfilledResult<Tool>).value;
     const [type, lint, runtime] = [tool('type'), tool('lint'), tool('runtime')];
-    return { typescript: type.version, linter: { name: lint.name, version: lint.version }, vitest: runtime.version };
+    return { typescript: type.version, linter: { name: lint.name, version: lint.version }, [runtime.name === 'jest' ? 'jest' : 'vitest']: runtime.version };
   }
 
   /**
