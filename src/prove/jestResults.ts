@@ -23,7 +23,7 @@ export function jestIssues(outcome: JestOutcome, declaredPaths: ReadonlyMap<stri
   }
   if (outcome.execError !== undefined) {
     if (NO_TESTS.test(outcome.execError.message)) return [issue('claimant', 'the test declares no tests', test)];
-    const error = { ...outcome.execError, message: absolutePaths(outcome.execError.message, declaredPaths, workspace) };
+    const error = { ...outcome.execError, message: absolutePaths(plain(outcome.execError.message), declaredPaths, workspace) };
     return [errorIssue(error, declaredPaths, 'could not load the test', test)];
   }
   const issues: Issue[] = [];

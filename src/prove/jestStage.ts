@@ -1,5 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,6 +8,7 @@ import { ClaimError } from '../core/claimError.js';
 import { leftoverName } from './draftPaths.js';
 import type { JestLoad, JestOutcome, JestReply, JestRun } from './jestProtocol.js';
 import { jestIssues } from './jestResults.js';
+import { RUNNER_CONFIGS } from './judgeConfig.js';
 import type { Inspection, StageInstance, Tool } from './stage.js';
 import { installedPackage, packageChanged, packageEntry, type InstalledPackage } from './workspaceTool.js';
 
@@ -26,6 +27,8 @@ export function createJestStage(workspace: string, options: JestStageOptions = {
 /** A host process with the workspace's Jest loaded. */
 interface Host {
   child: ChildProcess;
+  /** configIdentity() when the host started: Node caches a required config, so a changed one needs a new host. */
+  config: string;
   loaded: Promise<void>;
   runs: number;
   /** The run in flight: its reply, or the host's exit, settles it. */
@@ -81,7 +84,7 @@ export class JestStage implements StageInstance {
   async inspect(inspection: Inspection): Promise<Issue[]> {
     this.#assertAlive();
     let host = this.#host;
-    if (host === undefined || host.runs >= this.#runsPerHost) {
+    if (host === undefined || host.runs >= this.#runsPerHost || host.config !== configIdentity(this.#workspace)) {
       if (host !== undefined) this.#stop(host, new Error('recycled'));
       host = this.#start(this.#warmed ?? this.#package());
     }
@@ -146,7 +149,7 @@ export class JestStage implements StageInstance {
     });
     child.stdout?.resume();
     child.stderr?.resume();
-    const host: Host = { child, loaded: Promise.resolve(), runs: 0, pending: new Map() };
+    const host: Host = { child, config: configIdentity(this.#workspace), loaded: Promise.resolve(), runs: 0, pending: new Map() };
     host.loaded = new Promise<void>((resolve, reject) => {
       child.on('message', (reply: JestReply) => {
         if (reply.kind === 'progress') this.#progress += 1;
@@ -187,6 +190,25 @@ export class JestStage implements StageInstance {
     for (const pending of host.pending.values()) pending.reject(error);
     host.pending.clear();
   }
+}
+
+/**
+ * One string that changes whenever a config the host has loaded may have:
+ * Jest's, the transformers' (Babel, swc), package.json and tsconfig.json at
+ * the root, by their stats (never their content: a link may lead out of
+ * the workspace).
+ */
+function configIdentity(workspace: string): string {
+  return [...RUNNER_CONFIGS, 'package.json', 'tsconfig.json']
+    .map((name) => {
+      try {
+        const stat = statSync(join(workspace, name), { bigint: true });
+        return `${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}`;
+      } catch {
+        return 'absent';
+      }
+    })
+    .join('\n');
 }
 
 /** A path beside the declared test that no run has used: `<stem>.vouch-<pid>-<hex>.<ext>`. */

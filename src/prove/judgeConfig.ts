@@ -20,7 +20,7 @@ const SCRIPT_EXTENSIONS = ['.ts', '.mts', '.cts', '.js', '.mjs', '.cjs'];
  * (https://swc.rs/docs/configuration/swcrc); ts-jest reads the tsconfig,
  * which is in already.
  */
-const RUNNER_CONFIGS = [
+export const RUNNER_CONFIGS = [
   ...['vitest.config', 'vite.config', 'vitest.workspace'].flatMap((name) => SCRIPT_EXTENSIONS.map((ext) => name + ext)),
   'vitest.workspace.json',
   ...[...SCRIPT_EXTENSIONS, '.json'].map((ext) => `jest.config${ext}`),

@@ -185,6 +185,24 @@ describe('Jest stage', () => {
     }
   });
 
+  it('reads the config again when it changes, and hands the workspace\'s own resolver what vouch does not answer', async () => {
+    const project = tempProject('jest-config', files, { git: false });
+    const stage = createJestStage(project.root);
+    const test: Draft = { path: 'test/money.test.ts', text: `import { expect, it } from '@jest/globals';\nimport { VALUE } from 'money-alias';\nit('imports through the resolver', () => expect(VALUE).toBe('disk'));\n` };
+    try {
+      await stage.warm();
+      const before = await stage.inspect(inspection(project.root, [], test));
+      expect(before).toEqual([expect.objectContaining({ origin: 'claimant', message: expect.stringMatching(/^could not load the test: .*money-alias/) })]);
+      project.write('resolver.js', `const { join } = require('node:path');\nmodule.exports = (request, options) => request === 'money-alias' ? join(__dirname, 'src', 'money.ts') : options.defaultResolver(request, options);\n`);
+      // ts-jest's type check does not know the alias; its diagnostics are off so that Jest's resolution is what is tested.
+      project.write('jest.config.js', `module.exports = { testEnvironment: 'node', resolver: '<rootDir>/resolver.js', transform: { '^.+\\\\.ts$': ['ts-jest', { diagnostics: false }] } };\n`);
+      expect(await stage.inspect(inspection(project.root, [], test))).toEqual([]);
+    } finally {
+      await stage.destroy();
+      project.remove();
+    }
+  });
+
   it('stops at once on destroy, even in a test that never ends', async () => {
     const project = tempProject('jest-spin', files, { git: false });
     const stage = createJestStage(project.root);
