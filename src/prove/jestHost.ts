@@ -196,7 +196,11 @@ async function onLoad(load: JestLoad): Promise<void> {
   const clearResolverCache = () => resolveModule.default?.clearDefaultResolverCache?.();
   loaded = { load, runCLI: jest.runCLI, readConfigs, clearResolverCache };
   // The config is read now, so a broken one is the workspace's before any claim.
-  await readConfigs(argv(load, undefined, false), [load.workspace]);
+  try {
+    await readConfigs(argv(load, undefined, false), [load.workspace]);
+  } catch (error) {
+    throw new ConfigError(`the workspace's Jest config could not be loaded: ${describe(error)}`);
+  }
 }
 
 /**
@@ -229,7 +233,12 @@ async function onRun(run: JestRun): Promise<JestOutcome> {
   if (loaded === undefined) throw new Error('Jest is not loaded');
   const { load } = loaded;
   // The workspace's own resolvers, per project root, which vouch's resolver hands every request it does not answer.
-  const { configs } = await loaded.readConfigs(argv(load, undefined, false), [load.workspace]);
+  let configs: Awaited<ReturnType<LoadedJest['readConfigs']>>['configs'];
+  try {
+    ({ configs } = await loaded.readConfigs(argv(load, undefined, false), [load.workspace]));
+  } catch (error) {
+    throw new ConfigError(`the workspace's Jest config could not be loaded: ${describe(error)}`);
+  }
   hook.userResolvers = new Map(configs.filter((config) => typeof config.resolver === 'string').map((config) => [config.rootDir, config.resolver as string]));
   files = new Map(run.files);
   hook.files = files;
@@ -259,6 +268,9 @@ async function onRun(run: JestRun): Promise<JestOutcome> {
   }
 }
 
+/** A config that no longer loads: the workspace's to fix, not the instrument's. */
+class ConfigError extends Error {}
+
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -272,14 +284,15 @@ process.on('message', (message: JestRequest) => {
         await onLoad(message);
         send({ kind: 'loaded' });
       } catch (error) {
-        send({ kind: 'failed', origin: 'workspace', message: `the workspace's Jest could not be loaded: ${describe(error)}` });
+        send({ kind: 'failed', origin: 'workspace', message: error instanceof ConfigError ? error.message : `the workspace's Jest could not be loaded: ${describe(error)}` });
       }
       return;
     }
     try {
       send({ kind: 'result', id: message.id, outcome: await onRun(message) });
     } catch (error) {
-      send({ kind: 'failed', id: message.id, origin: 'instrument', message: `Jest could not run the test: ${describe(error)}` });
+      if (error instanceof ConfigError) send({ kind: 'failed', id: message.id, origin: 'workspace', message: error.message });
+      else send({ kind: 'failed', id: message.id, origin: 'instrument', message: `Jest could not run the test: ${describe(error)}` });
     }
   });
 });

@@ -113,6 +113,8 @@ export class JestStage implements StageInstance {
       });
     } catch (error) {
       if (this.#destroyed) throw new ClaimError('instrument', 'destroyed', 'the runtime stage was destroyed during the inspection');
+      // A config that stopped loading is not about this claim (the StageInstance contract).
+      if (error instanceof RunFailure && error.origin === 'workspace') throw new ClaimError('workspace', 'malformed', error.message);
       return [{ origin: 'instrument', stage: 'runtime', message: describeError(error), path: inspection.test.path }];
     }
     return jestIssues(outcome, declaredPaths, inspection.test.path, this.#workspace);
@@ -156,7 +158,7 @@ export class JestStage implements StageInstance {
         else if (reply.kind === 'loaded') resolve();
         else if (reply.kind === 'result') this.#settle(host, reply.id, (pending) => pending.resolve(reply.outcome));
         else if (reply.id === undefined) reject(new ClaimError(reply.origin, 'malformed', reply.message));
-        else this.#settle(host, reply.id, (pending) => pending.reject(new Error(reply.message)));
+        else this.#settle(host, reply.id, (pending) => pending.reject(new RunFailure(reply.origin, reply.message)));
       });
       child.on('exit', (code, signal) => {
         const error = new ClaimError('instrument', 'refused', `the Jest host exited (${signal ?? `code ${code}`}) before it answered`);
@@ -217,6 +219,15 @@ function freshTestPath(declared: string): string {
   const dot = name.indexOf('.', 1);
   const [stem, ext] = dot === -1 ? [name, 'test.js'] : [name.slice(0, dot), name.slice(dot + 1)];
   return join(dirname(declared), leftoverName(stem, ext));
+}
+
+/** A run the host could not make, and whose it is to fix. */
+class RunFailure extends Error {
+  readonly origin: 'workspace' | 'instrument';
+  constructor(origin: 'workspace' | 'instrument', message: string) {
+    super(message);
+    this.origin = origin;
+  }
 }
 
 function describeError(error: unknown): string {

@@ -197,6 +197,9 @@ describe('Jest stage', () => {
       // ts-jest's type check does not know the alias; its diagnostics are off so that Jest's resolution is what is tested.
       project.write('jest.config.js', `module.exports = { testEnvironment: 'node', resolver: '<rootDir>/resolver.js', transform: { '^.+\\\\.ts$': ['ts-jest', { diagnostics: false }] } };\n`);
       expect(await stage.inspect(inspection(project.root, [], test))).toEqual([]);
+      // A config broken since is the workspace's: refused, as the stage contract says, not a verdict.
+      project.write('jest.config.js', 'module.exports = {\n');
+      await expect(stage.inspect(inspection(project.root, [], test))).rejects.toMatchObject({ origin: 'workspace', code: 'malformed', detail: expect.stringContaining("the workspace's Jest config could not be loaded") });
     } finally {
       await stage.destroy();
       project.remove();
