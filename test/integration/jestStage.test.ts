@@ -12,6 +12,7 @@ const dist = (path: string) => pathToFileURL(join(REPO, 'dist', 'prove', path)).
 const { createJestStage } = (await import(dist('jestStage.js'))) as typeof import('../../src/prove/jestStage.js');
 const { createOverlay } = (await import(dist('overlay.js'))) as typeof import('../../src/prove/overlay.js');
 const { pickRunner } = (await import(dist('testRunner.js'))) as typeof import('../../src/prove/testRunner.js');
+const { createRunnerStage } = (await import(dist('runnerStage.js'))) as typeof import('../../src/prove/runnerStage.js');
 const { refuseUnsupportedTools } = (await import(dist('toolSupport.js'))) as typeof import('../../src/prove/toolSupport.js');
 
 const JEST_29 = join(REPO, 'node_modules', 'jest29');
@@ -277,5 +278,19 @@ describe('pickRunner', () => {
 
   it('takes Vitest when both are installed and nothing says which', () => {
     expect(pick({ 'package.json': '{}' })).toBe('vitest');
+  });
+
+  it('makes the runtime stage on the runner chosen, stale once the workspace switches runner', async () => {
+    const project = tempProject('runner-switch', tsJest.files, { git: false });
+    const stage = createRunnerStage(project.root);
+    try {
+      expect(await stage.warm()).toEqual({ name: 'jest', version: installedVersion('jest') });
+      expect(stage.stale()).toBe(false);
+      project.write('package.json', JSON.stringify({ name: 'fixture', private: true, scripts: { test: 'vitest run' } }));
+      expect(stage.stale()).toBe(true);
+    } finally {
+      await stage.destroy();
+      project.remove();
+    }
   });
 });
