@@ -141,8 +141,9 @@ export class JestStage implements StageInstance {
     this.#cacheDirectory ??= mkdtempSync(join(tmpdir(), 'vouch-jest-'));
     const child = fork(fileURLToPath(new URL('./jestHost.js', import.meta.url)), [], {
       cwd: this.#workspace,
-      // vouch's own flags (a loader, an inspector) are not the workspace's.
-      execArgv: [],
+      // vouch's own flags (a loader, an inspector) are not the workspace's. Jest runs a test file as an ES module
+      // only with vm modules (https://jestjs.io/docs/ecmascript-modules); CommonJS tests do not use them.
+      execArgv: ['--experimental-vm-modules'],
       // jest-cli sets NODE_ENV to test when unset (https://jestjs.io/docs/environment-variables); runCLI does not.
       env: { ...process.env, NODE_ENV: process.env.NODE_ENV ?? 'test', FORCE_COLOR: '0' },
       // Nothing may reach vouch's own stdout: it may be an MCP stdio transport.

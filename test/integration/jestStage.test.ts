@@ -19,6 +19,7 @@ const JEST_29 = join(REPO, 'node_modules', 'jest29');
 
 const MONEY = `export const VALUE = 'disk';\nexport function add(a: number, b: number): number {\n  return a + b;\n}\n`;
 const MONEY_DRAFT = MONEY.replace("'disk'", "'draft'");
+const MONEY_JS_ESM = `export const VALUE = 'disk';\nexport function add(a, b) {\n  return a + b;\n}\n`;
 const MONEY_JS = `exports.VALUE = 'disk';\nexports.add = function add(a, b) {\n  return a + b;\n};\n`;
 
 interface Variant {
@@ -77,12 +78,28 @@ const swcJest: Omit<Variant, 'name'> = {
   extra: `export const extra = (): number => 1;\n`,
 };
 
+/** Native ES modules, no transform: Jest's ESM support, which needs node --experimental-vm-modules (https://jestjs.io/docs/ecmascript-modules). */
+const esm: Omit<Variant, 'name'> = {
+  files: {
+    'package.json': JSON.stringify({ name: 'fixture', private: true, type: 'module', scripts: { test: 'jest' } }),
+    'jest.config.js': `export default { testEnvironment: 'node', transform: {} };\n`,
+    'src/money.js': MONEY_JS_ESM,
+  },
+  ext: 'js',
+  test: (body: string) =>
+    `import { describe, expect, it } from '@jest/globals';\nimport { add, VALUE } from '../src/money.js';\nimport { extra } from '../src/extra.js';\n\ndescribe('money', () => {\n${body}\n});\n`,
+  money: { disk: MONEY_JS_ESM, draft: MONEY_JS_ESM.replace("'disk'", "'draft'") },
+  extra: `export const extra = () => 1;\n`,
+};
+
 const VARIANTS: Variant[] = [
   { name: 'ts-jest', ...tsJest },
   { name: 'babel-jest', ...babelJest },
   { name: '@swc/jest', ...swcJest },
+  { name: 'native ES modules', ...esm },
   { name: 'ts-jest', jest29: true, ...tsJest },
   { name: 'babel-jest', jest29: true, ...babelJest },
+  { name: 'native ES modules', jest29: true, ...esm },
 ];
 
 /** Every file under the project with its size, to prove nothing was written. */
