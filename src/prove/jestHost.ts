@@ -55,7 +55,12 @@ function served(path: unknown): { path: string; text: string } | undefined {
 }
 
 function onDisk(path: string): boolean {
-  return real.statSync(path, { throwIfNoEntry: false })?.isFile() === true;
+  try {
+    return real.statSync(path, { throwIfNoEntry: false })?.isFile() === true;
+  } catch {
+    // ENOTDIR (a file where a folder would be), EACCES: no file there to read.
+    return false;
+  }
 }
 
 function encodingOf(options: unknown): BufferEncoding | undefined {
@@ -79,7 +84,12 @@ function content(text: string, options: unknown): string | Buffer {
  * the disk's mtime would hand a draft's transform to a later run that reads the disk.
  */
 function stats(path: string, text: string, original: typeof fs.statSync): fs.Stats {
-  const disk = original(path, { throwIfNoEntry: false });
+  let disk: fs.Stats | undefined;
+  try {
+    disk = original(path, { throwIfNoEntry: false });
+  } catch {
+    // Not a file on disk: the draft's own stats below.
+  }
   const time = createHash('sha256').update(text).digest().readUInt32BE(0) % 2_000_000_000;
   const date = new Date(time);
   const fields = disk?.isFile() === true ? { ...disk } : { dev: 0, ino: 0, mode: 0o100644, nlink: 1, uid: 0, gid: 0, rdev: 0, blksize: 4096, blocks: 1, atimeMs: time, ctimeMs: time, birthtimeMs: time, atime: date, ctime: date, birthtime: date };
