@@ -158,6 +158,8 @@ interface LoadedJest {
   load: JestLoad;
   runCLI: (argv: Record<string, unknown>, projects: string[]) => Promise<RunCliResult>;
   readConfigs: (argv: Record<string, unknown>, projects: string[]) => Promise<{ configs: Array<{ rootDir: string; resolver?: string | null }> }>;
+  /** @jest/core's SearchSource, which says which paths a project's config admits as tests. */
+  SearchSource: new (context: { config: unknown }) => { isTestFilePath(path: string): boolean };
   clearResolverCache: () => void;
 }
 
@@ -200,11 +202,12 @@ async function onLoad(load: JestLoad): Promise<void> {
   const jest = requireJest(load.entry) as { runCLI?: LoadedJest['runCLI'] };
   if (typeof jest.runCLI !== 'function') throw new Error(`${load.entry} exports no runCLI`);
   const requireCore = createRequire(requireJest.resolve('@jest/core'));
+  const { SearchSource } = requireCore('@jest/core') as { SearchSource: LoadedJest['SearchSource'] };
   const { readConfigs } = requireCore('jest-config') as { readConfigs: LoadedJest['readConfigs'] };
   const requireRuntime = createRequire(requireCore.resolve('jest-runtime'));
   const resolveModule = requireRuntime('jest-resolve') as { default?: { clearDefaultResolverCache?: () => void } };
   const clearResolverCache = () => resolveModule.default?.clearDefaultResolverCache?.();
-  loaded = { load, runCLI: jest.runCLI, readConfigs, clearResolverCache };
+  loaded = { load, runCLI: jest.runCLI, readConfigs, SearchSource, clearResolverCache };
   // The config is read now, so a broken one is the workspace's before any claim.
   try {
     await readConfigs(argv(load, undefined, false), [load.workspace]);
@@ -260,7 +263,18 @@ async function onRun(run: JestRun): Promise<JestOutcome> {
     const file = results.testResults.find((result) => result.testFilePath === run.test);
     const outcome: JestOutcome = { found: file !== undefined, tests: [] };
     if (results.runExecError !== undefined) outcome.runError = results.runExecError.message;
-    if (file === undefined) return outcome;
+    if (file === undefined) {
+      // Its constructor reads only the config's roots, testMatch, testRegex and testPathIgnorePatterns.
+      const SearchSource = loaded.SearchSource;
+      outcome.declaredAdmitted = configs.some((config) => {
+        try {
+          return new SearchSource({ config }).isTestFilePath(run.declared);
+        } catch {
+          return false;
+        }
+      });
+      return outcome;
+    }
     if (file.testExecError !== undefined && file.testExecError !== null) outcome.execError = errorOf(file.testExecError);
     outcome.tests = file.testResults.map((test) => ({
       fullName: test.fullName,

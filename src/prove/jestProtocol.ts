@@ -17,6 +17,8 @@ export interface JestRun {
   /** Absolute path → text: the drafts and the test at its fresh path. */
   files: Array<[string, string]>;
   test: string;
+  /** The test's declared path, absolute: asked about when Jest does not run the fresh one. */
+  declared: string;
 }
 
 export type JestRequest = JestLoad | JestRun;
@@ -38,6 +40,8 @@ export interface JestTest {
 export interface JestOutcome {
   /** Whether Jest ran the file at all (its config's testMatch, testRegex and ignore patterns admit it). */
   found: boolean;
+  /** When not found: whether the config admits the declared path (a pattern naming the file exactly). */
+  declaredAdmitted?: boolean;
   /** The suite could not run: a module that does not load, no tests declared. */
   execError?: JestError;
   tests: JestTest[];

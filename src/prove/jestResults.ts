@@ -18,6 +18,10 @@ const NO_TESTS = /Your test suite must contain at least one test/;
  */
 export function jestIssues(outcome: JestOutcome, declaredPaths: ReadonlyMap<string, string>, test: string, workspace: string): Issue[] {
   if (outcome.runError !== undefined) return [issue('instrument', `Jest could not run the test: ${firstLine(outcome.runError)}`, test)];
+  if (!outcome.found && outcome.declaredAdmitted === true) {
+    const message = `the workspace's Jest config admits ${test} as a test file but not the fresh path beside it that vouch runs the test at (a testMatch or testRegex that names the file exactly); widen the pattern to the file's extension`;
+    return [{ ...issue('workspace', message, test), unjudged: true }];
+  }
   if (!outcome.found) {
     return [{ ...issue('workspace', `the workspace's Jest config does not include ${test} as a test file (testMatch, testRegex, testPathIgnorePatterns, roots), so Jest would not run it there`, test), unjudged: true }];
   }

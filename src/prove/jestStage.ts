@@ -104,7 +104,7 @@ export class JestStage implements StageInstance {
 
     host.runs += 1;
     const id = this.#nextId++;
-    const run: JestRun = { kind: 'run', id, files: [...files], test: fresh };
+    const run: JestRun = { kind: 'run', id, files: [...files], test: fresh, declared };
     let outcome: JestOutcome;
     try {
       outcome = await new Promise<JestOutcome>((resolve, reject) => {

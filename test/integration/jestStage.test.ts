@@ -196,7 +196,11 @@ describe('Jest stage', () => {
     try {
       await stage.warm();
       const issues = await stage.inspect(inspection(project.root, [], { path: 'test/money.test.ts', text: tsJest.test(PASSING) }));
-      expect(issues).toEqual([expect.objectContaining({ origin: 'workspace', unjudged: true, path: 'test/money.test.ts' })]);
+      expect(issues).toEqual([expect.objectContaining({ origin: 'workspace', unjudged: true, path: 'test/money.test.ts', message: expect.stringMatching(/does not include test\/money\.test\.ts/) })]);
+      // A pattern that names the declared file exactly admits it, but not the fresh path the test runs at.
+      project.write('jest.config.js', `module.exports = { preset: 'ts-jest', testEnvironment: 'node', testMatch: ['**/test/money.test.ts'] };\n`);
+      const exact = await stage.inspect(inspection(project.root, [], { path: 'test/money.test.ts', text: tsJest.test(PASSING) }));
+      expect(exact).toEqual([expect.objectContaining({ origin: 'workspace', unjudged: true, message: expect.stringMatching(/admits test\/money\.test\.ts as a test file but not the fresh path/) })]);
     } finally {
       await stage.destroy();
       project.remove();

@@ -36,6 +36,7 @@ describe('jestIssues', () => {
 
   it('says a path the config does not admit is the workspace\'s and unjudged, and a failed run the instrument\'s', () => {
     expect(issues({ found: false, tests: [] })[0]).toMatchObject({ origin: 'workspace', unjudged: true });
+    expect(issues({ found: false, declaredAdmitted: true, tests: [] })[0]).toMatchObject({ origin: 'workspace', unjudged: true, message: expect.stringMatching(/admits test\/a\.test\.ts as a test file but not the fresh path/) });
     expect(issues({ found: false, tests: [], runError: 'boom\nat x' })).toEqual([{ origin: 'instrument', stage: 'runtime', message: 'Jest could not run the test: boom', path: 'test/a.test.ts' }]);
   });
 });
