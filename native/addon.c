@@ -11,6 +11,7 @@
 
 #include "observerCall.h"
 #include "pathStats.h"
+#include "queueWatch.h"
 #include "sourceList.h"
 #include "treeScan.h"
 
@@ -375,6 +376,56 @@ static napi_value call_observer(napi_env env, napi_callback_info info) {
   return result;
 }
 
+// queueWatch(fds, intervalNs, maxGapNs, limitBytes): watches these inotify descriptors; 0 or an errno.
+static napi_value queue_watch_start(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  uint32_t count = 0;
+  int64_t interval_ns = 0, max_gap_ns = 0, limit_bytes = 0;
+  bool is_array = false;
+  if (argc < 4 || napi_is_array(env, argv[0], &is_array) != napi_ok || !is_array || napi_get_array_length(env, argv[0], &count) != napi_ok ||
+      napi_get_value_int64(env, argv[1], &interval_ns) != napi_ok || napi_get_value_int64(env, argv[2], &max_gap_ns) != napi_ok ||
+      napi_get_value_int64(env, argv[3], &limit_bytes) != napi_ok || interval_ns <= 0) {
+    napi_throw_type_error(env, NULL, "queueWatch takes descriptors, an interval, a longest gap and a limit");
+    return NULL;
+  }
+  int fds[QUEUE_WATCH_MAX_FDS];
+  int taken = 0;
+  for (uint32_t i = 0; i < count && taken < QUEUE_WATCH_MAX_FDS; i++) {
+    napi_value item;
+    int32_t fd;
+    CHECK(napi_get_element(env, argv[0], i, &item));
+    if (napi_get_value_int32(env, item, &fd) == napi_ok && fd >= 0) fds[taken++] = fd;
+  }
+  napi_value result;
+  CHECK(napi_create_int32(env, queue_watch(fds, taken, interval_ns, max_gap_ns, limit_bytes), &result));
+  return result;
+}
+
+// queueWatchTake(): what the window saw since the last take, and a new window begins.
+static napi_value queue_watch_take_window(napi_env env, napi_callback_info info) {
+  (void)info;
+  QueueWindow window = queue_watch_take();
+  napi_value result, value;
+  CHECK(napi_create_object(env, &result));
+  CHECK(napi_create_double(env, (double)window.samples, &value));
+  set(env, result, "samples", value);
+  CHECK(napi_create_double(env, (double)window.gaps, &value));
+  set(env, result, "gaps", value);
+  CHECK(napi_create_double(env, (double)window.over, &value));
+  set(env, result, "over", value);
+  CHECK(napi_create_double(env, (double)window.failures, &value));
+  set(env, result, "failures", value);
+  CHECK(napi_create_double(env, (double)window.max_bytes, &value));
+  set(env, result, "maxBytes", value);
+  CHECK(napi_create_double(env, (double)window.idle_ns, &value));
+  set(env, result, "idleNs", value);
+  CHECK(napi_create_int32(env, window.fds, &value));
+  set(env, result, "fds", value);
+  return result;
+}
+
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor properties[] = {
       {"start", NULL, start, NULL, NULL, NULL, napi_default, NULL},
@@ -384,6 +435,8 @@ static napi_value init(napi_env env, napi_value exports) {
       {"startSources", NULL, start_sources, NULL, NULL, NULL, napi_default, NULL},
       {"finishSources", NULL, finish_sources, NULL, NULL, NULL, napi_default, NULL},
       {"callObserver", NULL, call_observer, NULL, NULL, NULL, napi_default, NULL},
+      {"queueWatch", NULL, queue_watch_start, NULL, NULL, NULL, napi_default, NULL},
+      {"queueWatchTake", NULL, queue_watch_take_window, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_define_properties(env, exports, sizeof properties / sizeof properties[0], properties);
   return exports;

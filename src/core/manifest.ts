@@ -146,6 +146,21 @@ export function mergedManifest(entries: InputEntry[], plain: PlainLines): Manife
   };
 }
 
+/**
+ * What a manifest is made of: entries sorted by path, and the installed lines
+ * the native tree scan rendered (null without it). An index that patches an
+ * entry makes the manifest again from its basis, with the same digest a
+ * fresh scan would give.
+ */
+export interface ManifestBasis {
+  entries: InputEntry[];
+  plain: PlainLines | null;
+}
+
+export function manifestFromBasis(basis: ManifestBasis): Manifest {
+  return basis.plain === null ? manifestOf(basis.entries) : mergedManifest(basis.entries, basis.plain);
+}
+
 /** The first plain line whose path is not below `path` (a lower bound). */
 export function plainLowerBound(plain: PlainLines, path: string): number {
   let low = 0;

@@ -2,11 +2,12 @@ import { lstatSync, readlinkSync, realpathSync, type BigIntStats } from 'node:fs
 import { dirname, resolve } from 'node:path';
 import type { CheckDefinition } from '../core/definition.js';
 import { identityOf, isRacy, nowNs, racyWindowNs } from '../core/identity.js';
-import { comparePaths, manifestOf, mergedManifest, type InputEntry } from '../core/manifest.js';
+import { comparePaths, manifestFromBasis, type InputEntry, type ManifestBasis } from '../core/manifest.js';
 import type { Observation } from '../core/observation.js';
 import { boundedReasons, reason, type Reason } from '../core/reason.js';
 import { TOOL_CACHES } from '../core/toolCaches.js';
 import { hashFile } from './hashFile.js';
+import { lookSourceFile, lstatAt, unreadable } from './sourceLook.js';
 import { listInstalledFiles, type InstalledListing } from './installedFiles.js';
 import { globMatcher, noneCanMatch } from './globMatcher.js';
 import { InstalledScans } from './installedScans.js';
@@ -44,6 +45,11 @@ export class InputScanner {
   }
 
   observe(definition: CheckDefinition): Observation {
+    return this.observeWithBasis(definition).observation;
+  }
+
+  /** The observation and what its manifest was made of, for an index that patches it later. */
+  observeWithBasis(definition: CheckDefinition): { observation: Observation; basis: ManifestBasis } {
     this.installedScans.start(definition.installed);
     const sources = this.listSources();
     const problems: Reason[] = [...sources.problems];
@@ -77,10 +83,11 @@ export class InputScanner {
     const installedEntries = this.lookInstalledPaths(installed.paths, isSource, problems);
     const sorted = [...sourceEntries, ...installedEntries.values()];
     sorted.sort((a, b) => comparePaths(a.path, b.path));
-    const manifest = native ? mergedManifest(sorted, native.plain) : manifestOf(sorted);
+    const basis: ManifestBasis = { entries: sorted, plain: native ? native.plain : null };
+    const manifest = manifestFromBasis(basis);
     let identities: Map<string, string> | undefined;
     const identitiesOf = () => this.identitiesOf(selected);
-    return {
+    const observation: Observation = {
       manifest,
       problems: boundedReasons(problems),
       healthy: true,
@@ -91,6 +98,7 @@ export class InputScanner {
         return identities;
       },
     };
+    return { observation, basis };
   }
 
   /**
@@ -234,40 +242,17 @@ export class InputScanner {
   }
 
   private lstat(path: string): BigIntStats | Reason | null {
-    try {
-      return lstatSync(this.abs(path), { bigint: true, throwIfNoEntry: false }) ?? null;
-    } catch (error) {
-      return unreadable(path, error);
-    }
+    return lstatAt(this.abs(path), path);
   }
 
   private lookSource(path: string): Looked {
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const stats = this.lstat(path);
-      if (stats === null || 'code' in stats) return stats;
-      if (stats.isSymbolicLink()) return this.link(path, 'source');
-      if (!stats.isFile()) return unsupported(path, stats);
-      const identity = identityOf(stats);
-      this.sourceIdentity.set(path, identity);
-      const cached = this.statCache.get(path);
-      let digest: string;
-      if (cached?.identity === identity) {
-        digest = cached.digest;
-      } else {
-        try {
-          digest = hashFile(this.abs(path), Number(stats.size));
-        } catch (error) {
-          return unreadable(path, error);
-        }
-        // A write while hashing would bind the digest to bytes that never existed whole.
-        const after = this.lstat(path);
-        if (after === null || 'code' in after || identityOf(after) !== identity) continue;
-        if (isRacy(stats, this.observedAtNs)) this.statCache.delete(path);
-        else this.statCache.set(path, identity, digest);
-      }
-      return { path, origin: 'source', type: 'file', digest, executable: (stats.mode & 0o111n) !== 0n };
+    const looked = lookSourceFile(this.root, path, this.statCache, this.observedAtNs);
+    if (looked === null || 'code' in looked) return looked;
+    if ('entry' in looked) {
+      this.sourceIdentity.set(path, looked.identity);
+      return looked.entry;
     }
-    return reason('input-changing', `${path} kept changing while vouch read it; run again once writes have finished`);
+    return looked.isSymbolicLink() ? this.link(path, 'source') : unsupported(path, looked);
   }
 
   private lookInstalled(path: string, observedAtNs: bigint): Looked {
@@ -351,11 +336,6 @@ function notUtf8Target(path: string, origin: 'source' | 'installed'): Reason {
     'input-name-not-utf8',
     `${path} is a link whose target is not valid UTF-8, so it cannot be recorded exactly; point it at a UTF-8 path, or exclude it with "!${path}" in the check's ${origin === 'source' ? 'inputs' : '"installed" globs'}`,
   );
-}
-
-function unreadable(path: string, error: unknown): Reason {
-  const code = (error as NodeJS.ErrnoException).code ?? 'error';
-  return reason('input-unreadable', `cannot read ${path} (${code}); fix its permissions, or exclude it with "!${path}" in the check's inputs`);
 }
 
 function unsupported(path: string, stats: BigIntStats): Reason {

@@ -17,6 +17,20 @@ export interface Addon {
   startSources(root: string, threads: number): object;
   finishSources(handle: object): NativeSourceList;
   callObserver(socketPath: string, request: string, deadlineMs: number, maxBytes: number): NativeCallReply;
+  /** Absent from an addon built before it: the observer then scans in full on every change. */
+  queueWatch?(fds: number[], intervalNs: number, maxGapNs: number, limitBytes: number): number;
+  queueWatchTake?(): QueueWindow;
+}
+
+/** What one window of sampling the inotify queues saw (native/queueWatch.h). */
+export interface QueueWindow {
+  samples: number;
+  gaps: number;
+  over: number;
+  failures: number;
+  maxBytes: number;
+  idleNs: number;
+  fds: number;
 }
 
 let addon: Addon | null | undefined;

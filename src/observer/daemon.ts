@@ -14,6 +14,7 @@ import { ObserverService } from './observerService.js';
 import { rpcServer } from './rpcServer.js';
 import { outsideRuleFiles } from './ruleFiles.js';
 import { treeWatcher, type Watcher } from './treeWatcher.js';
+import { QueueWatch } from './queueWatch.js';
 import { WarmIndex } from './warmIndex.js';
 import { WatchSession } from './watchSession.js';
 
@@ -67,14 +68,13 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
   let stopping = false;
   let bound = false;
 
-  const index = new WarmIndex(
-    options.root,
-    options.excluded,
-    statCache,
-    (error) => options.log(`a rescan failed: ${error.message}`),
-    (snapshot) => session.scanned(snapshot),
-    outsideRuleFiles(options.root, options.env),
-  );
+  // A watcher of the tests' own has no kernel queue to sample: its events never patch the index.
+  const queue = options.watcher === undefined ? QueueWatch.create() : null;
+  const index = new WarmIndex(options.root, options.excluded, statCache, (error) => options.log(`a rescan failed: ${error.message}`), {
+    onSnapshot: (snapshot) => session.scanned(snapshot),
+    ruleFiles: outsideRuleFiles(options.root, options.env),
+    calm: () => queue?.calm() ?? 'unknown',
+  });
   const barrier = new Barrier(cookiePrefix(options.root, options.stateDir, files.cookiePrefix));
   const session = new WatchSession({
     root: options.root,
@@ -83,6 +83,7 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
     barrier,
     index,
     watcher: options.watcher ?? treeWatcher,
+    queue,
     log: options.log,
     orphaned: () => readyMs !== null && !existsSync(files.record),
     onOrphaned: () => void stop(),

@@ -61,11 +61,13 @@ export interface GapReason {
 }
 
 /**
- * Why the index was last rescanned: its first build, file events, a
- * hard-linked input, the watcher renewed to cover a subtree it could not
- * have watched, a git rule file outside the root that changed, or a gap.
+ * Why the index was last rescanned: its first build, file events it could
+ * not patch in, a hard-linked input, the watcher renewed to cover a subtree
+ * it could not have watched, a git rule file outside the root that changed,
+ * the periodic scan after patches, events the kernel's queue may have
+ * dropped (queueWatch.ts), or a gap.
  */
-export type RescanReason = 'first-index' | 'file-events' | 'hard-linked-input' | 'rewatch' | 'git-rules' | GapCode;
+export type RescanReason = 'first-index' | 'file-events' | 'hard-linked-input' | 'rewatch' | 'git-rules' | 'safety' | 'lost-events' | GapCode;
 
 export interface ObserveResult {
   healthy: boolean;
@@ -94,7 +96,10 @@ export interface ObserverInfo extends PingResult {
   events: number;
   overflows: number;
   rescans: number;
+  rescansBy: Partial<Record<RescanReason, number>>;
   lastRescan: { at: number; durationMs: number; reason: RescanReason } | null;
+  patches: number;
+  lastPatch: { at: number; durationMs: number; paths: number } | null;
   readyMs: number | null;
   socket: string;
   root: string;

@@ -40,18 +40,32 @@ export async function watchTree(root: string, handlers: TreeEvents): Promise<Wat
   });
 }
 
-/** The kernel's lines for this process's inotify watches, one per watched directory, or null without /proc. */
-function watchLines(): string[] | null {
+/** This process's inotify descriptors, or null without /proc. */
+export function inotifyDescriptors(): number[] | null {
   let fds: string[];
   try {
     fds = readdirSync('/proc/self/fd');
   } catch {
     return null;
   }
+  const found: number[] = [];
+  for (const fd of fds) {
+    try {
+      if (readlinkSync(`/proc/self/fd/${fd}`) === 'anon_inode:inotify') found.push(Number(fd));
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return found;
+}
+
+/** The kernel's lines for this process's inotify watches, one per watched directory, or null without /proc. */
+function watchLines(): string[] | null {
+  const fds = inotifyDescriptors();
+  if (fds === null) return null;
   const lines: string[] = [];
   for (const fd of fds) {
     try {
-      if (readlinkSync(`/proc/self/fd/${fd}`) !== 'anon_inode:inotify') continue;
       for (const line of readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8').split('\n')) if (line.startsWith('inotify wd:')) lines.push(line);
     } catch {
       // closed meanwhile

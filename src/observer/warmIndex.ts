@@ -1,18 +1,22 @@
 import { lstatSync } from 'node:fs';
 import { setImmediate as yieldToEvents } from 'node:timers/promises';
 import type { CheckDefinition } from '../core/definition.js';
-import { identityOf } from '../core/identity.js';
+import { identityOf, nowNs } from '../core/identity.js';
 import type { Observation } from '../core/observation.js';
 import type { StatCache } from '../core/statCache.js';
 import { InputScanner } from '../fs/inputScanner.js';
+import { patchIndex, type IndexedCheck } from './indexPatch.js';
+import type { QueueState } from './queueWatch.js';
 import { ruleStamp } from './ruleFiles.js';
 import type { GapCode, GapReason, ObservedInputs, RescanReason } from './protocol.js';
 
-/** One full scan of every tracked check, and the event generation it began at. */
+/** One observation of every tracked check (a full scan, or one patched from events), and the event generation it began at. */
 export interface Snapshot {
   generation: number;
   observedAt: number;
   observations: Map<string, Observation>;
+  /** Each check as indexed, with what its manifest was made of, for the next patch. */
+  indexed: Map<string, IndexedCheck>;
   /** Hard-linked inputs: a write through another link raises no event here, so each question re-stats them. */
   linked: Array<[path: string, identity: string]>;
   files: number;
@@ -33,15 +37,41 @@ export interface Gap {
 
 export class ObserverBusy extends Error {}
 
+export interface WarmIndexOptions {
+  /** Runs after each full scan, while no question waits on it in the usual loop. */
+  onSnapshot?: (snapshot: Snapshot) => void;
+  /** Files outside the root that decide what git tracks or ignores in it; no event reports them. */
+  ruleFiles?: readonly string[];
+  /**
+   * Whether events can have been lost since it was last asked (queueWatch.ts). Asked at the start
+   * of every refresh and before every answer: only a calm window lets events patch the index, and a
+   * window that lost events makes a full scan. 'unknown' (the default) patches nothing and trusts
+   * the index as long as no event came, as without a queue watch.
+   */
+  calm?: () => QueueState;
+  /** How long after a full scan a patched index is scanned in full again. */
+  safetyRescanMs?: number;
+}
+
 const RESCAN_DEBOUNCE_MS = 15;
+/** More changed paths than this in one refresh, and a full scan is as cheap as looking at each. */
+const PATCH_PATHS = 256;
+/**
+ * A full scan this long after the last one, when the index was patched since:
+ * a patch trusts that events named every changed path, and this bounds how
+ * long a flaw in that trust could last. Questions never wait for it.
+ */
+const SAFETY_RESCAN_MS = 10 * 60_000;
 
 /**
- * The observer's index: the latest full observation of every check asked
- * about, kept warm by file-system events. Events never patch the index; they
- * only say it may be out of date. An answer comes from a scan that began
- * after the last event delivered, so a lost event (an inotify overflow drops
- * events but always delivers the thousands queued before it) can never leave
- * the index quietly wrong: the events that were delivered force a rescan.
+ * The observer's index: the latest observation of every check asked about,
+ * kept warm by file-system events. An answer comes from an index that began
+ * after the last event delivered. Events that name only content changes of
+ * source files already in the index, or paths that are no input, patch it
+ * (indexPatch.ts); any other event, a gap, an overflow or a watcher renewal
+ * makes a full scan. A lost event (an inotify overflow drops events but
+ * always delivers the thousands queued before it) still cannot leave the
+ * index quietly wrong: the overflow guard renews the watcher and rescans.
  */
 export class WarmIndex {
   /** Bumped by every delivered event that is not the observer's own. */
@@ -50,29 +80,55 @@ export class WarmIndex {
   private readonly tracked = new Map<string, ObservedInputs>();
   private readonly gaps = new Map<string, Gap>();
   private timer: NodeJS.Timeout | null = null;
+  /** Paths events named since the index began, root-relative; null when only a full scan can tell what changed. */
+  private changed: Set<string> | null = null;
+  private readonly safety: NodeJS.Timeout;
   rescans = 0;
+  /** Full scans by what started them. */
+  readonly rescansBy: Partial<Record<RescanReason, number>> = {};
+  patches = 0;
+  /** When the last full scan began, and whether the index was patched since. */
+  private lastFull = 0;
+  private patchedSinceFull = false;
   lastRescan: { at: number; durationMs: number; reason: RescanReason } | null = null;
   lastGap: Gap | null = null;
   private pendingReason: RescanReason = 'first-index';
+
+  private readonly onSnapshot: (snapshot: Snapshot) => void;
+  private readonly ruleFiles: readonly string[];
+  private readonly calm: () => QueueState;
 
   constructor(
     private readonly root: string,
     private readonly excluded: readonly string[],
     private readonly statCache: StatCache,
     private readonly onScanError: (error: Error) => void,
-    /** Runs after each scan, while no question waits on it in the usual loop. */
-    private readonly onSnapshot: (snapshot: Snapshot) => void = () => undefined,
-    /** Files outside the root that decide what git tracks or ignores in it; no event reports them. */
-    private readonly ruleFiles: readonly string[] = [],
-  ) {}
+    options: WarmIndexOptions = {},
+  ) {
+    this.onSnapshot = options.onSnapshot ?? (() => undefined);
+    this.ruleFiles = options.ruleFiles ?? [];
+    this.calm = options.calm ?? (() => 'unknown');
+    const safetyRescanMs = options.safetyRescanMs ?? SAFETY_RESCAN_MS;
+    this.safety = setInterval(() => {
+      if (this.patchedSinceFull && Date.now() - this.lastFull >= safetyRescanMs) this.touched('safety');
+    }, safetyRescanMs / 4);
+    this.safety.unref();
+  }
 
-  /** Files changed, or the watcher was renewed: the index may be out of date. */
-  touched(reason: RescanReason = 'file-events'): void {
+  /**
+   * Files changed, or the watcher was renewed: the index may be out of date.
+   * `paths` (root-relative) are the changed paths when the caller knows them
+   * all; without them, only a full scan can bring the index up to date.
+   */
+  touched(reason: RescanReason = 'file-events', paths?: readonly string[]): void {
     this.generation++;
+    if (paths === undefined || this.changed === null || this.changed.size + paths.length > PATCH_PATHS) this.changed = null;
+    else for (const path of paths) this.changed.add(path);
     this.schedule(reason);
   }
 
   raise(reason: GapReason, lasting: boolean): void {
+    this.changed = null;
     const gap: Gap = { reason, lasting, generation: ++this.generation, at: Date.now() };
     this.gaps.set(reason.code, gap);
     this.lastGap = gap;
@@ -83,6 +139,7 @@ export class WarmIndex {
   settle(code: GapCode): void {
     const gap = this.gaps.get(code);
     if (!gap) return;
+    this.changed = null;
     this.gaps.set(code, { ...gap, lasting: false, generation: ++this.generation });
     this.schedule(code);
   }
@@ -122,25 +179,38 @@ export class WarmIndex {
    */
   async current(checks: readonly ObservedInputs[], deadline: number): Promise<{ snapshot: Snapshot; observations: Observation[] }> {
     this.track(checks);
+    // Events lost since the index began make a full scan before this answer. An index made during
+    // this question (a scan, or a patch from a calm window) is trusted as any scan is, until an
+    // event comes, so a loaded machine cannot keep one question rescanning.
+    let lossScanned = false;
     for (;;) {
       const snapshot = this.snapshot;
-      if (snapshot && this.answers(snapshot, checks)) {
+      if (snapshot && this.answers(snapshot, checks, !lossScanned)) {
         return { snapshot, observations: checks.map((check) => snapshot.observations.get(keyOf(check)) as Observation) };
       }
       if (Date.now() > deadline) throw new ObserverBusy('files keep changing faster than the observer can rescan them');
       // Events already queued are counted before a scan claims to be newer than them.
       await yieldToEvents();
       if (this.snapshot !== snapshot) continue;
-      this.rescan(snapshot ? this.pendingReason : 'first-index');
+      this.refresh(snapshot ? this.pendingReason : 'first-index');
+      lossScanned = true;
     }
   }
 
-  private answers(snapshot: Snapshot, checks: readonly ObservedInputs[]): boolean {
+  private answers(snapshot: Snapshot, checks: readonly ObservedInputs[], checkLoss: boolean): boolean {
     if (snapshot.generation !== this.generation) return false;
+    if (checkLoss && this.calm() === 'lost') {
+      // Events may have been dropped since this index began, quiet paths' included: only a full scan can tell.
+      this.generation++;
+      this.changed = null;
+      this.pendingReason = 'lost-events';
+      return false;
+    }
     for (const gap of this.gaps.values()) if (gap.lasting || gap.generation > snapshot.generation) return false;
     if (!checks.every((check) => snapshot.observations.has(keyOf(check)))) return false;
     if (this.ruleFiles.length > 0 && ruleStamp(this.ruleFiles) !== snapshot.rules) {
       this.generation++;
+      this.changed = null;
       this.pendingReason = 'git-rules';
       return false;
     }
@@ -148,6 +218,7 @@ export class WarmIndex {
       const stats = lstatSync(`${this.root}/${path}`, { bigint: true, throwIfNoEntry: false });
       if (!stats || identityOf(stats) !== identity) {
         this.generation++;
+        this.changed = null;
         this.pendingReason = 'hard-linked-input';
         return false;
       }
@@ -165,7 +236,7 @@ export class WarmIndex {
       // A lasting gap (no root, no watcher) makes a scan pointless until it ends.
       if ([...this.gaps.values()].some((gap) => gap.lasting)) return;
       try {
-        this.rescan(this.pendingReason);
+        this.refresh(this.pendingReason);
       } catch (error) {
         // The index stays out of date, so no answer rests on it; the next question rescans again.
         this.onScanError(error as Error);
@@ -173,19 +244,60 @@ export class WarmIndex {
     }, RESCAN_DEBOUNCE_MS);
   }
 
+  /** Patches the index when the changes allow it, and scans it whole otherwise. */
+  private refresh(reason: RescanReason): void {
+    const snapshot = this.snapshot;
+    const changed = this.changed;
+    // Asked every time, so each window begins when a refresh does: a lost event after this one begins is the next one's.
+    const calm = this.calm() === 'calm';
+    if (calm && snapshot !== null && changed !== null && [...this.tracked.keys()].every((key) => snapshot.indexed.has(key))) {
+      if (this.patch(snapshot, changed)) return;
+    }
+    this.rescan(reason);
+  }
+
+  /** One synchronous patch of the snapshot from the changed paths; false when only a full scan will do. */
+  private patch(snapshot: Snapshot, changed: Set<string>): boolean {
+    const generation = this.generation;
+    const started = Date.now();
+    this.changed = new Set();
+    const patched = patchIndex(this.root, snapshot.indexed, changed, this.statCache, nowNs());
+    if ('full' in patched) {
+      this.changed = null;
+      this.lastPatchRefused = patched.full;
+      return false;
+    }
+    const observations = new Map<string, Observation>();
+    for (const [key, indexed] of patched.checks) observations.set(key, indexed.observation);
+    const linked = snapshot.linked.filter(([path]) => !patched.identities.has(path));
+    for (const [path, identity] of patched.identities) if (linkCount(identity) > 1) linked.push([path, identity]);
+    this.snapshot = { ...snapshot, generation, observedAt: started, observations, indexed: patched.checks, linked };
+    this.patches++;
+    this.patchedSinceFull = true;
+    this.lastPatch = { at: started, durationMs: Date.now() - started, paths: changed.size };
+    return true;
+  }
+
+  lastPatch: { at: number; durationMs: number; paths: number } | null = null;
+  /** Why the last refresh that could have been a patch scanned in full. */
+  lastPatchRefused: string | null = null;
+
   /** A full, synchronous scan of every tracked check: the same scanner a direct status uses. */
   private rescan(reason: RescanReason): void {
     const generation = this.generation;
     const started = Date.now();
+    this.changed = new Set();
     const rules = ruleStamp(this.ruleFiles);
     const scanner = new InputScanner(this.root, this.excluded, this.statCache);
     const observations = new Map<string, Observation>();
+    const indexed = new Map<string, IndexedCheck>();
     const linked = new Map<string, string>();
     const paths = new Set<string>();
     const directories = new Set<string>();
     for (const [key, check] of this.tracked) {
-      const observation = scanner.observe(check as unknown as CheckDefinition);
+      const { observation, basis } = scanner.observeWithBasis(check as unknown as CheckDefinition);
       observations.set(key, observation);
+      indexed.set(key, { check, observation, basis });
       for (const entry of observation.manifest.entries) {
         if (paths.has(entry.path)) continue;
         paths.add(entry.path);
@@ -195,14 +307,18 @@ export class WarmIndex {
       }
       for (const [path, identity] of observation.sourceIdentities) if (linkCount(identity) > 1) linked.set(path, identity);
     }
-    this.snapshot = { generation, observedAt: started, observations, linked: [...linked], files: paths.size, directories, rules };
+    this.snapshot = { generation, observedAt: started, observations, indexed, linked: [...linked], files: paths.size, directories, rules };
+    this.lastFull = started;
+    this.patchedSinceFull = false;
     for (const [code, gap] of this.gaps) if (!gap.lasting && gap.generation <= generation) this.gaps.delete(code);
     this.rescans++;
+    this.rescansBy[reason] = (this.rescansBy[reason] ?? 0) + 1;
     this.lastRescan = { at: started, durationMs: Date.now() - started, reason };
     this.onSnapshot(this.snapshot);
   }
 
   dispose(): void {
+    clearInterval(this.safety);
     if (this.timer) clearTimeout(this.timer);
   }
 }

@@ -2,6 +2,7 @@ import { lstatSync, readdirSync } from 'node:fs';
 import type { Barrier } from './barrier.js';
 import type { FaultKind, GapCode, ObserveMode } from './protocol.js';
 import { QuietPaths } from './quietPaths.js';
+import type { QueueWatch } from './queueWatch.js';
 import { Rewatch } from './rewatch.js';
 import type { Watcher, WatchEvent, WatchSubscription } from './treeWatcher.js';
 import type { Snapshot, WarmIndex } from './warmIndex.js';
@@ -17,6 +18,8 @@ export interface WatchSessionOptions {
   barrier: Barrier;
   index: WatchedIndex;
   watcher: Watcher;
+  /** Samples the kernel's queues behind the watcher, so the index knows when events may be lost; none, and it never patches. */
+  queue?: QueueWatch | null;
   log(message: string): void;
   /** True once no client can find this observer any more (its record went with the state dir). */
   orphaned(): boolean;
@@ -191,10 +194,10 @@ export class WatchSession {
     }
     const relative = (path: string) => path.slice(this.rootPrefix.length);
     if (foreign.some((event) => this.quiet.decidesRules(relative(event.path)))) this.quiet.forget();
-    let loud = 0;
+    const loud: string[] = [];
     for (const event of foreign) {
       if (this.quiet.quiet(relative(event.path))) continue;
-      loud++;
+      loud.push(relative(event.path));
       if (event.type === 'create' && !this.blindCreates && !this.rewatch.queued && hasSubdirectory(event.path)) {
         this.rewatch.request(`${event.path} arrived with directories inside`);
       }
@@ -214,8 +217,8 @@ export class WatchSession {
       if (this.burst.count + this.burst.previous >= this.overflowAt && !this.burst.flagged) {
         this.burst.flagged = true;
         this.overflow(`${this.burst.count + this.burst.previous} changes within 10 s, enough to have overflowed the kernel's event queue`);
-      } else if (loud > 0) {
-        this.options.index.touched();
+      } else if (loud.length > 0) {
+        this.options.index.touched('file-events', loud);
       }
       this.checkRoot();
     }
@@ -251,6 +254,8 @@ export class WatchSession {
     const stats = lstatSync(this.options.root, { bigint: true });
     this.rootIdentity = `${stats.dev}:${stats.ino}`;
     const subscription = await this.options.watcher.subscribe(this.options.root, { onEvents: this.onEvents, onError: this.onError });
+    // Before any scan the subscription leads to begins: each window of the queue watch must cover it.
+    this.options.queue?.watch();
     // Stopped while the watcher started: close() found nothing to end, so this one is ended here.
     if (this.stopping) {
       await subscription.unsubscribe().catch(() => undefined);
@@ -271,6 +276,7 @@ export class WatchSession {
     this.retryTimer = null;
     const old = this.subscription;
     this.subscription = null;
+    this.options.queue?.forget();
     await old?.unsubscribe().catch(() => undefined);
     if (this.stopping) return;
     try {

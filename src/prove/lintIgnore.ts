@@ -68,7 +68,7 @@ function realInside(workspace: string, abs: string): string | null {
  * config extends): read only when its real path is inside the workspace. A
  * repository is untrusted, and must not make vouch read elsewhere.
  */
-function readTextInside(workspace: string, abs: string): string | null {
+export function readTextInside(workspace: string, abs: string): string | null {
   const real = realInside(workspace, abs);
   return real === null ? null : readText(real);
 }

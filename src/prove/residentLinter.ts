@@ -1,7 +1,9 @@
-import { extname } from 'node:path';
+import { extname, join } from 'node:path';
 import type { Draft, Issue } from '../core/claim.js';
 import { ClaimError } from '../core/claimError.js';
-import { LinterInputs, lintable } from './lintIgnore.js';
+import { sha256 } from '../core/digest.js';
+import { type Baseline, BaselineCache, splitByBaseline, takeBaseline } from './lintBaseline.js';
+import { LinterInputs, lintable, readTextInside } from './lintIgnore.js';
 import { ignoreProbe, parseProbe } from './lintProbe.js';
 import type { Inspection, StageInstance, Tool } from './stage.js';
 
@@ -43,6 +45,7 @@ export interface LintFailure {
  * lint targets, restarting the linter when a file it read at start changed,
  * ignored paths as unjudged workspace issues (never a pass), progress, the
  * probes that decide whose failure a silent or unparsable answer is, the
+ * baseline of each drafted file that exists on disk (lintBaseline.ts), the
  * mapping of findings to issues, and destroy. A subclass says only how its
  * linter starts and stops, what it ignores and how it lints one text.
  */
@@ -51,6 +54,8 @@ export abstract class ResidentLinter implements StageInstance {
   protected readonly workspace: string;
   readonly #warningsFail: boolean;
   readonly #inputs: LinterInputs;
+  /** Baselines of drafted files' disk texts, for the running linter and its config. */
+  readonly #baselines = new BaselineCache();
   #progress = 0;
   #destroyed = false;
 
@@ -137,6 +142,8 @@ export abstract class ResidentLinter implements StageInstance {
     const ignoredBy = await this.ignores(paths);
     this.prepare(documents);
     const issues: Issue[] = [];
+    /** Findings the disk already had, listed after everything else: the claimant acts on its own first. */
+    const old: Issue[] = [];
     for (const draft of documents) {
       this.#alive();
       const source = await ignoredBy(draft.path);
@@ -146,12 +153,15 @@ export abstract class ResidentLinter implements StageInstance {
       }
       this.#progress += 1;
       let findings: Finding[];
+      let baseline: Baseline | null = null;
       try {
         findings = await this.#lint(draft.path, draft.text);
         if (findings.length === 0 && this.silentIgnores !== null && (await this.#lint(draft.path, ignoreProbe(draft.path))).length === 0) {
           issues.push(ignoredIssue(draft.path, this.silentIgnores));
           continue;
         }
+        // Taken only when there is something to excuse; the test is new by construction (a claim may not draft over it).
+        if (draft !== inspection.test && findings.some((finding) => this.#counts(finding))) baseline = await this.#baseline(draft, findings);
       } catch (error) {
         this.#alive();
         const failure = await this.failed(draft.path, error as Error);
@@ -159,24 +169,49 @@ export abstract class ResidentLinter implements StageInstance {
         if (!failure.survived) return issues;
         continue;
       }
-      for (const finding of findings) {
-        if (finding.fatal) {
-          issues.push(await this.#parseFailure(draft.path, finding));
-          continue;
-        }
-        if (finding.level !== 'error' && !(finding.level === 'warning' && this.#warningsFail)) continue;
-        issues.push(claimantIssue(draft.path, finding));
-      }
+      for (const finding of findings) if (finding.fatal) issues.push(await this.#parseFailure(draft.path, finding));
+      const counted = findings.filter((finding) => this.#counts(finding));
+      const { old: already, added } = baseline === null ? { old: [], added: counted } : splitByBaseline(counted, draft.text, baseline);
+      for (const finding of added) issues.push(findingIssue('claimant', draft.path, finding));
+      for (const finding of already) old.push(findingIssue('workspace', draft.path, finding));
     }
     // A config the linter cannot read is not a claim's failure, and its fallback answers are not the workspace's: refuse them.
     const configErrors = this.configErrors();
     if (configErrors !== null) throw new ClaimError('workspace', 'malformed', configErrors);
-    return issues;
+    return [...issues, ...old];
+  }
+
+  /** A finding the workspace's lint check fails on: an error, or a warning when its script denies them. A parse failure is judged apart. */
+  #counts(finding: Finding): boolean {
+    return !finding.fatal && (finding.level === 'error' || (finding.level === 'warning' && this.#warningsFail));
+  }
+
+  /**
+   * The baseline of the file a draft replaces, or null when there is none on
+   * disk (a new file, or not a regular file inside the workspace). The disk
+   * text is linted at the draft's path, under the running linter and config,
+   * once per content (BaselineCache). A disk text equal to the draft's is not
+   * linted again: the draft's findings are its own baseline.
+   */
+  async #baseline(draft: Draft, findings: readonly Finding[]): Promise<Baseline | null> {
+    const disk = readTextInside(this.workspace, join(this.workspace, draft.path));
+    if (disk === null) return null;
+    const digest = sha256(disk);
+    return this.#baselines.take(draft.path, digest, async () => {
+      const found = disk === draft.text ? findings : await this.#lint(draft.path, disk);
+      return takeBaseline(
+        found.filter((finding) => this.#counts(finding)),
+        disk,
+        found.some((finding) => finding.fatal),
+      );
+    });
   }
 
   async #start(paths: readonly string[]): Promise<string> {
     // Recorded before the linter reads them: a change while it starts is then seen by the next inspection.
     this.#inputs.reset(this.inputs(paths));
+    // Baselines were taken under the config the last linter read.
+    this.#baselines.clear();
     const version = await this.start();
     if (this.#destroyed) {
       await this.halt();
@@ -204,9 +239,9 @@ export abstract class ResidentLinter implements StageInstance {
   }
 }
 
-function claimantIssue(path: string, finding: Finding): Issue {
+function findingIssue(origin: 'claimant' | 'workspace', path: string, finding: Finding): Issue {
   return {
-    origin: 'claimant',
+    origin,
     stage: 'lint',
     path,
     message: finding.message,

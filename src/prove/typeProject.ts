@@ -5,7 +5,8 @@ import type { Issue } from '../core/claim.js';
 import { compilerPath } from './compilerPath.js';
 import { DiskFiles, textHash, type DiskVersion } from './diskFiles.js';
 import type { ProjectConfig } from './projectConfig.js';
-import { diagnosticIssue, diagnosticKey, sortIssues, type TypeScriptModule } from './typeBaseline.js';
+import type { Baseline as DraftBaseline } from './draftBaseline.js';
+import { attribute, diagnosticKey, fileBaselines, type TypeScriptModule } from './typeBaseline.js';
 
 interface CachedSource {
   hash: string;
@@ -15,6 +16,8 @@ interface CachedSource {
 
 interface Baseline {
   keys: Set<string>;
+  /** Each file's diagnostics for a draft of it to be matched against (draftBaseline.ts), by compiler file name. */
+  files: Map<string, DraftBaseline>;
   /** Content hash of every file in the baseline program: a change on disk means it must be retaken. */
   versions: Map<string, string>;
   roots: string;
@@ -82,17 +85,33 @@ export class TypeProject {
     const diagnostics = this.#check(roots);
     const versions = new Map<string, string>();
     for (const file of this.#builder?.getSourceFiles() ?? []) versions.set(file.fileName, (file as VersionedSourceFile).version);
-    this.#baseline = { keys: new Set(diagnostics.map((diagnostic) => diagnosticKey(this.#ts, diagnostic))), versions, roots: roots.join('\n') };
+    this.#baseline = {
+      keys: new Set(diagnostics.map((diagnostic) => diagnosticKey(this.#ts, diagnostic))),
+      files: fileBaselines(this.#ts, diagnostics),
+      versions,
+      roots: roots.join('\n'),
+    };
     return this.#baseline;
   }
 
   /**
    * Checks the whole program with the overlay in place and attributes each
-   * error against the baseline. `started` is called once the claimant's input
-   * is being checked (the baseline is not the claimant's work).
+   * error against the baseline. `test` is the test's compiler path: new by
+   * construction, so it has no disk text to be matched against. `started` is
+   * called once the claimant's input is being checked (the baseline is not
+   * the claimant's work).
    */
-  inspect(files: ReadonlyMap<string, string>, declared: ReadonlyMap<string, string>, started: () => void): Issue[] {
+  inspect(files: ReadonlyMap<string, string>, declared: ReadonlyMap<string, string>, test: string, started: () => void): Issue[] {
     let baseline = this.baseline();
+    // A drafted file on disk that the disk program does not hold (outside the tsconfig's files, imported by none) is a root
+    // of the checked program: make it one of the baseline too, so its disk text's errors are known and stay the workspace's.
+    let unread = false;
+    for (const path of files.keys()) {
+      if (path === test || !this.#checkable(path) || baseline.versions.has(path) || this.#disk.current(path) === undefined) continue;
+      this.#extras.add(path);
+      unread = true;
+    }
+    if (unread) baseline = this.baseline();
     started();
     for (let attempt = 1; ; attempt++) {
       const diagnostics = this.#checkOverlay(files);
@@ -106,8 +125,12 @@ export class TypeProject {
       // A disk write between the baseline and this check would otherwise be blamed on the claimant.
       const drifted = this.#driftedFrom(baseline, files);
       if (unjudged.size === 0 && !drifted) {
-        const attribution = { workspace: this.#workspace, declared, baseline: baseline.keys };
-        return sortIssues(diagnostics.map((diagnostic) => diagnosticIssue(this.#ts, diagnostic, attribution)));
+        const drafted = new Map<string, DraftBaseline>();
+        for (const path of files.keys()) {
+          const old = path === test ? undefined : baseline.files.get(path);
+          if (old !== undefined) drafted.set(path, old);
+        }
+        return attribute(this.#ts, diagnostics, { workspace: this.#workspace, declared, baseline: baseline.keys, drafted });
       }
       if (attempt === 3) {
         return [{ origin: 'instrument', stage: 'type', message: 'files kept changing on disk while the type stage checked the claim; judge it again once the workspace is still' }];

@@ -65,6 +65,7 @@ export class TypeStage implements StageInstance {
       project: this.#absolute(inspection.project),
       files: [...inspection.overlay.files],
       declared,
+      test: join(this.#workspace, inspection.test.path),
     })) as Issue[];
   }
 

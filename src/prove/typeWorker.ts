@@ -31,6 +31,8 @@ export type TypeRequest =
       files: Array<[string, string]>;
       /** Absolute path of each draft and of the test → its declared workspace-relative path. */
       declared: Array<[string, string]>;
+      /** Absolute path of the test, which has no disk text to be matched against. */
+      test: string;
     };
 
 /** What the worker answers; `progress` precedes the result of an inspection once the claimant's input is being checked. */
@@ -124,7 +126,7 @@ class TypeWorker {
       }));
     }
     try {
-      return project.inspect(files, declared, () => post({ id: request.id, kind: 'progress' }));
+      return project.inspect(files, declared, compilerPath(request.test), () => post({ id: request.id, kind: 'progress' }));
     } catch (error) {
       // A compiler that threw mid-check may have left its builder half-updated; the next inspection starts clean.
       this.#projects.delete(compilerPath(resolve(this.#workspace, request.project)));

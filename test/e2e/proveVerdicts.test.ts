@@ -43,6 +43,65 @@ describe('the claimant\'s own issues', () => {
   });
 });
 
+describe('a lint error the drafted file already had on disk', () => {
+  it('is the workspace\'s, listed, and blocks no receipt; a second one like it is the claimant\'s', () => {
+    app = demoWorkspace('verdict-lint-baseline');
+    app.write('.oxlintrc.json', '{ "rules": { "no-debugger": "error" } }\n');
+    // Already in src/cart.ts on disk, and kept by both of the claim's drafts of it, which move it down.
+    const legacy = 'export function pause(): void {\n  debugger;\n}\n';
+    app.write('src/cart.ts', readFileSync(join(app.root, 'src/cart.ts'), 'utf8') + legacy);
+    app.git('commit', '-qam', 'legacy');
+    const claim = readClaim(app, 'discount-cap');
+    for (const draft of [...claim.case.drafts, ...claim.control.drafts]) draft.text += legacy;
+    app.write('kept.json', JSON.stringify(claim));
+    const kept = app.vouch(['prove', 'kept.json', '--no-server']);
+    expect(kept.code, kept.stdout + kept.stderr).toBe(0);
+    const line = claim.case.drafts[0].text.split('\n').indexOf('  debugger;') + 1;
+    expect(kept.stdout).toMatch(/^ {2}case {4}lint {5}clean, 1 other issue/m);
+    expect(kept.stdout).toContain(`    [workspace] src/cart.ts:${line}:3: `);
+
+    claim.case.drafts[0].text += 'export function halt(): void {\n  debugger;\n}\n';
+    app.write('again.json', JSON.stringify(claim));
+    const { code, report } = proveJson(app, 'again.json');
+    expect(code).toBe(1);
+    const lint = report.verdict.checks.find((check: any) => check.phase === 'case' && check.stage === 'lint');
+    expect(lint.issues.map((issue: any) => [issue.origin, issue.line])).toEqual([
+      ['claimant', line + 3],
+      ['workspace', line],
+    ]);
+    expect(report.why).toEqual([expect.stringContaining('the case is not clean at the lint stage')]);
+  });
+});
+
+describe('a type error the drafted file already had on disk', () => {
+  it('is the workspace\'s, listed, and blocks no receipt; a second one like it is the claimant\'s', () => {
+    app = demoWorkspace('verdict-type-baseline');
+    // Already in src/cart.ts on disk, and kept by both of the claim's drafts of it, which move it down.
+    const legacy = 'export function legacyLabel(): string {\n  return 1;\n}\n';
+    app.write('src/cart.ts', readFileSync(join(app.root, 'src/cart.ts'), 'utf8') + legacy);
+    app.git('commit', '-qam', 'legacy');
+    const claim = readClaim(app, 'discount-cap');
+    for (const draft of [...claim.case.drafts, ...claim.control.drafts]) draft.text += legacy;
+    app.write('kept.json', JSON.stringify(claim));
+    const kept = app.vouch(['prove', 'kept.json', '--no-server']);
+    expect(kept.code, kept.stdout + kept.stderr).toBe(0);
+    const line = claim.case.drafts[0].text.split('\n').indexOf('  return 1;') + 1;
+    expect(kept.stdout).toMatch(/^ {2}case {4}type {5}clean, 1 other issue/m);
+    expect(kept.stdout).toContain(`    [workspace] src/cart.ts:${line}:3: Type 'number' is not assignable to type 'string'.`);
+
+    claim.case.drafts[0].text += 'export function otherLabel(): string {\n  return 1;\n}\n';
+    app.write('again.json', JSON.stringify(claim));
+    const { code, report } = proveJson(app, 'again.json');
+    expect(code).toBe(1);
+    const type = report.verdict.checks.find((check: any) => check.phase === 'case' && check.stage === 'type');
+    expect(type.issues.map((issue: any) => [issue.origin, issue.path, issue.line, issue.code])).toEqual([
+      ['claimant', 'src/cart.ts', line + 3, 'TS2322'],
+      ['workspace', 'src/cart.ts', line, 'TS2322'],
+    ]);
+    expect(report.why).toEqual([expect.stringContaining('the case is not clean at the type stage')]);
+  });
+});
+
 describe('the receipt token', () => {
   it('covers the judges\' config: the same claim under another lint rule or test config gets another token; the same config, the same token', () => {
     app = demoWorkspace('verdict-config');

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { Draft } from '../../src/core/claim.js';
 import type { ClaimError } from '../../src/core/claimError.js';
 import { BiomeStage } from '../../src/prove/biomeStage.js';
@@ -12,6 +12,7 @@ import { createLintStage, type LintStage, pickLinter } from '../../src/prove/lin
 import { createOverlay } from '../../src/prove/overlay.js';
 import type { Inspection, StageInstance } from '../../src/prove/stage.js';
 import { installedVersion } from '../helpers/claims.js';
+import { BASELINE_CASES, LEGACY_DISK, LEGACY_PATH, onLegacy } from '../helpers/lintBaseline.js';
 import { REPO, tempProject, type TempProject } from '../helpers/project.js';
 import { rejection } from '../helpers/rejection.js';
 
@@ -179,6 +180,24 @@ describe('Biome stage', () => {
     // A small draft at the same path is judged: the skip was about that text, not the path.
     expect(await stage.inspect(inspection(ws.root, [{ path: 'src/big.ts', text: 'debugger;\n' }]))).toEqual([expect.objectContaining({ origin: 'claimant', code: 'lint/suspicious/noDebugger' })]);
     expect(await stage.inspect(inspection(ws.root, [{ path: 'src/big.ts', text: 'export const small = 1;\n' }]))).toEqual([]);
+  });
+
+  it('makes an error the drafted file already had on disk the workspace\'s, wherever the draft moved it, and counts repeats', { timeout: 30_000 }, async () => {
+    const ws = biomeProject({ [LEGACY_PATH]: LEGACY_DISK });
+    const lint = vi.spyOn(BiomeStage.prototype as unknown as { lint(path: string, text: string): Promise<unknown> }, 'lint');
+    try {
+      const stage = track(createLintStage(ws.root));
+      await stage.warm();
+      for (const draft of BASELINE_CASES) {
+        const issues = await stage.inspect(inspection(ws.root, [{ path: LEGACY_PATH, text: draft.text }]));
+        expect(onLegacy(issues), draft.name).toEqual(draft.expected);
+        expect(issues.every((issue) => issue.code === 'lint/suspicious/noDebugger'), draft.name).toBe(true);
+      }
+      // The disk text was linted once, for the first draft; the warm inspections after it reused its baseline (each costs Biome 250 ms).
+      expect(lint.mock.calls.filter(([, text]) => text === LEGACY_DISK)).toHaveLength(1);
+    } finally {
+      lint.mockRestore();
+    }
   });
 
   it('restarts when a config that biome.jsonc extends changes', { timeout: 30_000 }, async () => {

@@ -12,6 +12,7 @@ import { OxlintStage } from '../../src/prove/oxlintStage.js';
 import { createOverlay } from '../../src/prove/overlay.js';
 import type { Inspection, StageInstance } from '../../src/prove/stage.js';
 import { installedVersion } from '../helpers/claims.js';
+import { BASELINE_CASES, LEGACY_DISK, LEGACY_PATH, onLegacy } from '../helpers/lintBaseline.js';
 import { REPO, tempProject, type TempProject } from '../helpers/project.js';
 import { rejection } from '../helpers/rejection.js';
 
@@ -222,6 +223,24 @@ describe('oxlint stage', () => {
   });
 });
 
+describe('oxlint baseline', () => {
+  it('makes an error the drafted file already had on disk the workspace\'s, wherever the draft moved it, and counts repeats', { timeout: 30_000 }, async () => {
+    const ws = oxlintProject({ [LEGACY_PATH]: LEGACY_DISK });
+    const stage = track(createLintStage(ws.root));
+    await stage.warm();
+    for (const draft of BASELINE_CASES) {
+      const issues = await stage.inspect(inspection(ws.root, [{ path: LEGACY_PATH, text: draft.text }]));
+      expect(onLegacy(issues), draft.name).toEqual(draft.expected);
+      expect(issues.every((issue) => issue.code === 'eslint(no-debugger)'), draft.name).toBe(true);
+    }
+    // The test is new by construction: a debugger in it is the claimant's even where the disk has the same text.
+    expect(onLegacy(await stage.inspect(inspection(ws.root, [], { path: LEGACY_PATH, text: LEGACY_DISK })))).toEqual([['claimant', 2]]);
+    // A disk change is seen: with the error gone from disk, the same draft's error is new.
+    ws.write(LEGACY_PATH, 'export function legacy(a) {\n  return a;\n}\n');
+    expect(onLegacy(await stage.inspect(inspection(ws.root, [{ path: LEGACY_PATH, text: BASELINE_CASES[0]!.text }])))).toEqual([['claimant', 2]]);
+  });
+});
+
 describe('LSP framing', () => {
   it('reads frames split anywhere, several per chunk, with multi-byte bodies, and times out a silent request', { timeout: 10_000 }, async () => {
     // A stand-in server, because no real one can be made to split its frames on purpose.
@@ -290,6 +309,21 @@ describe('eslint stage', () => {
     expect(await stage.inspect(inspection(ws.root, [], { path: 'tests/value.test.js', text: 'debugger;\n' }))).toEqual([]);
     // A draft that does not parse is the claimant's.
     expect(await stage.inspect(inspection(ws.root, [{ path: 'src/value.js', text: 'let = ;\n' }], JS_TEST))).toEqual([expect.objectContaining({ origin: 'claimant', path: 'src/value.js', line: 1 })]);
+  });
+
+  it('makes an error the drafted file already had on disk the workspace\'s, wherever the draft moved it, and counts repeats', { timeout: 30_000 }, async () => {
+    const ws = eslintProject();
+    ws.write(LEGACY_PATH, LEGACY_DISK);
+    const stage = track(createLintStage(ws.root));
+    await stage.warm();
+    for (const draft of BASELINE_CASES) {
+      const issues = await stage.inspect(inspection(ws.root, [{ path: LEGACY_PATH, text: draft.text }], JS_TEST));
+      expect(onLegacy(issues), draft.name).toEqual(draft.expected);
+      expect(issues.every((issue) => issue.code === 'no-debugger'), draft.name).toBe(true);
+    }
+    // A disk text that does not parse excuses nothing.
+    ws.write(LEGACY_PATH, `let = ;\n${LEGACY_DISK}`);
+    expect(onLegacy(await stage.inspect(inspection(ws.root, [{ path: LEGACY_PATH, text: LEGACY_DISK }], JS_TEST)))).toEqual([['claimant', 2]]);
   });
 
   it('reports an ignored path and a path no config object covers as workspace issues', { timeout: 30_000 }, async () => {

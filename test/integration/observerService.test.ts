@@ -50,7 +50,7 @@ async function rig(): Promise<Rig> {
   const logs: string[] = [];
   const log = (message: string) => logs.push(message);
   const statCache = loadStatCache(store.db);
-  const index: WarmIndex = new WarmIndex(root, [], statCache, (error) => log(error.message), (snapshot) => session.scanned(snapshot));
+  const index: WarmIndex = new WarmIndex(root, [], statCache, (error) => log(error.message), { onSnapshot: (snapshot) => session.scanned(snapshot) });
   const session = new WatchSession({
     root,
     stateDir,

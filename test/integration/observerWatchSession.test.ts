@@ -81,7 +81,7 @@ async function rig(options: { queueLength?: number; orphaned?: boolean; files?: 
 }
 
 function snapshot(directories: string[]): Snapshot {
-  return { generation: 0, observedAt: 0, observations: new Map(), linked: [], files: directories.length, directories: new Set(directories), rules: '' };
+  return { generation: 0, observedAt: 0, observations: new Map(), indexed: new Map(), linked: [], files: directories.length, directories: new Set(directories), rules: '' };
 }
 
 describe('events', () => {

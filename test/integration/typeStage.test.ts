@@ -112,9 +112,12 @@ describe('type stage on a warm builder program', () => {
   it('keeps an old error in a disk file outside the project that only the test pulls in as the workspace', { timeout: 30_000 }, async () => {
     const test = { path: 'test/old.test.ts', text: `import { count } from '../legacy/old.js';\n\nexport const seen: number = count;\n` };
     expect(await inspect([], test)).toEqual([{ origin: 'workspace', stage: 'type', path: 'legacy/old.ts', line: 1, column: 14, code: 'TS2322', message: "Type 'string' is not assignable to type 'number'." }]);
-    // Once drafted, the file is the claimant's: every error in it is.
+    // Once drafted, the error its disk text had stays the workspace's; the one the draft adds is the claimant's.
     const drafts = [{ path: 'legacy/old.ts', text: `export const count: number = 'many';\nexport const other: number = 'more';\n` }];
-    expect(claimant(await inspect(drafts, test))).toMatchObject([{ path: 'legacy/old.ts', line: 1 }, { path: 'legacy/old.ts', line: 2 }]);
+    expect((await inspect(drafts, test)).map((issue) => [issue.origin, issue.path, issue.line])).toEqual([
+      ['claimant', 'legacy/old.ts', 2],
+      ['workspace', 'legacy/old.ts', 1],
+    ]);
   });
 
   it('re-reads a disk change between two inspections (the staleness test)', { timeout: 30_000 }, async () => {
@@ -171,6 +174,74 @@ describe('type stage on a warm builder program', () => {
     const malformed = await rejection(inspect([], undefined, 'tsconfig.bad.json'));
     expect(malformed).toMatchObject({ origin: 'workspace', code: 'malformed' });
     expect(malformed.message).toContain('tsconfig.bad.json');
+  });
+});
+
+/** A drafted file whose disk text already has a type error (TS2322 on line 2), and drafts that keep, move, repeat or replace it. */
+describe('type stage baseline of a drafted file', () => {
+  const LEGACY = 'export function legacy(a: number): number {\n  const label: string = a;\n  return a;\n}\n';
+  const files = {
+    'package.json': FILES['package.json'],
+    'tsconfig.json': FILES['tsconfig.json'],
+    'src/legacy.ts': LEGACY,
+    // Outside the tsconfig's include and imported by nothing: the disk program does not hold it until a claim drafts it.
+    'scripts/old.ts': `export const retries: number = 'three';\n`,
+  };
+  const cases: Array<{ name: string; text: string; expected: Array<[Issue['origin'], number]> }> = [
+    { name: "an unrelated fine edit keeps the old error the workspace's", text: LEGACY.replace('return a;', 'return a + 1;'), expected: [['workspace', 2]] },
+    { name: "an edit above it shifts its line, and it is still the workspace's", text: `// Kept as it was.\nexport const unit = 1;\n\n${LEGACY}`, expected: [['workspace', 5]] },
+    {
+      name: 'a second identical error is exactly one claimant issue, listed first',
+      text: `${LEGACY}export function fresh(a: number): number {\n  const label: string = a;\n  return a;\n}\n`,
+      expected: [
+        ['claimant', 6],
+        ['workspace', 2],
+      ],
+    },
+    { name: "fixing the old error and adding another is the claimant's", text: `${LEGACY.replace('= a;', '= String(a);')}export const later: boolean = 1;\n`, expected: [['claimant', 5]] },
+  ];
+  let project: TempProject;
+  let stage: TypeStage;
+  const test = { path: 'test/legacy.test.ts', text: `import { legacy } from '../src/legacy.js';\n\nexport const one: number = legacy(1);\n` };
+  /** The issues in `path` as [origin, line]; src/legacy.ts's old error is the workspace's in every other draft's inspection. */
+  const shown = (issues: Issue[], path = 'src/legacy.ts') => issues.filter((issue) => issue.path === path).map((issue): [Issue['origin'], number | undefined] => [issue.origin, issue.line]);
+
+  beforeAll(async () => {
+    project = tempProject('type-draft-baseline', files, { git: false });
+    stage = createTypeStage(project.root);
+    await stage.warm('tsconfig.json');
+  }, 30_000);
+  afterAll(async () => {
+    await stage.destroy();
+    project.remove();
+  });
+
+  for (const { name, text, expected } of cases) {
+    it(name, { timeout: 30_000 }, async () => {
+      const issues = await stage.inspect(inspection(project.root, [{ path: 'src/legacy.ts', text }], test));
+      expect(issues.every((issue) => issue.path === 'src/legacy.ts' && issue.code === 'TS2322')).toBe(true);
+      expect(shown(issues)).toEqual(expected);
+    });
+  }
+
+  it('judges a drafted file the disk program did not hold against its disk text too', { timeout: 30_000 }, async () => {
+    const draft = (text: string) => inspection(project.root, [{ path: 'scripts/old.ts', text }], test);
+    expect(shown(await stage.inspect(draft(`export const retries: number = 'three';\nexport const delay = 10;\n`)), 'scripts/old.ts')).toEqual([['workspace', 1]]);
+    expect(shown(await stage.inspect(draft(`export const retries: number = 'three';\nexport const delay: number = 'ten';\n`)), 'scripts/old.ts')).toEqual([
+      ['claimant', 2],
+      ['workspace', 1],
+    ]);
+  });
+
+  it("follows the disk: an old error fixed on disk is no longer an excuse, and one added there is one", { timeout: 30_000 }, async () => {
+    const kept = LEGACY.replace('return a;', 'return a + 1;');
+    project.write('src/legacy.ts', LEGACY.replace('= a;', '= String(a);'));
+    try {
+      expect(shown(await stage.inspect(inspection(project.root, [{ path: 'src/legacy.ts', text: kept }], test)))).toEqual([['claimant', 2]]);
+    } finally {
+      project.write('src/legacy.ts', LEGACY);
+    }
+    expect(shown(await stage.inspect(inspection(project.root, [{ path: 'src/legacy.ts', text: kept }], test)))).toEqual([['workspace', 2]]);
   });
 });
 

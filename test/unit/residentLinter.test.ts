@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -189,5 +189,85 @@ describe('resident linter skeleton', () => {
     expect(slow.calls).toEqual(['start', 'halt', 'halt']);
     const issues: Promise<Issue[]> = slow.inspect(inspection([]));
     expect((await rejection(issues)).code).toBe('destroyed');
+  });
+});
+
+describe('the baseline of a drafted file on disk', () => {
+  /** Flags each line holding BAD (an error) or LOOSE (a warning); a line holding FATAL makes the text unparsable. */
+  const lint = (_path: string, text: string): Finding[] => {
+    const lines = text.split('\n');
+    if (lines.some((line) => line.includes('FATAL'))) return [error('Parsing error', { line: 1, fatal: true })];
+    return lines.flatMap((line, index): Finding[] => {
+      if (line.includes('BAD')) return [error('bad', { line: index + 1, code: 'no-bad' })];
+      return line.includes('LOOSE') ? [{ level: 'warning', message: 'loose', line: index + 1, code: 'no-loose' }] : [];
+    });
+  };
+  const onDisk = (path: string, text: string): void => {
+    mkdirSync(join(root, 'base'), { recursive: true });
+    writeFileSync(join(root, path), text);
+  };
+
+  it('makes a finding the disk already had the workspace\'s, listed after the claimant\'s, and lints the disk text once per content', async () => {
+    onDisk('base/old.ts', 'one\nBAD here\n');
+    const linter = new ScriptedLinter({ lint });
+    const drafts: Draft[] = [{ path: 'base/old.ts', text: 'zero\none\nBAD here\nBAD there\n' }];
+    expect(await linter.inspect(inspection(drafts))).toEqual([
+      { origin: 'claimant', stage: 'lint', path: 'base/old.ts', message: 'bad', line: 4, code: 'no-bad' },
+      { origin: 'workspace', stage: 'lint', path: 'base/old.ts', message: 'bad', line: 3, code: 'no-bad' },
+    ]);
+    expect(linter.asked.filter(([path]) => path === 'base/old.ts').map(([, text]) => text)).toEqual(['zero\none\nBAD here\nBAD there\n', 'one\nBAD here\n']);
+    // Warm: the same disk content is not linted again.
+    await linter.inspect(inspection(drafts));
+    expect(linter.asked.filter(([path]) => path === 'base/old.ts')).toHaveLength(3);
+    // A disk change is a new baseline.
+    onDisk('base/old.ts', 'one\nBAD here\nBAD there\n');
+    expect((await linter.inspect(inspection(drafts))).map((issue) => [issue.origin, issue.line])).toEqual([
+      ['workspace', 3],
+      ['workspace', 4],
+    ]);
+    expect(linter.asked.filter(([path]) => path === 'base/old.ts')).toHaveLength(5);
+    // A config change restarts the linter, which takes the baseline again.
+    writeFileSync(join(root, 'scripted.json'), '{"changed":true}');
+    await linter.inspect(inspection(drafts));
+    rmSync(join(root, 'scripted.json'));
+    expect(linter.calls).toEqual(['start', 'stop', 'start']);
+    expect(linter.asked.filter(([path]) => path === 'base/old.ts')).toHaveLength(7);
+  });
+
+  it('takes no baseline for a clean draft, a new file, the test, or a draft equal to the disk text', async () => {
+    onDisk('base/same.ts', 'BAD\n');
+    onDisk('base/a.test.ts', 'BAD\n');
+    const linter = new ScriptedLinter({ lint });
+    expect(await linter.inspect(inspection([{ path: 'base/same.ts', text: 'fine\n' }, { path: 'base/new.ts', text: 'BAD\n' }], { path: 'base/a.test.ts', text: 'BAD\n' }))).toEqual([
+      expect.objectContaining({ origin: 'claimant', path: 'base/new.ts' }),
+      expect.objectContaining({ origin: 'claimant', path: 'base/a.test.ts' }),
+    ]);
+    expect(linter.asked.map(([path]) => path)).toEqual(['base/same.ts', 'base/new.ts', 'base/a.test.ts']);
+    expect(await linter.inspect(inspection([{ path: 'base/same.ts', text: 'BAD\n' }]))).toEqual([expect.objectContaining({ origin: 'workspace', path: 'base/same.ts' })]);
+    expect(linter.asked.filter(([path]) => path === 'base/same.ts')).toHaveLength(2);
+  });
+
+  it('counts warnings in the baseline only where they count on the draft', async () => {
+    onDisk('base/loose.ts', 'LOOSE\n');
+    const draft: Draft = { path: 'base/loose.ts', text: 'top\nLOOSE\n' };
+    expect(await new ScriptedLinter({ lint }).inspect(inspection([draft]))).toEqual([]);
+    expect(await new ScriptedLinter({ lint }, { warningsFail: true }).inspect(inspection([draft]))).toEqual([expect.objectContaining({ origin: 'workspace', code: 'no-loose', line: 2 })]);
+  });
+
+  it('excuses nothing when the disk text did not parse', async () => {
+    onDisk('base/broken.ts', 'FATAL\nBAD\n');
+    const linter = new ScriptedLinter({ lint });
+    expect(await linter.inspect(inspection([{ path: 'base/broken.ts', text: 'fixed\nBAD\n' }]))).toEqual([expect.objectContaining({ origin: 'claimant', line: 2 })]);
+  });
+
+  it('answers a baseline lint that failed as the draft\'s failed lint', async () => {
+    onDisk('base/hang.ts', 'old\nBAD\n');
+    const linter = new ScriptedLinter({
+      lint: (path, text) => {
+        if (text === 'old\nBAD\n') throw new Error('no answer');
+        return lint(path, text);
+      },
+    });
+    expect(await linter.inspect(inspection([{ path: 'base/hang.ts', text: 'BAD\n' }]))).toEqual([{ origin: 'instrument', stage: 'lint', path: 'base/hang.ts', message: 'Scripted failed on base/hang.ts: no answer' }]);
   });
 });

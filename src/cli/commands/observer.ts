@@ -7,7 +7,7 @@ import { runObserverControl } from '../observerControl.js';
 export const help = `Usage: vouch observer [--json]
 
 Reports on this checkout's observer: pid, uptime, version, watched paths,
-index size, memory, events handled, overflows, rescans, and whether its
+index size, memory, events handled, overflows, rescans, patches, and whether its
 index can be trusted right now (healthy) and if not, why.
 
 Options:
@@ -41,7 +41,10 @@ function json(info: ObserverInfo | null): ObserverDocument {
     events: info.events,
     overflows: info.overflows,
     rescans: info.rescans,
+    rescans_by_reason: info.rescansBy ?? {},
     last_rescan: info.lastRescan && { at: iso(info.lastRescan.at), duration_ms: info.lastRescan.durationMs, reason: info.lastRescan.reason },
+    patches: info.patches,
+    last_patch: info.lastPatch && { at: iso(info.lastPatch.at), duration_ms: info.lastPatch.durationMs, paths: info.lastPatch.paths },
     // Clients find an observer by its record, which it writes only once ready: readyMs is set by then.
     ready_ms: info.readyMs!,
     socket: info.socket,
@@ -60,8 +63,10 @@ function text(info: ObserverInfo | null): string {
     ['memory', `${Math.round(info.memoryRssBytes / 1024 / 1024)} MB`],
     ['events', String(info.events)],
     ['overflows', String(info.overflows)],
-    ['rescans', String(info.rescans)],
+    ['rescans', `${info.rescans}${Object.keys(info.rescansBy ?? {}).length > 0 ? ` (${Object.entries(info.rescansBy).map(([reason, count]) => `${reason} ${count}`).join(', ')})` : ''}`],
     ['last rescan', info.lastRescan ? `${iso(info.lastRescan.at)}, ${formatDuration(info.lastRescan.durationMs)} (${info.lastRescan.reason})` : '-'],
+    ['patches', String(info.patches)],
+    ['last patch', info.lastPatch ? `${iso(info.lastPatch.at)}, ${formatDuration(info.lastPatch.durationMs)} (${info.lastPatch.paths} ${info.lastPatch.paths === 1 ? 'path' : 'paths'})` : '-'],
     ['socket', info.socket],
   ];
   return table(rows);

@@ -46,18 +46,30 @@ const running = z
     events: count.describe('File-system events delivered since it started.'),
     overflows: count.describe('Times events came too fast to trust (the kernel queue could have overflowed); each forces a rescan.'),
     rescans: count.describe('Full scans since it started, the first index included.'),
+    rescans_by_reason: z
+      .record(z.string(), count)
+      .describe('Full scans by what started them (the reasons of last_rescan.reason); they add up to rescans.'),
     last_rescan: z
       .strictObject({
         at: time.describe('When it began.'),
         duration_ms: durationMs.describe('How long it took.'),
         reason: z
-          .union([z.enum(['first-index', 'file-events', 'hard-linked-input', 'rewatch', 'git-rules']), gapCode])
+          .union([z.enum(['first-index', 'file-events', 'hard-linked-input', 'rewatch', 'git-rules', 'safety', 'lost-events']), gapCode])
           .describe(
-            'What started it: first-index, file-events, hard-linked-input (a hard-linked input\'s identity changed), rewatch (the watcher was subscribed afresh), git-rules (a git rule file outside the root changed), or the gap code it recovered from.',
+            'What started it: first-index, file-events (events the index could not be patched from), hard-linked-input (a hard-linked input\'s identity changed), rewatch (the watcher was subscribed afresh), git-rules (a git rule file outside the root changed), safety (the periodic full scan after patches), lost-events (the kernel\'s event queue may have dropped events: it was found near full, or could not be sampled for a moment), or the gap code it recovered from.',
           ),
       })
       .nullable()
       .describe('The latest full scan; null before the first (a running observer has always made its first index, so null is not seen in practice).'),
+    patches: count.describe('Times the index was brought up to date from events alone: content changes of files already in it, or changes to paths that are no input.'),
+    last_patch: z
+      .strictObject({
+        at: time.describe('When it began.'),
+        duration_ms: durationMs.describe('How long it took.'),
+        paths: count.describe('The changed paths it took in.'),
+      })
+      .nullable()
+      .describe('The latest patch; null when there was none.'),
     ready_ms: durationMs.describe('How long its first index took.'),
     socket,
   })
