@@ -1,4 +1,5 @@
-import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -75,6 +76,30 @@ for (const [copy, version] of [
       expect(controlRuntime.issues).toContainEqual(expect.objectContaining({ origin: 'claimant', path: 'test/discount-cap.test.ts', line: 8 }));
       expect(app.git('status', '--porcelain', '--ignored')).toBe(status);
       expect(status).toBe(copy === undefined ? '' : '!! node_modules/\n');
+    });
+
+    it('an infinite loop in the test hits the deadline, blames the claimant, and leaves no Jest host running', () => {
+      const claim = JSON.parse(readFileSync(join(app.root, 'claims', 'discount-cap.json'), 'utf8'));
+      claim.case.test.text = "import { it } from '@jest/globals';\nit('spins', () => {\n  while (true) {}\n});\n";
+      app.write('loop.json', JSON.stringify(claim));
+      const started = Date.now();
+      const result = app.vouch(['prove', 'loop.json', '--deadline', '4000', '--no-server', '--json'], { timeout: 90_000 });
+      rmSync(join(app.root, 'loop.json'));
+      expect(result.code, result.stderr).toBe(2);
+      const error = JSON.parse(result.stdout).error;
+      expect(error).toMatchObject({ code: 'deadline', origin: 'claimant' });
+      expect(error.message).toMatch(/the runtime stage's inspection of the case did not finish within 4000 ms/);
+      expect(Date.now() - started).toBeLessThan(60_000);
+      // The host was killed, not left spinning: no process runs from the workspace.
+      const hosts = spawnSync('pgrep', ['-f', 'jestHost.js'], { encoding: 'utf8' }).stdout.trim().split('\n').filter((pid) => pid !== '');
+      const here = hosts.filter((pid) => {
+        try {
+          return readlinkSync(`/proc/${pid}/cwd`) === app.root;
+        } catch {
+          return false;
+        }
+      });
+      expect(here).toEqual([]);
     });
 
     it('says jest@V in the text verdict', () => {
