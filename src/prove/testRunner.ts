@@ -7,9 +7,12 @@ export type RunnerName = 'vitest' | 'jest';
 const VITEST_CONFIGS = /^(?:vitest|vite)\.config\.[cm]?[jt]s$|^vitest\.workspace\.[cm]?[jt]s$/;
 const JEST_CONFIGS = /^jest\.config\.(?:[cm]?[jt]s|json)$/;
 
-/** The runner a script runs, by the first one it names as a word. */
+/**
+ * The runner a script runs, by the first one it names as a command: `jest`,
+ * `npx vitest run`, `node_modules/.bin/jest`; not `ts-jest` or `jest-preview`.
+ */
 function named(script: string): RunnerName | null {
-  const match = /\b(vitest|jest)\b/.exec(script);
+  const match = /(?:^|[\s;&|(]|\.bin\/)(vitest|jest)(?=$|[\s;&|)])/.exec(script);
   return match === null ? null : (match[1] as RunnerName);
 }
 

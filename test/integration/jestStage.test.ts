@@ -289,6 +289,9 @@ describe('pickRunner', () => {
   it('takes the runner the test script names', () => {
     expect(pick({ 'package.json': JSON.stringify({ scripts: { test: 'jest --coverage' } }) })).toBe('jest');
     expect(pick({ 'package.json': JSON.stringify({ scripts: { test: 'vitest run' } }), 'jest.config.js': '' })).toBe('vitest');
+    expect(pick({ 'package.json': JSON.stringify({ scripts: { test: 'cross-env NODE_ENV=test node_modules/.bin/jest' } }), 'vitest.config.ts': '' })).toBe('jest');
+    // A package named after a runner is not the runner: ts-jest here, with Vitest's config at the root.
+    expect(pick({ 'package.json': JSON.stringify({ scripts: { test: 'node scripts/ts-jest-check.js', other: 'jest-preview' } }), 'vitest.config.ts': '' })).toBe('vitest');
   });
 
   it('falls back to a config at the root, Vitest first', () => {
