@@ -55,7 +55,8 @@ const tsJest: Omit<Variant, 'name'> = {
 
 const babelJest: Omit<Variant, 'name'> = {
   files: {
-    'package.json': JSON.stringify({ name: 'fixture', private: true, scripts: { test: 'jest' }, jest: { testEnvironment: 'node', transform: { '\\.js$': 'babel-jest' } } }),
+    // Coverage asked for by the config would be written under coverage/; vouch turns it off.
+    'package.json': JSON.stringify({ name: 'fixture', private: true, scripts: { test: 'jest' }, jest: { testEnvironment: 'node', collectCoverage: true, transform: { '\\.js$': 'babel-jest' } } }),
     'babel.config.js': `module.exports = {};\n`,
     'src/money.js': MONEY_JS,
   },
@@ -222,6 +223,21 @@ describe('Jest stage', () => {
       // A config broken since is the workspace's: refused, as the stage contract says, not a verdict.
       project.write('jest.config.js', 'module.exports = {\n');
       await expect(stage.inspect(inspection(project.root, [], test))).rejects.toMatchObject({ origin: 'workspace', code: 'malformed', detail: expect.stringContaining("the workspace's Jest config could not be loaded") });
+    } finally {
+      await stage.destroy();
+      project.remove();
+    }
+  });
+
+  it('compares a snapshot and never writes one', async () => {
+    const project = tempProject('jest-snapshot', files, { git: false });
+    const stage = createJestStage(project.root);
+    try {
+      await stage.warm();
+      const before = listing(project.root);
+      const issues = await stage.inspect(inspection(project.root, [], { path: 'test/snap.test.ts', text: `import { expect, it } from '@jest/globals';\nit('looks the same', () => {\n  expect({ a: 1 }).toMatchSnapshot();\n});\n` }));
+      expect(issues).toEqual([expect.objectContaining({ origin: 'claimant', path: 'test/snap.test.ts', line: 3 })]);
+      expect(listing(project.root)).toEqual(before);
     } finally {
       await stage.destroy();
       project.remove();
