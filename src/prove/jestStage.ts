@@ -68,7 +68,7 @@ export class JestStage implements StageInstance {
 
   async warm(): Promise<Tool> {
     const pkg = this.#package();
-    await this.#start(pkg).loaded;
+    await this.#loaded(this.#start(pkg));
     this.#warmed = pkg;
     return { name: 'jest', version: pkg.version };
   }
@@ -88,8 +88,7 @@ export class JestStage implements StageInstance {
       if (host !== undefined) this.#stop(host, new Error('recycled'));
       host = this.#start(this.#warmed ?? this.#package());
     }
-    await host.loaded;
-    this.#assertAlive();
+    await this.#loaded(host);
 
     const declared = join(this.#workspace, inspection.test.path);
     const fresh = freshTestPath(declared);
@@ -118,6 +117,15 @@ export class JestStage implements StageInstance {
       return [{ origin: 'instrument', stage: 'runtime', message: describeError(error), path: inspection.test.path }];
     }
     return jestIssues(outcome, declaredPaths, inspection.test.path, this.#workspace);
+  }
+
+  /** The host's load; a host killed by destroy() says so, not that it exited. */
+  async #loaded(host: Host): Promise<void> {
+    try {
+      await host.loaded;
+    } finally {
+      this.#assertAlive();
+    }
   }
 
   #assertAlive(): void {

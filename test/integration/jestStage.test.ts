@@ -265,6 +265,18 @@ describe('Jest stage', () => {
     }
   });
 
+  it('says destroyed, not that the host exited, when destroyed while warming', async () => {
+    const project = tempProject('jest-warm', files, { git: false });
+    const stage = createJestStage(project.root);
+    try {
+      const warming = stage.warm();
+      await stage.destroy();
+      await expect(warming).rejects.toMatchObject({ origin: 'instrument', code: 'destroyed' });
+    } finally {
+      project.remove();
+    }
+  });
+
   it('says the workspace is missing Jest when none is installed', async () => {
     // Under .tmp/ the repo's own Jest would be found; the filesystem root has none.
     const stage = createJestStage('/');
