@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
-import { resolve } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { JestError, JestLoad, JestOutcome, JestReply, JestRequest, JestRun } from './jestProtocol.js';
 import { JEST_OVERLAY, type JestOverlayHook } from './jestResolver.js';
@@ -34,24 +34,60 @@ const real = {
 let files = new Map<string, string>();
 /** The claim's paths read during the run in flight: the first read of each is progress. */
 const read = new Set<string>();
+/** The private cache directory, with a trailing separator, once loaded. */
+let cacheRoot = '\0';
+/** The fresh test path of the run in flight. */
+let test: string | undefined;
+
+/**
+ * What reads returned since ts-jest's language services were last dropped:
+ * the claim's texts by path (fresh test paths aside, which no later run
+ * reads), and the disk files read, by their stats.
+ */
+const seen = { served: new Map<string, string>(), disk: new Map<string, string | null>(), runs: 0 };
+
+/** Runs after which ts-jest starts afresh anyway: each run's test is a root of its program from then on. */
+const TS_JEST_RUNS = 16;
 
 function send(reply: JestReply): void {
   process.send?.(reply);
 }
 
+function absolute(path: unknown): string | undefined {
+  if (typeof path === 'string') return resolve(path);
+  if (path instanceof URL && path.protocol === 'file:') return fileURLToPath(path);
+  return undefined;
+}
+
 function served(path: unknown): { path: string; text: string } | undefined {
   if (files.size === 0) return undefined;
-  let abs: string;
-  if (typeof path === 'string') abs = resolve(path);
-  else if (path instanceof URL && path.protocol === 'file:') abs = fileURLToPath(path);
-  else return undefined;
-  const text = files.get(abs);
-  if (text === undefined) return undefined;
+  const abs = absolute(path);
+  const text = abs === undefined ? undefined : files.get(abs);
+  if (abs === undefined || text === undefined) return undefined;
   if (!read.has(abs)) {
     read.add(abs);
     send({ kind: 'progress' });
   }
+  if (abs !== test) seen.served.set(abs, text);
   return { path: abs, text };
+}
+
+/** A disk file's identity, by its stats; null when it is not there. */
+function identity(path: string): string | null {
+  try {
+    const stat = real.statSync(path, { bigint: true, throwIfNoEntry: false });
+    return stat === undefined ? null : `${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}`;
+  } catch {
+    return null;
+  }
+}
+
+/** Records a disk file read during a run, for ts-jest's sake (tsJestStale). */
+function noteDiskRead(path: unknown): void {
+  if (files.size === 0) return;
+  const abs = absolute(path);
+  // Jest's own cache files change under it on every run; they are not sources.
+  if (abs !== undefined && !seen.disk.has(abs) && !abs.startsWith(cacheRoot)) seen.disk.set(abs, identity(abs));
 }
 
 function onDisk(path: string): boolean {
@@ -102,7 +138,9 @@ function patchFs(): void {
   const mutable = fs as unknown as Record<string, unknown>;
   mutable.readFileSync = function readFileSync(path: unknown, options?: unknown) {
     const hit = served(path);
-    return hit === undefined ? Reflect.apply(real.readFileSync, fs, [path, options]) : content(hit.text, options);
+    if (hit !== undefined) return content(hit.text, options);
+    noteDiskRead(path);
+    return Reflect.apply(real.readFileSync, fs, [path, options]);
   };
   mutable.readFile = function readFile(path: unknown, ...rest: unknown[]) {
     const hit = served(path);
@@ -198,6 +236,7 @@ function argv(load: JestLoad, test: string | undefined, resolver: boolean): Reco
 }
 
 async function onLoad(load: JestLoad): Promise<void> {
+  cacheRoot = join(load.cacheDirectory, sep);
   const requireJest = createRequire(load.entry);
   const jest = requireJest(load.entry) as { runCLI?: LoadedJest['runCLI'] };
   if (typeof jest.runCLI !== 'function') throw new Error(`${load.entry} exports no runCLI`);
@@ -217,13 +256,34 @@ async function onLoad(load: JestLoad): Promise<void> {
 }
 
 /**
+ * Whether a file read since ts-jest last started afresh may read otherwise
+ * in the coming run: a claim's text that changed or is no longer drafted, a
+ * disk file now drafted or changed on disk, or a drafted file new to the
+ * disk (the language service may remember that it was not there).
+ */
+function tsJestStale(next: ReadonlyMap<string, string>, nextTest: string): boolean {
+  if (seen.runs >= TS_JEST_RUNS) return true;
+  for (const [path, text] of seen.served) if (next.get(path) !== text) return true;
+  for (const path of next.keys()) {
+    if (path === nextTest || seen.served.has(path)) continue;
+    if (seen.disk.has(path) || identity(path) === null) return true;
+  }
+  for (const [path, was] of seen.disk) if (identity(path) !== was) return true;
+  return false;
+}
+
+/**
  * ts-jest keeps one TypeScript language service per config for the life of
  * the process, with every file it has read: a module drafted in one claim,
  * or edited on disk since, would be type-checked from its older text.
- * Dropping its cached configs makes the next run build a fresh one.
+ * Dropping its cached configs makes the next run build a fresh one, which
+ * costs about half a second; tsJestStale says when it is needed.
  * https://github.com/kulshekhar/ts-jest/blob/v29.4.0/src/legacy/ts-jest-transformer.ts
  */
 function forgetTsJest(): void {
+  seen.served.clear();
+  seen.disk.clear();
+  seen.runs = 0;
   for (const [id, module] of Object.entries(createRequire(import.meta.url).cache)) {
     if (!/[\\/]ts-jest[\\/]dist[\\/]legacy[\\/]ts-jest-transformer\.js$/.test(id)) continue;
     const sets = (module?.exports as { TsJestTransformer?: { _cachedConfigSets?: unknown[] } } | undefined)?.TsJestTransformer?._cachedConfigSets;
@@ -253,11 +313,14 @@ async function onRun(run: JestRun): Promise<JestOutcome> {
     throw new ConfigError(`the workspace's Jest config could not be loaded: ${describe(error)}`);
   }
   hook.userResolvers = new Map(configs.filter((config) => typeof config.resolver === 'string').map((config) => [config.rootDir, config.resolver as string]));
-  files = new Map(run.files);
+  const next = new Map(run.files);
+  if (tsJestStale(next, run.test)) forgetTsJest();
+  seen.runs += 1;
+  files = next;
+  test = run.test;
   hook.files = files;
   read.clear();
   loaded.clearResolverCache();
-  forgetTsJest();
   try {
     const { results } = await loaded.runCLI(argv(load, run.test, true), [load.workspace]);
     const file = results.testResults.find((result) => result.testFilePath === run.test);

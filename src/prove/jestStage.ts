@@ -1,5 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -146,7 +146,8 @@ export class JestStage implements StageInstance {
     } catch {
       throw new ClaimError('workspace', 'missing', `the jest package in ${this.#workspace} has no entry point; reinstall jest`);
     }
-    this.#cacheDirectory ??= mkdtempSync(join(tmpdir(), 'vouch-jest-'));
+    // Its real path: the host tells Jest's own cache files apart from sources by it.
+    this.#cacheDirectory ??= realpathSync(mkdtempSync(join(tmpdir(), 'vouch-jest-')));
     const child = fork(fileURLToPath(new URL('./jestHost.js', import.meta.url)), [], {
       cwd: this.#workspace,
       // vouch's own flags (a loader, an inspector) are not the workspace's. Jest runs a test file as an ES module

@@ -182,6 +182,27 @@ for (const variant of VARIANTS) {
       expect(issues).toEqual([expect.objectContaining({ origin: 'claimant', message: 'the test declares no tests', path: testPath })]);
     });
 
+    it.runIf(variant.name === 'ts-jest')('type-checks against the text of this run, drafted or on disk, never an earlier one', async () => {
+      const typed = `  it('adds', () => {\n    expect(add(1, 2)).toBe(3);\n  });`;
+      const money = (type: string) => ({ path: 'src/money.ts', text: MONEY.replace('a: number, b: number', `a: ${type}, b: ${type}`) });
+      const extra = drafts()[1]!;
+      expect(await stage.inspect(inspection(project.root, [money('number'), extra], test(typed)))).toEqual([]);
+      const [wrong] = await stage.inspect(inspection(project.root, [money('string'), extra], test(typed)));
+      expect(wrong).toMatchObject({ origin: 'claimant', path: testPath, message: expect.stringMatching(/TS2345: Argument of type 'number' is not assignable to parameter of type 'string'/) });
+      // The same test with no draft of money.ts reads the disk's, where add takes numbers.
+      expect(await stage.inspect(inspection(project.root, [extra], test(typed)))).toEqual([]);
+      // And the disk edited since: the edit is what is checked.
+      const path = join(project.root, 'src/money.ts');
+      writeFileSync(path, money('string').text);
+      try {
+        const [edited] = await stage.inspect(inspection(project.root, [extra], test(typed)));
+        expect(edited).toMatchObject({ origin: 'claimant', message: expect.stringMatching(/TS2345/) });
+      } finally {
+        writeFileSync(path, MONEY);
+      }
+      expect(await stage.inspect(inspection(project.root, [extra], test(typed)))).toEqual([]);
+    });
+
     it('writes nothing into the workspace', () => {
       expect(listing(project.root)).toEqual(before);
     });
