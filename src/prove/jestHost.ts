@@ -195,7 +195,9 @@ interface RunCliResult {
 interface LoadedJest {
   load: JestLoad;
   runCLI: (argv: Record<string, unknown>, projects: string[]) => Promise<RunCliResult>;
-  readConfigs: (argv: Record<string, unknown>, projects: string[]) => Promise<{ configs: Array<{ rootDir: string; resolver?: string | null }> }>;
+  readConfigs: (argv: Record<string, unknown>, projects: string[]) => Promise<{ configs: Array<{ rootDir: string; resolver?: string | null; snapshotResolver?: string | null }> }>;
+  /** vouch's snapshot resolver, written at load (SNAPSHOT_RESOLVER). */
+  snapshotResolver: string;
   /** @jest/core's SearchSource, which says which paths a project's config admits as tests. */
   SearchSource: new (context: { config: unknown }) => { isTestFilePath(path: string): boolean };
   clearResolverCache: () => void;
@@ -213,7 +215,7 @@ const hook: JestOverlayHook = {
 };
 (globalThis as Record<symbol, unknown>)[JEST_OVERLAY] = hook;
 
-function argv(load: JestLoad, test: string | undefined, resolver: boolean): Record<string, unknown> {
+function argv(load: JestLoad, test: string | undefined, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     _: test === undefined ? [] : [test],
     $0: 'vouch',
@@ -231,9 +233,30 @@ function argv(load: JestLoad, test: string | undefined, resolver: boolean): Reco
     // No reporter at all: the results come back from runCLI.
     reporters: [],
     passWithNoTests: true,
-    ...(resolver ? { resolver: load.resolver } : {}),
+    ...overrides,
   };
 }
+
+/**
+ * Jest's snapshot resolver (https://jestjs.io/docs/configuration#snapshotresolver-string)
+ * as vouch runs it: the fresh test path's snapshot is the declared path's,
+ * where Jest's default keeps it, so a test that matches snapshots compares
+ * them with the ones on disk. The declared name is the fresh one without its
+ * `.vouch-<pid>-<hex>` marker (leftoverName in src/prove/draftPaths.ts):
+ * Jest may load the resolver inside the test's realm, where nothing of this
+ * process's globals is to be seen. Written as CommonJS into the private cache
+ * directory at load: Jest loads it through the project's transformers, which
+ * leave a `.cjs` file outside node_modules alone under their default patterns.
+ */
+const SNAPSHOT_RESOLVER = `'use strict';
+const path = require('node:path');
+const declared = (testPath) => path.join(path.dirname(testPath), path.basename(testPath).replace(/\\.vouch-[1-9][0-9]{0,9}-[0-9a-f]{12}(?=\\.)/, ''));
+module.exports = {
+  resolveSnapshotPath: (testPath, extension) => path.join(path.dirname(testPath), '__snapshots__', path.basename(declared(testPath)) + extension),
+  resolveTestPath: (snapshotPath, extension) => path.join(path.dirname(snapshotPath), '..', path.basename(snapshotPath, extension)),
+  testPathForConsistencyCheck: path.posix.join('consistency_check', '__tests__', 'example.test.js'),
+};
+`;
 
 async function onLoad(load: JestLoad): Promise<void> {
   cacheRoot = join(load.cacheDirectory, sep);
@@ -246,10 +269,12 @@ async function onLoad(load: JestLoad): Promise<void> {
   const requireRuntime = createRequire(requireCore.resolve('jest-runtime'));
   const resolveModule = requireRuntime('jest-resolve') as { default?: { clearDefaultResolverCache?: () => void } };
   const clearResolverCache = () => resolveModule.default?.clearDefaultResolverCache?.();
-  loaded = { load, runCLI: jest.runCLI, readConfigs, SearchSource, clearResolverCache };
+  const snapshotResolver = join(load.cacheDirectory, 'vouch-snapshot-resolver.cjs');
+  fs.writeFileSync(snapshotResolver, SNAPSHOT_RESOLVER);
+  loaded = { load, runCLI: jest.runCLI, readConfigs, SearchSource, clearResolverCache, snapshotResolver };
   // The config is read now, so a broken one is the workspace's before any claim.
   try {
-    await readConfigs(argv(load, undefined, false), [load.workspace]);
+    await readConfigs(argv(load, undefined), [load.workspace]);
   } catch (error) {
     throw new ConfigError(`the workspace's Jest config could not be loaded: ${describe(error)}`);
   }
@@ -308,11 +333,13 @@ async function onRun(run: JestRun): Promise<JestOutcome> {
   // The workspace's own resolvers, per project root, which vouch's resolver hands every request it does not answer.
   let configs: Awaited<ReturnType<LoadedJest['readConfigs']>>['configs'];
   try {
-    ({ configs } = await loaded.readConfigs(argv(load, undefined, false), [load.workspace]));
+    ({ configs } = await loaded.readConfigs(argv(load, undefined), [load.workspace]));
   } catch (error) {
     throw new ConfigError(`the workspace's Jest config could not be loaded: ${describe(error)}`);
   }
   hook.userResolvers = new Map(configs.filter((config) => typeof config.resolver === 'string').map((config) => [config.rootDir, config.resolver as string]));
+  // A project's own snapshot resolver is kept (its snapshots then follow the fresh path, and are not found).
+  const ownSnapshots = configs.some((config) => typeof config.snapshotResolver === 'string');
   const next = new Map(run.files);
   if (tsJestStale(next, run.test)) forgetTsJest();
   seen.runs += 1;
@@ -322,7 +349,8 @@ async function onRun(run: JestRun): Promise<JestOutcome> {
   read.clear();
   loaded.clearResolverCache();
   try {
-    const { results } = await loaded.runCLI(argv(load, run.test, true), [load.workspace]);
+    const overrides = { resolver: load.resolver, ...(ownSnapshots ? {} : { snapshotResolver: loaded.snapshotResolver }) };
+    const { results } = await loaded.runCLI(argv(load, run.test, overrides), [load.workspace]);
     const file = results.testResults.find((result) => result.testFilePath === run.test);
     const outcome: JestOutcome = { found: file !== undefined, tests: [] };
     if (results.runExecError !== undefined) outcome.runError = results.runExecError.message;

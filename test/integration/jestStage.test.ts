@@ -250,15 +250,21 @@ describe('Jest stage', () => {
     }
   });
 
-  it('compares a snapshot and never writes one', async () => {
+  it('compares snapshots with the declared test\'s, and never writes one', async () => {
     const project = tempProject('jest-snapshot', files, { git: false });
     const stage = createJestStage(project.root);
+    const snap = (value: number): Draft => ({ path: 'test/snap.test.ts', text: `import { expect, it } from '@jest/globals';\nit('looks the same', () => {\n  expect({ a: ${value} }).toMatchSnapshot();\n});\n` });
     try {
       await stage.warm();
       const before = listing(project.root);
-      const issues = await stage.inspect(inspection(project.root, [], { path: 'test/snap.test.ts', text: `import { expect, it } from '@jest/globals';\nit('looks the same', () => {\n  expect({ a: 1 }).toMatchSnapshot();\n});\n` }));
-      expect(issues).toEqual([expect.objectContaining({ origin: 'claimant', path: 'test/snap.test.ts', line: 3 })]);
+      // No snapshot yet: with --ci Jest fails the test and writes none.
+      expect(await stage.inspect(inspection(project.root, [], snap(1)))).toEqual([expect.objectContaining({ origin: 'claimant', path: 'test/snap.test.ts', line: 3 })]);
       expect(listing(project.root)).toEqual(before);
+      project.write('test/__snapshots__/snap.test.ts.snap', '// Jest Snapshot v1, https://jestjs.io/docs/snapshot-testing\n\nexports[`looks the same 1`] = `\n{\n  "a": 1,\n}\n`;\n');
+      const withSnapshot = listing(project.root);
+      expect(await stage.inspect(inspection(project.root, [], snap(1)))).toEqual([]);
+      expect(await stage.inspect(inspection(project.root, [], snap(2)))).toEqual([expect.objectContaining({ origin: 'claimant', path: 'test/snap.test.ts', line: 3, message: expect.stringMatching(/toMatchSnapshot/) })]);
+      expect(listing(project.root)).toEqual(withSnapshot);
     } finally {
       await stage.destroy();
       project.remove();
