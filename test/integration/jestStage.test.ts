@@ -250,8 +250,9 @@ describe('Jest stage', () => {
     }
   });
 
-  it('compares snapshots with the declared test\'s, and never writes one', async () => {
+  it.each([['30', false], ['29', true]])('compares snapshots with the declared test\'s, and never writes one (Jest %s)', async (_major, jest29) => {
     const project = tempProject('jest-snapshot', files, { git: false });
+    if (jest29) linkJest29(project.root);
     const stage = createJestStage(project.root);
     const snap = (value: number): Draft => ({ path: 'test/snap.test.ts', text: `import { expect, it } from '@jest/globals';\nit('looks the same', () => {\n  expect({ a: ${value} }).toMatchSnapshot();\n});\n` });
     try {
