@@ -139,6 +139,8 @@ export class JestStage implements StageInstance {
   }
 
   #start(pkg: InstalledPackage): Host {
+    // A stage destroyed before it started must not leave a process behind.
+    this.#assertAlive();
     if (this.#host !== undefined) return this.#host;
     let entry: string;
     try {
