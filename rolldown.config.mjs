@@ -6,13 +6,14 @@
 // the SQLite addon and the config validator stay external (native, and loaded
 // only when a config changed). The type stage's worker is an entry of its
 // own: a worker thread starts from a file, which the stage finds beside its
-// own chunk.
+// own chunk. So are the Jest stage's host process and the resolver the
+// workspace's Jest loads in it, for the same reason.
 import { readFileSync } from 'node:fs';
 
 const { version } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8'));
 
 export default {
-  input: { main: 'dist/cli/main.js', typeWorker: 'dist/prove/typeWorker.js' },
+  input: { main: 'dist/cli/main.js', typeWorker: 'dist/prove/typeWorker.js', jestHost: 'dist/prove/jestHost.js', jestResolver: 'dist/prove/jestResolver.js' },
   platform: 'node',
   external: ['better-sqlite3', 'zod', '@parcel/watcher'],
   output: {

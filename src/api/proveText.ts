@@ -1,3 +1,4 @@
+import { toolchainRunner } from '../core/claim.js';
 import type { IssueJson, ProveReportJson } from './prove.js';
 
 function where(issue: IssueJson): string {
@@ -38,7 +39,7 @@ export function proveText(report: ProveReportJson, options: { maxIssues?: number
   const { verdict } = report;
   const lines = [
     `claim ${report.digest.slice(0, 12)}: control must break at ${verdict.control_stage}; project ${verdict.project.tsconfig}`,
-    `judged by typescript@${verdict.toolchain.typescript}, ${verdict.toolchain.linter.name}@${verdict.toolchain.linter.version}, vitest@${verdict.toolchain.vitest}${report.cold ? ' (cold)' : ''} in ${report.ms} ms`,
+    `judged by typescript@${verdict.toolchain.typescript}, ${verdict.toolchain.linter.name}@${verdict.toolchain.linter.version}, ${toolchainRunner(verdict.toolchain).name}@${toolchainRunner(verdict.toolchain).version}${report.cold ? ' (cold)' : ''} in ${report.ms} ms`,
   ];
   for (const check of verdict.checks) {
     const claimant = check.issues.filter((issue) => issue.origin === 'claimant').length;

@@ -82,7 +82,16 @@ export interface StageCheck {
 export interface Toolchain {
   typescript: string;
   linter: { name: string; version: string };
-  vitest: string;
+  /** The test runner's version, under its name: exactly one of `vitest` and `jest`. */
+  vitest?: string;
+  jest?: string;
+}
+
+export type RunnerName = 'vitest' | 'jest';
+
+/** The test runner that judged, by name and version. */
+export function toolchainRunner(toolchain: Toolchain): { name: RunnerName; version: string } {
+  return toolchain.jest !== undefined ? { name: 'jest', version: toolchain.jest } : { name: 'vitest', version: toolchain.vitest ?? '' };
 }
 
 /** The TypeScript project as resolved: its tsconfig path and a digest of the effective compiler options. */

@@ -1,10 +1,12 @@
-import { STAGES, type ClaimProject, type Stage, type Toolchain } from './claim.js';
+import { STAGES, toolchainRunner, type ClaimProject, type Stage, type Toolchain } from './claim.js';
 import { ClaimError } from './claimError.js';
 
 /**
  * The claim receipt token:
  *
- *   vouch-claim:<digest>:<stage>:typescript@V:<linter>@V:vitest@V:config@<config-digest>:<project>@<options-digest>
+ *   vouch-claim:<digest>:<stage>:typescript@V:<linter>@V:<runner>@V:config@<config-digest>:<project>@<options-digest>
+ *
+ * where <runner> is `vitest` or `jest`.
  *
  * A token is a statement that can be recomputed, not an authenticator: it
  * says "this claim, with this control stage, was judged by these tool
@@ -44,7 +46,8 @@ export function formatClaimToken(token: ClaimToken): string {
   if (!VERSION.test(toolchain.typescript)) refuse('typescript version', toolchain.typescript);
   if (!LINTER.test(toolchain.linter.name)) refuse('linter name', toolchain.linter.name);
   if (!VERSION.test(toolchain.linter.version)) refuse('linter version', toolchain.linter.version);
-  if (!VERSION.test(toolchain.vitest)) refuse('vitest version', toolchain.vitest);
+  const runner = toolchainRunner(toolchain);
+  if (!VERSION.test(runner.version)) refuse(`${runner.name} version`, runner.version);
   if (!OPTIONS_DIGEST.test(config)) refuse('config digest', config);
   if (project.tsconfig === '' || CONTROL_CHARACTERS.test(project.tsconfig)) refuse('project', project.tsconfig);
   if (!OPTIONS_DIGEST.test(project.optionsDigest)) refuse('options digest', project.optionsDigest);
@@ -54,7 +57,7 @@ export function formatClaimToken(token: ClaimToken): string {
     stage,
     `typescript@${toolchain.typescript}`,
     `${toolchain.linter.name}@${toolchain.linter.version}`,
-    `vitest@${toolchain.vitest}`,
+    `${runner.name}@${runner.version}`,
     `config@${config}`,
     `${project.tsconfig}@${project.optionsDigest}`,
   ].join(':');
@@ -69,7 +72,7 @@ function splitAt(field: string): [string, string] | null {
 
 export function parseClaimToken(text: string): ClaimToken {
   const malformed = (why: string): never => {
-    throw new ClaimError('claimant', 'malformed', `not a claim receipt token (${why}); expected vouch-claim:<digest>:<stage>:typescript@V:<linter>@V:vitest@V:config@<config-digest>:<project>@<options-digest>`);
+    throw new ClaimError('claimant', 'malformed', `not a claim receipt token (${why}); expected vouch-claim:<digest>:<stage>:typescript@V:<linter>@V:<vitest|jest>@V:config@<config-digest>:<project>@<options-digest>`);
   };
   if (!text.startsWith(PREFIX)) malformed('it must start with "vouch-claim:"');
   if (CONTROL_CHARACTERS.test(text)) malformed('it holds a control character');
@@ -89,7 +92,7 @@ export function parseClaimToken(text: string): ClaimToken {
   const linter = splitAt(linterField);
   if (linter === null || !LINTER.test(linter[0]) || !VERSION.test(linter[1])) malformed('the fourth field must be <linter>@<version>');
   const vitest = splitAt(vitestField);
-  if (vitest === null || vitest[0] !== 'vitest' || !VERSION.test(vitest[1])) malformed('the fifth field must be vitest@<version>');
+  if (vitest === null || (vitest[0] !== 'vitest' && vitest[0] !== 'jest') || !VERSION.test(vitest[1])) malformed('the fifth field must be vitest@<version> or jest@<version>');
   const config = splitAt(configField);
   if (config === null || config[0] !== 'config' || !OPTIONS_DIGEST.test(config[1])) malformed('the sixth field must be config@<config-digest>');
   const project = splitAt(rest);
@@ -97,13 +100,13 @@ export function parseClaimToken(text: string): ClaimToken {
   // The checks above returned early through `malformed`; these are now known to be pairs.
   const [, typescriptVersion] = typescript as [string, string];
   const [linterName, linterVersion] = linter as [string, string];
-  const [, vitestVersion] = vitest as [string, string];
+  const [runnerName, runnerVersion] = vitest as [string, string];
   const [, configDigest] = config as [string, string];
   const [tsconfig, optionsDigest] = project as [string, string];
   return {
     digest,
     stage: stage as Stage,
-    toolchain: { typescript: typescriptVersion, linter: { name: linterName, version: linterVersion }, vitest: vitestVersion },
+    toolchain: { typescript: typescriptVersion, linter: { name: linterName, version: linterVersion }, [runnerName]: runnerVersion },
     config: configDigest,
     project: { tsconfig, optionsDigest },
   };

@@ -14,21 +14,30 @@ const SCRIPT_EXTENSIONS = ['.ts', '.mts', '.cts', '.js', '.mjs', '.cjs'];
  * beside a `vitest.config.*`, which often merges it (mergeConfig), and
  * `vitest.workspace.*` is where Vitest 3 declares projects
  * (https://vitest.dev/config/, https://jestjs.io/docs/configuration).
+ * Under Jest the transformer's own config judges too: Babel's project-wide
+ * and file-relative configs for babel-jest
+ * (https://babeljs.io/docs/config-files), `.swcrc` for @swc/jest
+ * (https://swc.rs/docs/configuration/swcrc); ts-jest reads the tsconfig,
+ * which is in already.
  */
-const RUNNER_CONFIGS = [
+export const RUNNER_CONFIGS = [
   ...['vitest.config', 'vite.config', 'vitest.workspace'].flatMap((name) => SCRIPT_EXTENSIONS.map((ext) => name + ext)),
   'vitest.workspace.json',
   ...[...SCRIPT_EXTENSIONS, '.json'].map((ext) => `jest.config${ext}`),
+  ...[...SCRIPT_EXTENSIONS, '.json'].map((ext) => `babel.config${ext}`),
+  ...['', '.json', '.js', '.cjs', '.mjs', '.cts'].map((ext) => `.babelrc${ext}`),
+  '.swcrc',
 ];
 
 /**
  * The members of package.json a judge reads: `type` (each file's module
  * format), `imports` (what `#x` resolves to), `scripts` (which linter, and
- * whether warnings fail) and `jest` (Jest's config when it has no file).
+ * whether warnings fail), `jest` (Jest's config when it has no file) and
+ * `babel` (babel-jest's, likewise).
  * Its version and dependencies are not judge configuration; the tools'
  * versions are in the token already.
  */
-const MANIFEST_MEMBERS = ['type', 'imports', 'scripts', 'jest'];
+const MANIFEST_MEMBERS = ['type', 'imports', 'scripts', 'jest', 'babel'];
 
 const CHUNK = 1 << 16;
 /** A package.json larger than this is digested whole rather than parsed for its judge members. */

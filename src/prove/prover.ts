@@ -47,7 +47,7 @@ export interface ProverOptions {
   factories: StageFactories;
   /**
    * Resident runtime stages. With two (the default), the case's test and the
-   * control's run at the same time in two Vitest instances; the runtime stage
+   * control's run at the same time in two runner instances (Vitest, or Jest hosts); the runtime stage
    * is the slowest, so that halves a warm prove at the cost of a second
    * instance's memory. One runs them one after the other.
    */
@@ -223,7 +223,7 @@ export class Prover {
     if (failed) throw (failed as PromiseRejectedResult).reason;
     const tool = (stage: Stage) => (settled[lanes.indexOf(this.lanes[stage][0]!)] as PromiseFulfilledResult<Tool>).value;
     const [type, lint, runtime] = [tool('type'), tool('lint'), tool('runtime')];
-    return { typescript: type.version, linter: { name: lint.name, version: lint.version }, vitest: runtime.version };
+    return { typescript: type.version, linter: { name: lint.name, version: lint.version }, [runtime.name === 'jest' ? 'jest' : 'vitest']: runtime.version };
   }
 
   /**

@@ -393,7 +393,7 @@ async function loadVitest(workspace: string): Promise<LoadedVitest> {
     if (pkg === null) throw new Error('not installed');
     entry = packageEntry(pkg, 'node');
   } catch {
-    throw new ClaimError('workspace', 'missing', `Vitest is not installed in ${workspace}; install vitest to prove claims at the runtime stage`);
+    throw new ClaimError('workspace', 'missing', `neither Vitest nor Jest is installed in ${workspace}; install vitest (3.2 or later) or jest (29 or later) to prove claims at the runtime stage`);
   }
   const node = await importPackageEntry<VitestNode>(pkg, entry);
   return { node, tool: { name: 'vitest', version: pkg.version }, pkg };

@@ -1,4 +1,5 @@
 import { ClaimError } from '../core/claimError.js';
+import { pickRunner, type RunnerName } from './testRunner.js';
 import { installedPackage } from './workspaceTool.js';
 
 /**
@@ -11,7 +12,11 @@ import { installedPackage } from './workspaceTool.js';
  * workspace the overlay is not added to each project and a test runs in the
  * wrong one.
  */
-const LOWEST: ReadonlyArray<readonly [name: string, major: number, minor: number]> = [['vitest', 3, 2]];
+const LOWEST: ReadonlyArray<readonly [name: RunnerName, major: number, minor: number]> = [
+  ['vitest', 3, 2],
+  // Jest 29 is the oldest the Jest stage's tests run on; ts-jest 29 and @swc/jest need it too.
+  ['jest', 29, 0],
+];
 
 /**
  * Refuses, before any stage runs, a workspace whose tool is older than the
@@ -20,7 +25,10 @@ const LOWEST: ReadonlyArray<readonly [name: string, major: number, minor: number
  * installed at all is left to its stage, which names the fix.
  */
 export function refuseUnsupportedTools(workspace: string): void {
+  // Only the runner that will judge: a Jest left in node_modules does not block a workspace tested with Vitest.
+  const runner = pickRunner(workspace);
   for (const [name, major, minor] of LOWEST) {
+    if (name !== runner) continue;
     const pkg = installedPackage(workspace, name);
     if (pkg === null) continue;
     const found = /^v?(\d+)\.(\d+)\./.exec(pkg.version);

@@ -206,7 +206,7 @@ describe('a served prover after the workspace\'s Vitest is swapped', () => {
         expect(report.notices).toEqual([]);
         const token = parseClaimToken(report.receipt);
         expect(report.verdict.toolchain.vitest).toBe(token.toolchain.vitest);
-        verdicts.push({ vitest: token.toolchain.vitest, outcome: outcome(report), notices: report.notices });
+        verdicts.push({ vitest: token.toolchain.vitest ?? '', outcome: outcome(report), notices: report.notices });
       }
       expect(verdicts.map((verdict) => verdict.vitest)).toEqual([V4, V3, V4]);
       expect(verdicts[1]!.outcome).toEqual(verdicts[0]!.outcome);

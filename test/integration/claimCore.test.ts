@@ -166,6 +166,13 @@ describe('claim receipt token', () => {
     expect(formatClaimToken(parseClaimToken(text))).toBe(text);
   });
 
+  it('names Jest as the runner when Jest judged', () => {
+    const original: ClaimToken = { ...token(), toolchain: { typescript: '5.9.3', linter: { name: 'oxlint', version: '1.95.0' }, jest: '30.5.2' } };
+    const text = formatClaimToken(original);
+    expect(text).toBe(`vouch-claim:${DIGEST}:runtime:typescript@5.9.3:oxlint@1.95.0:jest@30.5.2:config@89abcdef:tsconfig.json@0123abcd`);
+    expect(parseClaimToken(text)).toEqual(original);
+  });
+
   it('round-trips a scoped linter name', () => {
     const original = token('tsconfig.json', { name: '@acme/lint', version: '2.0.0-beta.1' });
     expect(parseClaimToken(formatClaimToken(original))).toEqual(original);
@@ -177,6 +184,7 @@ describe('claim receipt token', () => {
     ['short digest', `vouch-claim:abc:runtime:typescript@5.9.3:oxlint@1.95.0:vitest@4.1.12:config@89abcdef:tsconfig.json@0123abcd`],
     ['unknown stage', `vouch-claim:${DIGEST}:build:typescript@5.9.3:oxlint@1.95.0:vitest@4.1.12:config@89abcdef:tsconfig.json@0123abcd`],
     ['fields swapped', `vouch-claim:${DIGEST}:runtime:vitest@4.1.12:oxlint@1.95.0:typescript@5.9.3:config@89abcdef:tsconfig.json@0123abcd`],
+    ['unknown runner', `vouch-claim:${DIGEST}:runtime:typescript@5.9.3:oxlint@1.95.0:mocha@10.0.0:config@89abcdef:tsconfig.json@0123abcd`],
     ['no version', `vouch-claim:${DIGEST}:runtime:typescript:oxlint@1.95.0:vitest@4.1.12:config@89abcdef:tsconfig.json@0123abcd`],
     ['too few fields', `vouch-claim:${DIGEST}:runtime:typescript@5.9.3:oxlint@1.95.0`],
     ['no options digest', `vouch-claim:${DIGEST}:runtime:typescript@5.9.3:oxlint@1.95.0:vitest@4.1.12:config@89abcdef:tsconfig.json`],

@@ -31,7 +31,7 @@ const write = (path: string, text: string) => writeFileSync(join(workspace, path
 describe('the judge config files', () => {
   it('are the linters\' configs at the root and above every claim file, the runners\' at the root, and the tsconfigs', () => {
     const files = judgeConfigFiles({ ...claim, project: 'src/tsconfig.app.json' });
-    for (const file of ['.oxlintrc.json', 'src/.oxlintrc.json', 'src/deep/eslint.config.js', 'test/biome.json', 'biome.jsonc', 'vitest.config.ts', 'vite.config.mts', 'jest.config.js', 'jest.config.json', 'vitest.workspace.ts', 'tsconfig.json', 'src/tsconfig.app.json', 'package.json']) {
+    for (const file of ['.oxlintrc.json', 'src/.oxlintrc.json', 'src/deep/eslint.config.js', 'test/biome.json', 'biome.jsonc', 'vitest.config.ts', 'vite.config.mts', 'jest.config.js', 'jest.config.json', 'babel.config.js', '.babelrc', '.swcrc', 'vitest.workspace.ts', 'tsconfig.json', 'src/tsconfig.app.json', 'package.json']) {
       expect(files, file).toContain(file);
     }
     // Runner configs are looked for at the root only; nothing is looked for above the workspace.
@@ -56,6 +56,8 @@ describe('the judge config digest', () => {
     ['a vitest config', 'vitest.config.ts', 'export default {};'],
     ['a vite config', 'vite.config.ts', 'export default {};'],
     ['a jest config', 'jest.config.js', 'module.exports = {};'],
+    ['a babel config', 'babel.config.js', 'module.exports = {};'],
+    ['an swc config', '.swcrc', '{}'],
     ['the tsconfig', 'tsconfig.json', '{ "include": ["src"] }'],
   ])('moves with %s', (_label, path, text) => {
     write('.oxlintrc.json', '{}');
