@@ -220,6 +220,8 @@ function chooseBuild(path) {
     const dir = mkdtempSync(join(REPO, ".tmp", "bench-observer-build-"));
     const remove = () => rmSync(dir, { recursive: true, force: true });
     cpSync(join(REPO, "dist"), join(dir, "dist"), { recursive: true });
+    // The native addon is found two levels above dist/bin: without it, vouch measures its JavaScript fallbacks.
+    if (existsSync(join(REPO, "build", "Release"))) cpSync(join(REPO, "build", "Release"), join(dir, "build", "Release"), { recursive: true });
     copyFileSync(join(REPO, "package.json"), join(dir, "package.json"));
     const main = join(dir, "dist", "bin", "main.js");
     // A copy taken in the middle of a rebuild does not run: wait and take another.
