@@ -34,10 +34,25 @@ export interface Watcher {
  */
 export async function watchTree(root: string, handlers: TreeEvents): Promise<WatchSubscription> {
   const watcher = await import('@parcel/watcher');
-  return watcher.subscribe(root, (error, events) => {
+  const subscription = await watcher.subscribe(root, (error, events) => {
     if (error) handlers.onError(error);
     else handlers.onEvents(events);
   });
+  return {
+    async unsubscribe() {
+      try {
+        await subscription.unsubscribe();
+      } catch {
+        // @parcel/watcher's inotify backend throws ("Unable to remove watcher: Invalid argument")
+        // when the kernel already dropped one of its watches (a directory deleted or moved away).
+        // It stops halfway and keeps its watcher and directory tree, so the next subscription
+        // would reuse that stale tree without looking at the disk, and directories created since
+        // stay unwatched. Subscribing once more and unsubscribing that clears it (measured).
+        const clearing = await watcher.subscribe(root, () => undefined);
+        await clearing.unsubscribe().catch(() => undefined);
+      }
+    },
+  };
 }
 
 /** This process's inotify descriptors, or null without /proc. */

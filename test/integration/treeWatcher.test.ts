@@ -86,3 +86,31 @@ describe('Rewatch', () => {
     expect(rewatch.pending).toBe(false);
   });
 });
+
+describe('a subscription renewed after @parcel/watcher failed to unsubscribe', () => {
+  it('watches every directory: a tree moved away and another put in its place, as a checkout does', async () => {
+    const root = tempRoot();
+    const handlers = { onEvents: () => undefined, onError: () => undefined };
+    mkdirSync(join(root, 'src/lib/deep'), { recursive: true });
+    writeFileSync(join(root, 'src/lib/deep/x.js'), '1');
+    let subscription = await watchTree(root, handlers);
+    try {
+      await delay(100);
+      renameSync(join(root, 'src/lib'), join(root, 'src/moved'));
+      renameSync(join(root, 'src/moved/deep'), join(root, 'src/deeper'));
+      await delay(200);
+      rmSync(join(root, 'src'), { recursive: true });
+      mkdirSync(join(root, 'src/lib/deep'), { recursive: true });
+      writeFileSync(join(root, 'src/lib/deep/x.js'), '1');
+      await delay(200);
+      const directories = ['src', 'src/lib', 'src/lib/deep'];
+      expect(unwatchedDirectories(root, directories)).not.toEqual([]);
+      // @parcel/watcher throws here (a watch the kernel dropped) and keeps its stale tree; the adapter clears it.
+      await subscription.unsubscribe();
+      subscription = await watchTree(root, handlers);
+      expect(unwatchedDirectories(root, directories)).toEqual([]);
+    } finally {
+      await subscription.unsubscribe();
+    }
+  });
+});
