@@ -421,6 +421,8 @@ static napi_value queue_watch_take_window(napi_env env, napi_callback_info info)
   set(env, result, "maxBytes", value);
   CHECK(napi_create_double(env, (double)window.idle_ns, &value));
   set(env, result, "idleNs", value);
+  CHECK(napi_create_double(env, (double)window.longest_gap_ns, &value));
+  set(env, result, "longestGapNs", value);
   CHECK(napi_create_int32(env, window.fds, &value));
   set(env, result, "fds", value);
   return result;

@@ -33,6 +33,7 @@ static void *loop(void *unused) {
     pthread_mutex_lock(&lock);
     int64_t now = now_ns();
     if (last_round != 0 && now - last_round > max_gap) window.gaps++;
+    if (last_round != 0 && now - last_round > window.longest_gap_ns) window.longest_gap_ns = now - last_round;
     for (int i = 0; i < watched_count; i++) {
       int waiting = 0;
       if (ioctl(watched[i], FIONREAD, &waiting) != 0) {
@@ -79,6 +80,7 @@ QueueWindow queue_watch_take(void) {
   QueueWindow taken = window;
   taken.fds = watched_count;
   taken.idle_ns = last_round == 0 ? -1 : now_ns() - last_round;
+  if (taken.idle_ns > taken.longest_gap_ns) taken.longest_gap_ns = taken.idle_ns;
   memset(&window, 0, sizeof window);
   pthread_mutex_unlock(&lock);
   return taken;

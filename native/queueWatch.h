@@ -13,6 +13,7 @@ typedef struct {
   uint64_t over;      // samples of a queue holding more than the limit
   uint64_t failures;  // samples that failed (a descriptor closed or not a queue)
   int64_t max_bytes;  // the most bytes seen waiting in one queue
+  int64_t longest_gap_ns;  // the longest time between two rounds in the window
   int64_t idle_ns;    // time since the last round, when the window was taken
   int fds;            // descriptors watched
 } QueueWindow;

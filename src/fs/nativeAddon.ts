@@ -30,6 +30,8 @@ export interface QueueWindow {
   failures: number;
   maxBytes: number;
   idleNs: number;
+  /** The longest time between two rounds, the wait since the last one included. */
+  longestGapNs: number;
   fds: number;
 }
 

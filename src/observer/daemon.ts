@@ -73,7 +73,7 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
   const index = new WarmIndex(options.root, options.excluded, statCache, (error) => options.log(`a rescan failed: ${error.message}`), {
     onSnapshot: (snapshot) => session.scanned(snapshot),
     ruleFiles: outsideRuleFiles(options.root, options.env),
-    calm: () => queue?.calm() ?? 'unknown',
+    ...(queue ? { queue } : {}),
   });
   const barrier = new Barrier(cookiePrefix(options.root, options.stateDir, files.cookiePrefix));
   const session = new WatchSession({

@@ -6,7 +6,7 @@ import type { Observation } from '../core/observation.js';
 import type { StatCache } from '../core/statCache.js';
 import { InputScanner } from '../fs/inputScanner.js';
 import { patchIndex, type IndexedCheck } from './indexPatch.js';
-import type { QueueState } from './queueWatch.js';
+import { isCalm, isStalled, type QueueWindows } from './queueWatch.js';
 import { ruleStamp } from './ruleFiles.js';
 import type { GapCode, GapReason, ObservedInputs, RescanReason } from './protocol.js';
 
@@ -43,12 +43,13 @@ export interface WarmIndexOptions {
   /** Files outside the root that decide what git tracks or ignores in it; no event reports them. */
   ruleFiles?: readonly string[];
   /**
-   * Whether events can have been lost since it was last asked (queueWatch.ts). Asked at the start
-   * of every refresh and before every answer: only a calm window lets events patch the index, and a
-   * window that lost events makes a full scan. 'unknown' (the default) patches nothing and trusts
-   * the index as long as no event came, as without a queue watch.
+   * The kernel's event queues, sampled (queueWatch.ts). A window is taken at the start and the end
+   * of every refresh and before every answer. Only calm windows since the last refresh began let
+   * events patch the index; a stalled window between refreshes makes a full scan before the next
+   * answer. Without it (the default), nothing is patched and the index is trusted as long as no
+   * event came.
    */
-  calm?: () => QueueState;
+  queue?: QueueWindows;
   /** How long after a full scan a patched index is scanned in full again. */
   safetyRescanMs?: number;
 }
@@ -97,7 +98,9 @@ export class WarmIndex {
 
   private readonly onSnapshot: (snapshot: Snapshot) => void;
   private readonly ruleFiles: readonly string[];
-  private readonly calm: () => QueueState;
+  private readonly queue: QueueWindows | null;
+  /** Every window since the last refresh began was calm: a patch now misses no lost event. */
+  private calmSinceRefresh = false;
 
   constructor(
     private readonly root: string,
@@ -108,7 +111,7 @@ export class WarmIndex {
   ) {
     this.onSnapshot = options.onSnapshot ?? (() => undefined);
     this.ruleFiles = options.ruleFiles ?? [];
-    this.calm = options.calm ?? (() => 'unknown');
+    this.queue = options.queue ?? null;
     const safetyRescanMs = options.safetyRescanMs ?? SAFETY_RESCAN_MS;
     this.safety = setInterval(() => {
       if (this.patchedSinceFull && Date.now() - this.lastFull >= safetyRescanMs) this.touched('safety');
@@ -200,7 +203,7 @@ export class WarmIndex {
 
   private answers(snapshot: Snapshot, checks: readonly ObservedInputs[], checkLoss: boolean): boolean {
     if (snapshot.generation !== this.generation) return false;
-    if (checkLoss && this.calm() === 'lost') {
+    if (this.lookAtQueue(checkLoss)) {
       // Events may have been dropped since this index began, quiet paths' included: only a full scan can tell.
       this.generation++;
       this.changed = null;
@@ -249,8 +252,25 @@ export class WarmIndex {
   private refresh(reason: RescanReason): void {
     const snapshot = this.snapshot;
     const changed = this.changed;
-    // Asked every time, so each window begins when a refresh does: a lost event after this one begins is the next one's.
-    const calm = this.calm() === 'calm';
+    this.lookAtQueue(false);
+    const calm = this.calmSinceRefresh;
+    this.calmSinceRefresh = true;
+    try {
+      this.refreshWith(reason, snapshot, changed, calm);
+    } finally {
+      // The refresh's own window: a lost event while it ran is the next refresh's to see.
+      this.lookAtQueue(false);
+    }
+  }
+
+  /** Takes the queue's window; true when it stalled and the caller asked (only then is it a reason to scan). */
+  private lookAtQueue(stallMatters: boolean): boolean {
+    const window = this.queue?.window() ?? null;
+    if (window === null || !isCalm(window)) this.calmSinceRefresh = false;
+    return stallMatters && window !== null && isStalled(window);
+  }
+
+  private refreshWith(reason: RescanReason, snapshot: Snapshot | null, changed: Set<string> | null, calm: boolean): void {
     if (calm && snapshot !== null && changed !== null && [...this.tracked.keys()].every((key) => snapshot.indexed.has(key))) {
       if (this.patch(snapshot, changed)) return;
     }

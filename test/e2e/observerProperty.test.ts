@@ -731,6 +731,8 @@ describe('a burst that can overflow the kernel event queue', () => {
     try {
       const wrote = spawnSync(process.execPath, [join(p.root, 'out/turns.cjs'), p.root, '40000'], { encoding: 'utf8' });
       expect(wrote.status, wrote.stderr).toBe(0);
+      // Stopped for a while, as a descheduled or suspended process is.
+      await delay(300);
     } finally {
       process.kill(started.pid, 'SIGCONT');
     }

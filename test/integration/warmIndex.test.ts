@@ -7,7 +7,8 @@ import type { CheckDefinition } from '../../src/core/definition.js';
 import { MemoryStatCache } from '../../src/core/statCache.js';
 import { InputScanner } from '../../src/fs/inputScanner.js';
 import type { ObservedInputs } from '../../src/observer/protocol.js';
-import type { QueueState } from '../../src/observer/queueWatch.js';
+import type { QueueWindow } from '../../src/fs/nativeAddon.js';
+import type { QueueWindows } from '../../src/observer/queueWatch.js';
 import { ObserverBusy, WarmIndex, type Snapshot } from '../../src/observer/warmIndex.js';
 import { tempProject, type TempProject } from '../helpers/project.js';
 import { mulberry32 } from '../helpers/seed.js';
@@ -27,14 +28,18 @@ afterAll(() => rmSync(outside, { recursive: true, force: true }));
 let project: TempProject;
 let index: WarmIndex;
 let snapshots: Snapshot[];
-/** What the index is told of its event queue: calm unless a test says events may have been lost. */
-let calm: QueueState = 'calm';
+/** What the index is told of its event queue: calm unless a test says it stalled, or that there is no queue watch. */
+let calm: 'calm' | 'stalled' | 'none' = 'calm';
+const QUIET_WINDOW: QueueWindow = { samples: 100, gaps: 0, over: 0, failures: 0, maxBytes: 0, idleNs: 500_000, longestGapNs: 1_500_000, fds: 1 };
+const queue: QueueWindows = {
+  window: () => (calm === 'none' ? null : calm === 'calm' ? QUIET_WINDOW : { ...QUIET_WINDOW, gaps: 1, longestGapNs: 2_000_000_000 }),
+};
 let errors: Error[];
 
 function newIndex(ruleFiles: string[] = []): WarmIndex {
   snapshots = [];
   errors = [];
-  index = new WarmIndex(project.root, [], new MemoryStatCache(), (error) => errors.push(error), { onSnapshot: (snapshot) => snapshots.push(snapshot), ruleFiles, calm: () => calm });
+  index = new WarmIndex(project.root, [], new MemoryStatCache(), (error) => errors.push(error), { onSnapshot: (snapshot) => snapshots.push(snapshot), ruleFiles, queue });
   return index;
 }
 
@@ -243,7 +248,7 @@ describe('patches from events', () => {
 
   it('scans in full on its own a while after it was patched (the safety scan)', async () => {
     index.dispose();
-    index = new WarmIndex(project.root, [], new MemoryStatCache(), (error) => errors.push(error), { calm: () => 'calm', safetyRescanMs: 200 });
+    index = new WarmIndex(project.root, [], new MemoryStatCache(), (error) => errors.push(error), { queue, safetyRescanMs: 200 });
     await index.current([SRC], SOON());
     project.write('src/a.ts', 'edited');
     await after(['src/a.ts']);
@@ -255,7 +260,7 @@ describe('patches from events', () => {
   it('patches nothing while the kernel queue may have dropped events, and scans in full before answering after such a window, even with no event', async () => {
     await index.current([SRC], SOON());
     project.write('src/a.ts', 'edited');
-    calm = 'lost';
+    calm = 'stalled';
     await after(['src/a.ts']);
     expect([index.rescans, index.patches]).toEqual([2, 0]);
     // No event at all: a write whose event was dropped is still found.
@@ -266,7 +271,7 @@ describe('patches from events', () => {
   });
 
   it('without a queue watch, patches nothing and answers from the index while no event came, as before', async () => {
-    calm = 'unknown';
+    calm = 'none';
     const { snapshot } = await index.current([SRC], SOON());
     expect((await index.current([SRC], SOON())).snapshot).toBe(snapshot);
     project.write('src/a.ts', 'edited');
