@@ -8,6 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#endif
 
 #include "observerCall.h"
 #include "pathStats.h"
@@ -52,6 +56,11 @@ static char *string_argument(napi_env env, napi_value value) {
 
 static void *run(void *argument) {
   Job *job = argument;
+#ifdef __linux__
+  // In the observer, a scan's threads (and the threads they start, which inherit it) yield to the
+  // queue sampler, whose samples must stay close together while the scan runs (src/observer/queueWatch.ts).
+  if (queue_watch_active()) setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
+#endif
   if (job->kind == JOB_TREE) tree_scan(&job->scan, job->root, job->base, job->observed_at_ns, job->threads, job->cache_file);
   else if (job->kind == JOB_PATHS) path_stats(&job->paths, job->root, job->threads);
   else source_list(&job->sources, job->root, job->envp, job->threads);

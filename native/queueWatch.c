@@ -85,3 +85,10 @@ QueueWindow queue_watch_take(void) {
   pthread_mutex_unlock(&lock);
   return taken;
 }
+
+int queue_watch_active(void) {
+  pthread_mutex_lock(&lock);
+  int active = started;
+  pthread_mutex_unlock(&lock);
+  return active;
+}

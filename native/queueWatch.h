@@ -25,4 +25,7 @@ int queue_watch(const int *fds, int count, int64_t interval_ns, int64_t max_gap_
 // What the current window saw, and a new window begins.
 QueueWindow queue_watch_take(void);
 
+// Whether the sampler runs in this process (the observer): its scans then yield to it.
+int queue_watch_active(void);
+
 #endif
