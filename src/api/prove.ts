@@ -86,7 +86,8 @@ export function proveReportJson(result: ProveResult): ProveReportJson {
     verdict: {
       digest: verdict.digest,
       control_stage: verdict.controlStage,
-      toolchain: verdict.toolchain,
+      // Both runners' fields, one of them null: a closed document lists every field.
+      toolchain: { typescript: verdict.toolchain.typescript, linter: verdict.toolchain.linter, vitest: verdict.toolchain.vitest ?? null, jest: verdict.toolchain.jest ?? null },
       config: verdict.config,
       project: { tsconfig: verdict.project.tsconfig, options_digest: verdict.project.optionsDigest },
       checks: verdict.checks.map((check) => ({

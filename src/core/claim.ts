@@ -90,8 +90,8 @@ export interface Toolchain {
 export type RunnerName = 'vitest' | 'jest';
 
 /** The test runner that judged, by name and version. */
-export function toolchainRunner(toolchain: Toolchain): { name: RunnerName; version: string } {
-  return toolchain.jest !== undefined ? { name: 'jest', version: toolchain.jest } : { name: 'vitest', version: toolchain.vitest ?? '' };
+export function toolchainRunner(toolchain: Pick<Toolchain, 'vitest' | 'jest'> | { vitest: string | null; jest: string | null }): { name: RunnerName; version: string } {
+  return typeof toolchain.jest === 'string' ? { name: 'jest', version: toolchain.jest } : { name: 'vitest', version: toolchain.vitest ?? '' };
 }
 
 /** The TypeScript project as resolved: its tsconfig path and a digest of the effective compiler options. */

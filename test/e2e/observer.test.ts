@@ -482,13 +482,14 @@ describe('paths that cannot change an answer', () => {
     };
     agreed('CURRENT');
     // Counted by reason: a scan after a moment the kernel queue went unsampled (lost-events) is no rescan for these writes.
-    const rescans = observerInfo(p).rescans_by_reason['file-events'] ?? 0;
+    const fileEventScans = () => observerInfo(p).rescans_by_reason.find((entry: Json) => entry.reason === 'file-events')?.count ?? 0;
+    const rescans = fileEventScans();
     for (let k = 0; k < 20; k++) {
       writeFileSync(join(p.root, `out/build-${k % 3}.js`), `export const k = ${k};\n`);
       await delay(20);
     }
     agreed('CURRENT');
-    expect(observerInfo(p).rescans_by_reason['file-events'] ?? 0, 'writes under an ignored directory made the index rescan').toBe(rescans);
+    expect(fileEventScans(), 'writes under an ignored directory made the index rescan').toBe(rescans);
 
     // What decides ignoring changes: the ignored files are inputs now.
     const gitignore = readFileSync(join(p.root, '.gitignore'), 'utf8');

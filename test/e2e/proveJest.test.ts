@@ -66,7 +66,7 @@ for (const [copy, version] of [
       expect(result.code, result.stderr).toBe(0);
       const report = JSON.parse(result.stdout);
       expect(validateReport(report) ? null : ajv.errorsText(validateReport.errors)).toBeNull();
-      expect(report.verdict.toolchain).toEqual({ typescript: installedVersion('typescript'), linter: { name: 'oxlint', version: installedVersion('oxlint') }, jest: version });
+      expect(report.verdict.toolchain).toEqual({ typescript: installedVersion('typescript'), linter: { name: 'oxlint', version: installedVersion('oxlint') }, vitest: null, jest: version });
       const token = parseClaimToken(report.receipt);
       expect(token.toolchain.jest).toBe(version);
       expect(report.receipt).toContain(`:jest@${version}:`);

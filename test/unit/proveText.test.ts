@@ -27,7 +27,7 @@ function report(issues: IssueJson[]): ProveReportJson {
     verdict: {
       digest: 'a'.repeat(64),
       control_stage: 'type',
-      toolchain: { typescript: '5.9.3', linter: { name: 'oxlint', version: '1.95.0' }, vitest: '4.1.12' },
+      toolchain: { typescript: '5.9.3', linter: { name: 'oxlint', version: '1.95.0' }, vitest: '4.1.12', jest: null },
       config: { digest: '0'.repeat(32), files: [] },
       project: { tsconfig: 'tsconfig.json', options_digest: '0'.repeat(32) },
       checks,

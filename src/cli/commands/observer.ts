@@ -41,7 +41,7 @@ function json(info: ObserverInfo | null): ObserverDocument {
     events: info.events,
     overflows: info.overflows,
     rescans: info.rescans,
-    rescans_by_reason: info.rescansBy ?? {},
+    rescans_by_reason: Object.entries(info.rescansBy ?? {}).map(([reason, count]) => ({ reason, count: count ?? 0 })),
     last_rescan: info.lastRescan && { at: iso(info.lastRescan.at), duration_ms: info.lastRescan.durationMs, reason: info.lastRescan.reason },
     patches: info.patches,
     last_patch: info.lastPatch && { at: iso(info.lastPatch.at), duration_ms: info.lastPatch.durationMs, paths: info.lastPatch.paths },

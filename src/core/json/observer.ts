@@ -47,8 +47,13 @@ const running = z
     overflows: count.describe('Times events came too fast to trust (the kernel queue could have overflowed); each forces a rescan.'),
     rescans: count.describe('Full scans since it started, the first index included.'),
     rescans_by_reason: z
-      .record(z.string(), count)
-      .describe('Full scans by what started them (the reasons of last_rescan.reason); they add up to rescans.'),
+      .array(
+        z.strictObject({
+          reason: z.string().min(1).describe('What started them, as last_rescan.reason says it.'),
+          count: count.describe('How many full scans it started.'),
+        }),
+      )
+      .describe('The full scans by what started them, each reason once, adding up to rescans.'),
     last_rescan: z
       .strictObject({
         at: time.describe('When it began.'),

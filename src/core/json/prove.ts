@@ -42,10 +42,10 @@ export const proveDocument = z.strictObject({
       .strictObject({
         typescript: z.string(),
         linter: z.strictObject({ name: z.string(), version: z.string() }),
-        vitest: z.string().optional().describe('The Vitest version, when Vitest is the runner that judged.'),
-        jest: z.string().optional().describe('The Jest version, when Jest is the runner that judged.'),
+        vitest: z.string().nullable().describe('The Vitest version when Vitest is the runner that judged, else null.'),
+        jest: z.string().nullable().describe('The Jest version when Jest is the runner that judged, else null.'),
       })
-      .describe("The workspace's own tools that judged the claim: exactly one of vitest and jest."),
+      .describe("The workspace's own tools that judged the claim: exactly one of vitest and jest is not null."),
     config: z
       .strictObject({
         digest: z
