@@ -86,12 +86,17 @@ describe('with an observer running', () => {
       'events',
       'overflows',
       'rescans',
+      'rescans_by_reason',
       'last_rescan',
+      'patches',
+      'last_patch',
       'ready_ms',
       'socket',
     ]);
     expect(report).toMatchObject({ schema: 1, running: true, pid: process.pid, version: '9.9.9', healthy: true, reasons: [], watched_paths: 3, index_files: 1, socket });
     expect(report.last_rescan).toMatchObject({ reason: 'first-index' });
+    expect(report.rescans_by_reason).toEqual([{ reason: 'first-index', count: report.rescans }]);
+    expect([report.patches, report.last_patch]).toEqual([0, null]);
     const text = await command(observerCommand, p);
     expect(text.stdout).toContain(`pid            ${process.pid}`);
   });
