@@ -52,6 +52,12 @@ export interface WarmIndexOptions {
   queue?: QueueWindows;
   /** How long after a full scan a patched index is scanned in full again. */
   safetyRescanMs?: number;
+  /**
+   * Whether events may patch the index at all. Off in the observer unless VOUCH_OBSERVER_PATCH=1:
+   * a patch trusts that every change raised an event, and a directory the watcher no longer
+   * covers while its paths look the same breaks that (a false CURRENT the property campaign found).
+   */
+  patch?: boolean;
 }
 
 const RESCAN_DEBOUNCE_MS = 15;
@@ -99,6 +105,7 @@ export class WarmIndex {
   private readonly onSnapshot: (snapshot: Snapshot) => void;
   private readonly ruleFiles: readonly string[];
   private readonly queue: QueueWindows | null;
+  private readonly patching: boolean;
   /** Every window since the last refresh began was calm: a patch now misses no lost event. */
   private calmSinceRefresh = false;
 
@@ -112,6 +119,7 @@ export class WarmIndex {
     this.onSnapshot = options.onSnapshot ?? (() => undefined);
     this.ruleFiles = options.ruleFiles ?? [];
     this.queue = options.queue ?? null;
+    this.patching = options.patch ?? false;
     const safetyRescanMs = options.safetyRescanMs ?? SAFETY_RESCAN_MS;
     this.safety = setInterval(() => {
       if (this.patchedSinceFull && Date.now() - this.lastFull >= safetyRescanMs) this.touched('safety');
@@ -271,7 +279,7 @@ export class WarmIndex {
   }
 
   private refreshWith(reason: RescanReason, snapshot: Snapshot | null, changed: Set<string> | null, calm: boolean): void {
-    if (calm && snapshot !== null && changed !== null && [...this.tracked.keys()].every((key) => snapshot.indexed.has(key))) {
+    if (this.patching && calm && snapshot !== null && changed !== null && [...this.tracked.keys()].every((key) => snapshot.indexed.has(key))) {
       if (this.patch(snapshot, changed)) return;
     }
     this.rescan(reason);

@@ -39,7 +39,7 @@ let errors: Error[];
 function newIndex(ruleFiles: string[] = []): WarmIndex {
   snapshots = [];
   errors = [];
-  index = new WarmIndex(project.root, [], new MemoryStatCache(), (error) => errors.push(error), { onSnapshot: (snapshot) => snapshots.push(snapshot), ruleFiles, queue });
+  index = new WarmIndex(project.root, [], new MemoryStatCache(), (error) => errors.push(error), { onSnapshot: (snapshot) => snapshots.push(snapshot), ruleFiles, queue, patch: true });
   return index;
 }
 
@@ -248,7 +248,7 @@ describe('patches from events', () => {
 
   it('scans in full on its own a while after it was patched (the safety scan)', async () => {
     index.dispose();
-    index = new WarmIndex(project.root, [], new MemoryStatCache(), (error) => errors.push(error), { queue, safetyRescanMs: 200 });
+    index = new WarmIndex(project.root, [], new MemoryStatCache(), (error) => errors.push(error), { queue, safetyRescanMs: 200, patch: true });
     await index.current([SRC], SOON());
     project.write('src/a.ts', 'edited');
     await after(['src/a.ts']);
