@@ -192,7 +192,9 @@ describe('a ledger entry', () => {
   });
 
   it('reads back only what is exactly an entry', () => {
-    expect(ledgerEntryFrom(entry())).toEqual(entry({ at: ledgerEntryFrom(entry())!.at }));
+    // One entry: two calls of entry() can fall on either side of a millisecond.
+    const one = entry();
+    expect(ledgerEntryFrom(one)).toEqual(one);
     expect(ledgerEntryFrom({ ...entry(), at: -1 })).toBeNull();
     expect(ledgerEntryFrom({ ...entry(), host: 'vim' })).toBeNull();
     expect(ledgerEntryFrom({ ...entry(), receipts: [{ check: 'test', run_id: 'r', duration_ms: 'long' }] })).toBeNull();
