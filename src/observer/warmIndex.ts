@@ -293,7 +293,6 @@ export class WarmIndex {
     const patched = patchIndex(this.root, snapshot.indexed, changed, this.statCache, nowNs());
     if ('full' in patched) {
       this.changed = null;
-      this.lastPatchRefused = patched.full;
       return false;
     }
     const observations = new Map<string, Observation>();
@@ -308,8 +307,6 @@ export class WarmIndex {
   }
 
   lastPatch: { at: number; durationMs: number; paths: number } | null = null;
-  /** Why the last refresh that could have been a patch scanned in full. */
-  lastPatchRefused: string | null = null;
 
   /** A full, synchronous scan of every tracked check: the same scanner a direct status uses. */
   private rescan(reason: RescanReason): void {
