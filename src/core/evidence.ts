@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { ListingNames } from './listingNames.js';
 import type { PathFacts } from './runFacts.js';
 export { isSkippedPath } from './systemPaths.js';
 
@@ -36,6 +37,8 @@ export interface EvidenceEntry {
   link?: string;
   /** For a file the run executed: whether it may be executed (any execute bit). */
   executable?: boolean;
+  /** For a listing: bound only to the names its lister could act on (core/listingNames.ts); absent, to all. */
+  names?: ListingNames;
   /** sha256 of the bytes (read file), of the names (listed directory), `SIZE:MTIME_NS` (looked-up file), or the errno ('error'). */
   digest?: string;
 }
@@ -56,7 +59,9 @@ function field(value: string | undefined): string {
 /** One entry's line in the digest; every variable part carries its length, so no two entries share a line. */
 export function evidenceLine(entry: EvidenceEntry): string {
   const exec = entry.executable === undefined ? '' : entry.executable ? ' x' : ' -';
-  return `${field(entry.path)} ${entry.use} ${entry.own ? 'o' : '-'} ${entry.type} ${field(entry.link)} ${entry.digest ?? '-'}${exec}\n`;
+  // Absent on the entries made before listings had filters: their lines, and digests, are unchanged.
+  const names = entry.names === undefined ? '' : ` n:${entry.names}`;
+  return `${field(entry.path)} ${entry.use} ${entry.own ? 'o' : '-'} ${entry.type} ${field(entry.link)} ${entry.digest ?? '-'}${exec}${names}\n`;
 }
 
 export function compareEvidencePaths(a: EvidenceEntry, b: EvidenceEntry): number {
@@ -131,7 +136,7 @@ export function describeEvidenceChange(change: EvidenceChange): string {
   if (before.type !== now.type) return `${change.path}: ${describeType(before)} → ${describeType(now)}`;
   if (before.link !== now.link) return `${change.path}: link ${before.link === undefined ? 'appeared' : now.link === undefined ? 'replaced by a ' + now.type : 'retargeted to ' + now.link}`;
   if (before.executable !== now.executable) return `${change.path}: ${now.executable ? 'made executable' : 'no longer executable'}`;
-  if (before.use === 'listed') return `${change.path}: entries added, removed or changed kind`;
+  if (before.use === 'listed') return `${change.path}: entries ${before.names === 'typescript' ? 'TypeScript can include ' : ''}added, removed or changed kind`;
   if (before.use === 'lookup') return `${change.path}: size or modification time changed`;
   return `${change.path}: content changed`;
 }

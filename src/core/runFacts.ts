@@ -41,8 +41,27 @@ export type Access =
   | { op: 'remove'; path: string }
   | { op: 'lookup'; path: string; answer: LookupAnswer }
   | { op: 'readlink'; path: string; target: string }
-  | { op: 'list'; path: string }
+  /** `by`: the compiler process that listed it (a `CompilerProcess`'s index), absent for any other program. */
+  | { op: 'list'; path: string; by?: number }
   | { op: 'exec'; path: string };
+
+/**
+ * A process that started as TypeScript's compiler, `node SCRIPT ...` with a script named `tsc`,
+ * as the trace saw it: its listings may be bound to the names tsc can act on
+ * (core/listingNames.ts), once fs/listingFilter.ts has checked that it was tsc indeed.
+ */
+export interface CompilerProcess {
+  /** The Node binary it executed. */
+  node: string;
+  /** The script node was given, absolute, as named (a link in node_modules/.bin, often). */
+  script: string;
+  /** The first file it read that Node reads at every start anyway (JSON, the system's files, itself) does not explain: the script, unless something ran first. */
+  firstRead: string | null;
+  /** Started with `--watch` (or `-w`): watch mode answers lookups from its listings. */
+  watch: boolean;
+  /** The files it read that are not program files by extension: its configs among them. */
+  configs: string[];
+}
 
 export interface PathFacts {
   path: string;
@@ -58,6 +77,10 @@ export interface PathFacts {
   linkTarget?: { target: string; order: OrderClass };
   /** Listed (getdents64): the first listing's class. */
   listed?: OrderClass;
+  /** The compiler processes that listed it, when only such did (`CompilerProcess` indexes). */
+  listedBy?: number[];
+  /** A process other than a compiler listed it. */
+  listedByOther?: true;
   /** Executed (a successful execve). */
   executed?: true;
 }
@@ -77,7 +100,7 @@ export type OverflowReason =
   | 'outside-work';
 
 export type RunFacts =
-  | { kind: 'facts'; paths: PathFacts[] }
+  | { kind: 'facts'; paths: PathFacts[]; compilers: CompilerProcess[] }
   | { kind: 'overflow'; reason: OverflowReason; detail: string };
 
 /** The cap when the caller gives none: a large test suite touches tens of thousands of paths. */
@@ -157,17 +180,21 @@ export class RunFactsBuilder {
       }
       case 'list': {
         const fact = this.fact(path);
-        if (fact && fact.listed === undefined) fact.listed = this.order(fact);
+        if (!fact) return;
+        if (fact.listed === undefined) fact.listed = this.order(fact);
+        if (access.by === undefined) fact.listedByOther = true;
+        else if (!fact.listedBy) fact.listedBy = [access.by];
+        else if (!fact.listedBy.includes(access.by)) fact.listedBy.push(access.by);
         return;
       }
     }
   }
 
   /** The facts, sorted by path, or the overflow that makes them unusable. */
-  finish(): RunFacts {
+  finish(compilers: CompilerProcess[] = []): RunFacts {
     if (this.overflow) return { kind: 'overflow', ...this.overflow };
     const paths = [...this.facts.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-    return { kind: 'facts', paths };
+    return { kind: 'facts', paths, compilers };
   }
 
   private order(fact: PathFacts): OrderClass {

@@ -78,7 +78,7 @@ export async function finishTrace(plan: Extract<TracePlan, { traced: true }>, fi
     const read = await readTraceLog(plan.logPath, realpathSync.native(finish.root));
     if (!read.started) return fallback('trace-incomplete', 'the tracer did not start the check (see its log)');
     if (read.facts.kind === 'overflow') return fallback('trace-incomplete', `the trace is incomplete (${read.facts.detail})`);
-    const { evidence, changedDuringRun } = fingerprintRun(read.facts.paths, finish);
+    const { evidence, changedDuringRun } = fingerprintRun(read.facts.paths, finish, read.facts.compilers);
     const notes: Reason[] = [];
     const note = readOutsideNote(evidence.entries, finish.declared);
     if (note) notes.push(note);

@@ -2,6 +2,7 @@ import { lstatSync, readdirSync, readlinkSync, statSync, type BigIntStats } from
 import { createHash } from 'node:crypto';
 import { absoluteEvidencePath, type EvidenceEntry, type EvidenceUse } from '../core/evidence.js';
 import { identityOf, isRacy } from '../core/identity.js';
+import { keepsName, type ListingNames } from '../core/listingNames.js';
 import type { StatCache } from '../core/statCache.js';
 import { hashFile } from './hashFile.js';
 
@@ -36,10 +37,12 @@ export class EvidenceLooker {
   /**
    * `statDigest` false: a looked-up file's size and time are not asked (its bytes are read under
    * another name). `execBit`: a file the run executed also records whether it may be executed.
+   * `names`: a listing bound only to the names its lister could act on.
    */
-  look(path: string, use: EvidenceUse, own: boolean, statDigest = true, execBit = false): Looked {
+  look(path: string, use: EvidenceUse, own: boolean, statDigest = true, execBit = false, names?: ListingNames): Looked {
     const abs = absoluteEvidencePath(path, this.realRoot);
-    const base: Pick<EvidenceEntry, 'path' | 'use' | 'own'> = own ? { path, use, own: true } : { path, use };
+    const base: Pick<EvidenceEntry, 'path' | 'use' | 'own' | 'names'> = own ? { path, use, own: true } : { path, use };
+    if (use === 'listed' && names !== undefined) base.names = names;
     let link: string | undefined;
     let linkCtimeNs: bigint | null = null;
     // Not a link: lstat said all stat would, and the first look needs no second call.
@@ -72,7 +75,7 @@ export class EvidenceLooker {
       if (stats.isDirectory()) {
         if (use !== 'listed') return looked({ ...withLink, type: 'directory' }, ctimeNs);
         try {
-          return looked({ ...withLink, type: 'directory', digest: namesDigest(abs) }, ctimeNs);
+          return looked({ ...withLink, type: 'directory', digest: namesDigest(abs, names) }, ctimeNs);
         } catch (error) {
           return failed(withLink, error);
         }
@@ -104,19 +107,25 @@ export class EvidenceLooker {
   }
 }
 
-/** sha256 of a directory's names, sorted by bytes, each ended by NUL (the one byte no name holds). */
 /**
  * sha256 of a directory's entries, sorted by name bytes: each name, the kind of entry (file,
  * directory, link, other) and a NUL (the one byte no name holds). A walker that keeps only files
- * decides from the kind as much as from the name.
+ * decides from the kind as much as from the name. With `names`, only the entries its lister could
+ * act on, judged by the name's bytes (latin1 keeps every byte as one character: a dot is a dot).
  */
-function namesDigest(abs: string): string {
+function namesDigest(abs: string, names?: ListingNames): string {
   const entries = readdirSync(abs, { encoding: 'buffer', withFileTypes: true }) as unknown as { name: Buffer; isFile(): boolean; isDirectory(): boolean; isSymbolicLink(): boolean }[];
   entries.sort((a, b) => Buffer.compare(a.name, b.name));
   const hash = createHash('sha256');
-  for (const entry of entries) hash.update(entry.name).update(entry.isFile() ? '/f\0' : entry.isDirectory() ? '/d\0' : entry.isSymbolicLink() ? '/l\0' : '/o\0');
+  for (const entry of entries) {
+    const kind = entry.isFile() ? 'file' : entry.isDirectory() ? 'directory' : entry.isSymbolicLink() ? 'link' : 'other';
+    if (names !== undefined && !keepsName(names, entry.name.toString('latin1'), kind)) continue;
+    hash.update(entry.name).update(KIND_MARK[kind]);
+  }
   return hash.digest('hex');
 }
+
+const KIND_MARK = { file: '/f\0', directory: '/d\0', link: '/l\0', other: '/o\0' } as const;
 
 function failed(base: Pick<EvidenceEntry, 'path' | 'use' | 'own' | 'link'>, error: unknown): Looked {
   const code = (error as NodeJS.ErrnoException).code ?? 'EIO';

@@ -2,10 +2,11 @@ import { lstatSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { compareEvidencePaths, evidenceOf, evidencePath, isSkippedPath, useOf, type Evidence, type EvidenceEntry } from '../core/evidence.js';
-import type { LookupAnswer, PathFacts } from '../core/runFacts.js';
+import type { CompilerProcess, LookupAnswer, PathFacts } from '../core/runFacts.js';
 import type { StatCache } from '../core/statCache.js';
 import { nowNs } from '../core/identity.js';
 import { CHANGING, EvidenceLooker } from './evidenceLook.js';
+import { listingFilterOf } from './listingFilter.js';
 
 export interface RunEvidenceOptions {
   /** The root, as given. */
@@ -48,7 +49,7 @@ const CLOCK_SLACK_NS = 20_000_000n;
  *   link the run read now points elsewhere.
  * A path the run wrote is its own: what it left there is the evidence.
  */
-export function fingerprintRun(facts: readonly PathFacts[], options: RunEvidenceOptions): RunEvidence {
+export function fingerprintRun(facts: readonly PathFacts[], options: RunEvidenceOptions, compilers: readonly CompilerProcess[] = []): RunEvidence {
   const realRoot = realpathSync.native(options.root);
   const skipped = skippedPrefixes(realRoot, options.stateDir, options.env ?? process.env);
   const looker = new EvidenceLooker(realRoot, options.statCache, nowNs());
@@ -66,16 +67,23 @@ export function fingerprintRun(facts: readonly PathFacts[], options: RunEvidence
   // a reinstall of the same bytes changes, are asked only of files no name of which was read.
   const read = new Set<string>();
   for (const fact of facts) if (useOf(fact) === 'read') read.add(canonical(fact.path));
+  const filter = listingFilterOf(facts, compilers);
+  const readDigests = new Map<string, string | undefined>();
   for (const fact of facts) {
     let use = useOf(fact);
     if (use === null || isSkippedPath(fact.path, skipped)) continue;
     const path = evidencePath(fact.path, realRoot);
     if (use === 'listed' && path.startsWith('/') && isSharedScratch(fact.path)) use = 'lookup';
     const own = fact.written === true || written.has(canonical(fact.path));
-    const { entry, ctimeNs } = looker.look(path, use, own, use !== 'lookup' || !read.has(canonical(fact.path)), use === 'read' && fact.executed === true);
+    const { entry, ctimeNs } = looker.look(path, use, own, use !== 'lookup' || !read.has(canonical(fact.path)), use === 'read' && fact.executed === true, filter.names.get(fact.path));
     entries.push(entry);
+    if (filter.configs.has(fact.path)) readDigests.set(fact.path, entry.use === 'read' ? entry.digest : undefined);
     if (entry.type === 'error' && entry.digest === CHANGING) changed.push(path);
     else if (!own && (movedUnderRun(fact, entry, ctimeNs, startedNs) || (bindsState(entry) && wayMoved(fact.path)))) changed.push(path);
+  }
+  // The listings' filter rests on the configs as read for it: the evidence must bind those bytes.
+  for (const [path, digest] of filter.configs) {
+    if (readDigests.has(path) && readDigests.get(path) !== digest) changed.push(evidencePath(path, realRoot));
   }
   entries.sort(compareEvidencePaths);
   return { evidence: evidenceOf(entries), changedDuringRun: changed };

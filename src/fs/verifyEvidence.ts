@@ -28,7 +28,7 @@ export function verifyEvidence(root: string, recorded: readonly EvidenceEntry[],
   const known = knownFiles(realRoot, recorded, statCache);
   const entries = recorded.map(
     (entry, index) =>
-      known.get(index) ?? looker.look(entry.path, entry.use, entry.own === true, !(entry.use === 'lookup' && entry.type === 'file' && entry.digest === undefined), entry.executable !== undefined).entry,
+      known.get(index) ?? looker.look(entry.path, entry.use, entry.own === true, !(entry.use === 'lookup' && entry.type === 'file' && entry.digest === undefined), entry.executable !== undefined, entry.names).entry,
   );
   const problems: Reason[] = [];
   const changing = entries.filter((entry) => entry.type === 'error' && entry.digest === CHANGING);

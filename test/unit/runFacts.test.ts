@@ -52,9 +52,21 @@ describe('run facts', () => {
       { op: 'list', path: '/p/out' },
       { op: 'remove', path: '/p/src/old.ts' },
     ]);
-    expect(facts.get('/p/src')).toEqual({ path: '/p/src', listed: 'before-write', written: true });
-    expect(facts.get('/p/out')).toEqual({ path: '/p/out', written: true, listed: 'after-own-write' });
+    expect(facts.get('/p/src')).toEqual({ path: '/p/src', listed: 'before-write', listedByOther: true, written: true });
+    expect(facts.get('/p/out')).toEqual({ path: '/p/out', written: true, listed: 'after-own-write', listedByOther: true });
     expect(facts.get('/p/src/old.ts')).toEqual({ path: '/p/src/old.ts', written: true });
+  });
+
+  it('a listing keeps which compiler processes made it, and whether any other program did', () => {
+    const facts = factsOf([
+      { op: 'list', path: '/p/a', by: 0 },
+      { op: 'list', path: '/p/a', by: 1 },
+      { op: 'list', path: '/p/a', by: 0 },
+      { op: 'list', path: '/p/b', by: 1 },
+      { op: 'list', path: '/p/b' },
+    ]);
+    expect(facts.get('/p/a')).toEqual({ path: '/p/a', listed: 'before-write', listedBy: [0, 1] });
+    expect(facts.get('/p/b')).toEqual({ path: '/p/b', listed: 'before-write', listedBy: [1], listedByOther: true });
   });
 
   it('a readlink gives the lookup its link target; an exec is a read', () => {

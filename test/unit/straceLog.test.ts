@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { PathFacts, RunFacts } from '../../src/core/runFacts.js';
-import { decodeEscapes, parseCall, parseStraceLog } from '../../src/exec/trace/straceLog.js';
+import { decodeEscapes, parseCall, parseStraceLog, stringArray } from '../../src/exec/trace/straceLog.js';
 
 /*
  * The strace log parser over minimal synthetic lines in the shape strace 6 writes with
@@ -94,7 +94,7 @@ describe('strace log: lookups, links, listings', () => {
 
   it('getdents64 lists the directory its fd names', () => {
     const map = facts(START + '100 getdents64(18</w/src>, 0x36789c80 /* 5 entries */, 32768) = 120\n' + '100 getdents64(18</w/src>, 0x36789c80 /* 0 entries */, 32768) = 0\n');
-    expect(map.get('/w/src')).toEqual({ path: '/w/src', listed: 'before-write' });
+    expect(map.get('/w/src')).toEqual({ path: '/w/src', listed: 'before-write', listedByOther: true });
   });
 
   it('unlink, rename, mkdir and symlink write paths and their directories', () => {
@@ -265,5 +265,105 @@ describe('strace log: unix sockets', () => {
 
   it('another family (the network) is not a file', () => {
     expect(facts(START + '100 connect(19<socket:[1]>, {sa_family=AF_INET, sin_port=htons(443), sin_addr=inet_addr("1.2.3.4")}, 16) = 0\n').size).toBe(1);
+  });
+});
+
+describe('strace log: which listings a compiler made', () => {
+  const TSC = '200 execve("/usr/bin/node", ["node", "node_modules/.bin/tsc", "--noEmit", "-p", "tsconfig.json"], 0x7ffc /* 35 vars */) = 0\n';
+  const STARTUP =
+    '200 openat(AT_FDCWD</w>, "/etc/ld.so.cache", O_RDONLY|O_CLOEXEC) = 3</etc/ld.so.cache>\n' +
+    '200 openat(AT_FDCWD</w>, "/lib/x86_64-linux-gnu/libc.so.6", O_RDONLY|O_CLOEXEC) = 3</usr/lib/x86_64-linux-gnu/libc.so.6>\n' +
+    '200 openat(AT_FDCWD</w>, "/etc/ssl/openssl.cnf", O_RDONLY) = 3</etc/ssl/openssl.cnf>\n' +
+    '200 openat(AT_FDCWD</w>, "/proc/self/maps", O_RDONLY) = 18</proc/200/maps>\n' +
+    '200 openat(AT_FDCWD</w>, "/usr/bin/node", O_RDONLY) = 18</usr/bin/node>\n' +
+    '200 openat(AT_FDCWD</w>, "/w/node_modules/typescript/package.json", O_RDONLY|O_CLOEXEC) = 18</w/node_modules/typescript/package.json>\n';
+  const SCRIPT = '200 openat(AT_FDCWD</w>, "/w/node_modules/typescript/bin/tsc", O_RDONLY|O_CLOEXEC) = 18</w/node_modules/typescript/bin/tsc>\n';
+  const WORK =
+    '200 openat(AT_FDCWD</w>, "/w/node_modules/typescript/lib/_tsc.js", O_RDONLY|O_CLOEXEC) = 18</w/node_modules/typescript/lib/_tsc.js>\n' +
+    '200 openat(AT_FDCWD</w>, "tsconfig.json", O_RDONLY|O_CLOEXEC) = 18</w/tsconfig.json>\n' +
+    '200 getdents64(18</w>, 0x3324 /* 5 entries */, 32768) = 144\n' +
+    '200 openat(AT_FDCWD</w>, "/w/src/a.ts", O_RDONLY|O_CLOEXEC) = 18</w/src/a.ts>\n';
+
+  function parsed(log: string) {
+    const result = parseStraceLog(log, { cwd: CWD });
+    if (result.kind !== 'facts') throw new Error(`${result.reason}: ${result.detail}`);
+    return { compilers: result.compilers, listed: new Map(result.paths.filter((fact) => fact.listed).map((fact) => [fact.path, fact])) };
+  }
+
+  it("node running a script named tsc is a compiler: its first read past Node's start is the script, its configs are its non-program reads", () => {
+    const { compilers, listed } = parsed(TSC + STARTUP + SCRIPT + WORK);
+    expect(compilers).toEqual([
+      {
+        node: '/usr/bin/node',
+        script: '/w/node_modules/.bin/tsc',
+        firstRead: '/w/node_modules/typescript/bin/tsc',
+        watch: false,
+        configs: ['/w/node_modules/typescript/package.json', '/w/node_modules/typescript/bin/tsc', '/w/tsconfig.json'],
+      },
+    ]);
+    expect(listed.get('/w')).toMatchObject({ listedBy: [0] });
+    expect(listed.get('/w')!.listedByOther).toBeUndefined();
+  });
+
+  it('a file read before the script (a --require in NODE_OPTIONS) is its first read', () => {
+    const preload = '200 openat(AT_FDCWD</w>, "/w/pre.cjs", O_RDONLY|O_CLOEXEC) = 18</w/pre.cjs>\n';
+    expect(parsed(TSC + STARTUP + preload + SCRIPT + WORK).compilers[0]!.firstRead).toBe('/w/pre.cjs');
+  });
+
+  it('node with options of its own, another script, or another binary is no compiler; its listings are "other"', () => {
+    for (const start of [
+      '200 execve("/usr/bin/node", ["node", "--require", "./x.cjs", "node_modules/.bin/tsc"], 0x7ffc /* 35 vars */) = 0\n',
+      '200 execve("/usr/bin/node", ["node", "node_modules/.bin/tsc-alias"], 0x7ffc /* 35 vars */) = 0\n',
+      '200 execve("/w/node_modules/.bin/tsc", ["tsc", "-p", "."], 0x7ffc /* 35 vars */) = 0\n',
+      '200 execve("/usr/bin/bun", ["bun", "node_modules/.bin/tsc"], 0x7ffc /* 35 vars */) = 0\n',
+    ]) {
+      const { compilers, listed } = parsed(start + WORK);
+      expect(compilers, start).toEqual([]);
+      expect(listed.get('/w'), start).toMatchObject({ listedByOther: true });
+      expect(listed.get('/w')!.listedBy, start).toBeUndefined();
+    }
+  });
+
+  it('watch mode is marked, whatever the case of the flag', () => {
+    for (const flag of ['-w', '--watch', '--Watch', '-W']) {
+      const start = `200 execve("/usr/bin/node", ["node", "/w/node_modules/typescript/lib/tsc.js", "${flag}"], 0x7ffc /* 35 vars */) = 0\n`;
+      expect(parsed(start + WORK).compilers[0]!.watch, flag).toBe(true);
+    }
+  });
+
+  it("threads and forks run their parent's program until they exec; a child that exec'd before its fork returned keeps what it exec'd", () => {
+    const log =
+      TSC +
+      STARTUP +
+      SCRIPT +
+      '200 clone3({flags=CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD, child_tid=0x7f, exit_signal=0} => {parent_tid=[201]}, 88) = 201\n' +
+      '201 getdents64(19</w/src>, 0x3324 /* 3 entries */, 32768) = 72\n' +
+      '200 vfork( <unfinished ...>\n' +
+      '202 execve("/bin/sh", ["sh", "-c", "ls"], 0x5650 /* 35 vars */) = 0\n' +
+      '200 <... vfork resumed>) = 202\n' +
+      '202 getdents64(3</w/lib>, 0x3324 /* 3 entries */, 32768) = 72\n';
+    const { listed } = parsed(log);
+    expect(listed.get('/w/src')).toMatchObject({ listedBy: [0] });
+    expect(listed.get('/w/src')!.listedByOther).toBeUndefined();
+    expect(listed.get('/w/lib')).toMatchObject({ listedByOther: true });
+  });
+
+  it('a directory listed by a compiler and by any other program is "other" too', () => {
+    const other = '300 execve("/usr/bin/node", ["node", "lint.js"], 0x7ffc /* 35 vars */) = 0\n300 getdents64(3</w>, 0x3324 /* 5 entries */, 32768) = 144\n';
+    const { listed } = parsed(TSC + STARTUP + SCRIPT + WORK + other);
+    expect(listed.get('/w')).toMatchObject({ listedBy: [0], listedByOther: true });
+  });
+
+  it('an exited pid reused by a new process does not inherit the compiler', () => {
+    const log = TSC + STARTUP + SCRIPT + '200 exit_group(0) = ?\n' + '200 getdents64(3</w/later>, 0x3324 /* 3 entries */, 32768) = 72\n';
+    expect(parsed(log).listed.get('/w/later')).toMatchObject({ listedByOther: true });
+  });
+
+  it('reads argv arrays, and refuses one strace cut', () => {
+    expect(stringArray('["node", "a b", "\\303\\251"]')).toEqual(['node', 'a b', 'é']);
+    expect(stringArray('[]')).toEqual([]);
+    expect(stringArray('["node", "abc"...]')).toBeNull();
+    expect(stringArray('["node", ...]')).toBeNull();
+    expect(stringArray('0x7ffc')).toBeNull();
   });
 });

@@ -1,4 +1,4 @@
-import { type Access, type LookupAnswer, type RunFacts, RunFactsBuilder } from '../../core/runFacts.js';
+import { type Access, type CompilerProcess, type LookupAnswer, normalizeRunPath, type RunFacts, RunFactsBuilder } from '../../core/runFacts.js';
 
 /**
  * Reads the log strace(1) writes for a traced run (the flags are `tracedArgv`'s, in tracer.ts)
@@ -77,6 +77,13 @@ export class StraceLogParser {
   private firstPid: number | null = null;
   /** Unix socket paths (`@name` when abstract) the run bound: its own servers. */
   private readonly boundSockets = new Set<string>();
+  /**
+   * Per process, the compiler it runs (an index into `compilers`), or null for any other
+   * program. Threads and forks run their parent's until they exec; a process whose start the
+   * log has not shown yet runs an unknown program, which is "other".
+   */
+  private readonly programs = new Map<number, number | null>();
+  private readonly compilers: (Omit<CompilerProcess, 'configs'> & { configs: Set<string> })[] = [];
   private lineNumber = 0;
 
   constructor(private readonly options: StraceLogOptions) {
@@ -114,7 +121,7 @@ export class StraceLogParser {
   }
 
   finish(): RunFacts {
-    return this.facts.finish();
+    return this.facts.finish(this.compilers.map((compiler) => ({ ...compiler, configs: [...compiler.configs] })));
   }
 
   /** The start of a split call; a thread that execs resumes under its leader's pid (execve(2)), so an execve may resume in another pid. */
@@ -235,7 +242,7 @@ export class StraceLogParser {
         if (path === null) return;
         const flags = name === 'creat' ? new Set(['O_WRONLY', 'O_CREAT', 'O_TRUNC']) : name === 'openat2' ? flagNames(/flags=([^,}]*)/.exec(args[2] ?? '')?.[1] ?? '') : flagNames(at ? args[2] : args[1]);
         if (!ok) return this.lookupFailed(path, call.errno);
-        return this.opened(path, flags);
+        return this.opened(pid, path, flags);
       }
       case 'stat':
       case 'lstat':
@@ -282,7 +289,7 @@ export class StraceLogParser {
       case 'getdents': {
         const dir = fdPath(args[0] ?? '');
         if (dir === null) return this.facts.fail('unknown-path', `a listed directory without its path: ${text.slice(0, 200)}`);
-        if (ok) this.record({ op: 'list', path: dir.path });
+        if (ok) this.record({ op: 'list', path: dir.path, by: this.programs.get(pid) ?? undefined });
         return;
       }
       case 'execve':
@@ -291,6 +298,7 @@ export class StraceLogParser {
         const path = this.resolve(pid, at ? args[0]! : null, at ? args[1] : args[0], text);
         if (path === null) return;
         if (!ok) return this.lookupFailed(path, call.errno);
+        this.programs.set(pid, this.compilerStarted(pid, path, stringArray(at ? args[2] : args[1])));
         return this.record({ op: 'exec', path });
       }
       case 'chdir': {
@@ -311,6 +319,7 @@ export class StraceLogParser {
       case 'exit_group':
         // Its pid may be reused by a later process, which must not inherit this one's directory.
         this.cwds.delete(pid);
+        this.programs.delete(pid);
         return;
       case 'fchdir': {
         const dir = fdPath(args[0] ?? '');
@@ -328,6 +337,8 @@ export class StraceLogParser {
         const parent = this.cwdOf(pid);
         const sharesFs = (name === 'clone' || name === 'clone3') && args.some((arg) => /\bCLONE_FS\b/.test(arg));
         this.cwds.set(child, sharesFs ? parent : { path: parent.path });
+        // A child that already exec'd before its parent's fork returned runs what it exec'd.
+        if (!this.programs.has(child)) this.programs.set(child, this.programs.get(pid) ?? null);
         return;
       }
       case 'unlink':
@@ -395,7 +406,39 @@ export class StraceLogParser {
     }
   }
 
-  private opened(path: string, flags: Set<string>): void {
+  /**
+   * The compiler a successful exec starts, or null: Node (by its file name) given a script named
+   * `tsc` or `tsc.js` and no options of its own. Whether the script is TypeScript's, and whether
+   * anything ran before it, is for fs/listingFilter.ts to check after the run.
+   */
+  private compilerStarted(pid: number, executed: string, argv: string[] | null): number | null {
+    if (argv === null || !/^node(js)?$/.test(basename(executed))) return null;
+    const named = argv[1];
+    if (named === undefined || named.startsWith('-')) return null;
+    const cwd = this.cwdOf(pid).path;
+    if (!named.startsWith('/') && cwd === null) return null;
+    const script = normalizeRunPath(named.startsWith('/') ? named : `${cwd}/${named}`);
+    if (script === null || !/^tsc(\.js)?$/.test(basename(script))) return null;
+    // tsc's options are case-insensitive.
+    const watch = argv.slice(2).some((arg) => /^(-w|--watch)(=|$)/i.test(arg));
+    this.compilers.push({ node: executed, script, firstRead: null, watch, configs: new Set() });
+    return this.compilers.length - 1;
+  }
+
+  /** A file a compiler process read: its first such, and every config it may hold. */
+  private compilerRead(pid: number, named: string): void {
+    const index = this.programs.get(pid);
+    if (index === undefined || index === null) return;
+    // As the facts name it.
+    const path = normalizeRunPath(named);
+    if (path === null) return;
+    const compiler = this.compilers[index]!;
+    const atStart = readAtEveryStart(path, compiler.node);
+    if (compiler.firstRead === null && !atStart) compiler.firstRead = path;
+    if (!PROGRAM_FILE.test(path) && (!atStart || path.endsWith('.json'))) compiler.configs.add(path);
+  }
+
+  private opened(pid: number, path: string, flags: Set<string>): void {
     // O_TMPFILE makes an unnamed file in the directory: nothing is read, and no name appears until a linkat, recorded as a create.
     if (flags.has('O_TMPFILE')) return this.record({ op: 'lookup', path, answer: { kind: 'directory' } });
     // O_PATH opens nothing: it resolves the path (open(2)).
@@ -403,15 +446,58 @@ export class StraceLogParser {
     const writes = flags.has('O_WRONLY') || flags.has('O_RDWR') || flags.has('O_CREAT') || flags.has('O_TRUNC');
     if (!writes) {
       if (flags.has('O_DIRECTORY')) return this.record({ op: 'lookup', path, answer: { kind: 'directory' } });
+      this.compilerRead(pid, path);
       return this.record({ op: 'read', path });
     }
     // O_RDWR without O_TRUNC can read what was there first: an input until proven otherwise.
-    if (flags.has('O_RDWR') && !flags.has('O_TRUNC')) this.record({ op: 'read', path });
+    if (flags.has('O_RDWR') && !flags.has('O_TRUNC')) {
+      this.compilerRead(pid, path);
+      this.record({ op: 'read', path });
+    }
     // Only O_CREAT|O_EXCL proves the file is new (and its directory's listing changed); a
     // plain O_CREAT may have opened an existing file, and counting its directory as written
     // would class a later listing as the run's own, which is the unsafe direction.
     this.record({ op: flags.has('O_CREAT') && flags.has('O_EXCL') ? 'create' : 'write', path });
   }
+}
+
+/** A file by its extension a TypeScript program holds, never a config: `.ts`, `.d.mts`, `.jsx`, ... */
+const PROGRAM_FILE = /\.[cm]?[jt]sx?$/i;
+
+/**
+ * What Node reads as it starts, before its main script, whatever the script: the dynamic
+ * loader's cache and libraries, OpenSSL's configuration, /proc and /sys (cgroup limits), its own
+ * binary, and package.json files (which Node parses as JSON, never runs). Anything else read
+ * first ran before the script: a `--require` or `--import` in NODE_OPTIONS.
+ */
+function readAtEveryStart(path: string, node: string): boolean {
+  return path === node || path.endsWith('.json') || /^\/(etc|proc|sys)\//.test(path) || path.startsWith('/usr/lib/ssl/') || /\.so(\.\d+)*$/.test(path);
+}
+
+function basename(path: string): string {
+  return path.slice(path.lastIndexOf('/') + 1);
+}
+
+/** An argv array as strace prints it, `["node", "tsc", "-p", "."]`, decoded; null when any element is cut or not a string. */
+export function stringArray(arg: string | undefined): string[] | null {
+  const text = arg?.trim();
+  if (text === undefined || !text.startsWith('[') || !text.endsWith(']')) return null;
+  const items: string[] = [];
+  let index = 1;
+  while (index < text.length - 1) {
+    while (text[index] === ' ' || text[index] === ',') index++;
+    if (index >= text.length - 1) break;
+    if (text[index] !== '"') return null;
+    let end = index + 1;
+    while (end < text.length && text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
+    // A string strace cut is followed by `...`.
+    if (end >= text.length || text.startsWith('...', end + 1)) return null;
+    const item = decodeEscapes(text.slice(index + 1, end));
+    if (item === null) return null;
+    items.push(item);
+    index = end + 1;
+  }
+  return items;
 }
 
 /** The facts of a whole log. */

@@ -1,0 +1,60 @@
+import { parseJsonc } from './jsonc.js';
+
+/**
+ * Which of a listed directory's names a listing is bound to. Pure.
+ *
+ * A listing is bound to all its names, unless every process that made it was TypeScript's
+ * compiler (exec/trace/straceLog.ts says which were, fs/listingFilter.ts checks it). tsc lists a
+ * directory only to expand its configs' `include` globs (`matchFiles`) and to find
+ * `node_modules/@types` packages, and it cannot act on a name that neither can select:
+ *
+ * - a file whose extension no TypeScript program can hold: `matchFiles` is given the supported
+ *   extensions, and a file without one is skipped before any pattern is tried;
+ * - a name starting with a dot, when no `include` pattern of any config the compiler read has a
+ *   component that can match one: a wildcard component never matches a leading dot
+ *   (`getSubPatternFromSpec` in src/compiler/utilities.ts of microsoft/TypeScript, "[^./]"), and
+ *   type roots skip dot names (`getAutomaticTypeDirectiveNames`).
+ *
+ * So `vouch agent setup`'s `.claude/` and `.mcp.json`, a new README.md or a tool's `.cache/` at the
+ * root leave a tsc receipt CURRENT, while a new `.ts` file anywhere tsc listed makes it STALE.
+ */
+export type ListingNames = 'typescript';
+
+/** Every extension `matchFiles` is ever given by tsc (supported TS and JS extensions, and .json with resolveJsonModule); `.d.ts` and friends end in one. */
+const TYPESCRIPT_EXTENSIONS = ['.ts', '.tsx', '.cts', '.mts', '.js', '.jsx', '.cjs', '.mjs', '.json'];
+
+export type ListedKind = 'file' | 'directory' | 'link' | 'other';
+
+/** Whether a listing bound to `names` is bound to an entry: all are, without a filter. */
+export function keepsName(names: ListingNames | undefined, name: string, kind: ListedKind): boolean {
+  if (names === undefined) return true;
+  if (name.startsWith('.')) return false;
+  if (kind !== 'file') return true;
+  // Case folded: a looser match keeps more names, never fewer than tsc's own.
+  const lower = name.toLowerCase();
+  return TYPESCRIPT_EXTENSIONS.some((extension) => lower.endsWith(extension));
+}
+
+/**
+ * Whether a config's text has an `include` pattern that can match a name starting with a dot, or
+ * cannot be read well enough to tell (then it may). A component can when it starts with a dot
+ * itself (`.storybook`), or with `*` followed by a dot or another wildcard (`*.config`, `**.ts`,
+ * `*.*`): TypeScript makes a leading `*` optional and an inner one match dots.
+ */
+export function includeMatchesDotNames(text: string): boolean {
+  // `"include"` may be spelt with \u escapes; any other text without the word has no include.
+  if (!text.includes('include') && !text.includes('\\u')) return false;
+  const config = parseJsonc(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  if (config === null) return true;
+  if (typeof config !== 'object' || Array.isArray(config)) return false;
+  const include = (config as Record<string, unknown>).include;
+  if (include === undefined) return false;
+  if (!Array.isArray(include)) return true;
+  return include.some((spec) => typeof spec !== 'string' || spec.split(/[\\/]/).some(componentMatchesDotNames));
+}
+
+function componentMatchesDotNames(component: string): boolean {
+  if (component === '.' || component === '..' || component === '**') return false;
+  if (component.startsWith('.')) return true;
+  return component.startsWith('*') && /^[.*?]/.test(component.slice(1));
+}
