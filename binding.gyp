@@ -2,11 +2,11 @@
   "targets": [
     {
       "target_name": "vouch_scan",
-      "sources": ["native/addon.c", "native/treeScan.c", "native/pathStats.c", "native/dirCache.c", "native/sourceList.c", "native/observerCall.c", "native/queueWatch.c"],
+      "sources": ["native/addon.c", "native/treeScan.c", "native/pathStats.c", "native/dirCache.c", "native/sourceList.c", "native/observerCall.c", "native/queueWatch.c", "native/treeWatch.c"],
       "cflags": ["-O2", "-pthread", "-std=gnu11"],
       "ldflags": ["-pthread"],
       "defines": ["NAPI_VERSION=8"],
-      "conditions": [["OS=='win'", { "sources!": ["native/addon.c", "native/treeScan.c", "native/pathStats.c", "native/dirCache.c", "native/sourceList.c", "native/observerCall.c", "native/queueWatch.c"] }]]
+      "conditions": [["OS=='win'", { "sources!": ["native/addon.c", "native/treeScan.c", "native/pathStats.c", "native/dirCache.c", "native/sourceList.c", "native/observerCall.c", "native/queueWatch.c", "native/treeWatch.c"] }], ["OS!='linux'", { "sources!": ["native/treeWatch.c"] }]]
     }
   ]
 }

@@ -18,6 +18,11 @@
 #include "queueWatch.h"
 #include "sourceList.h"
 #include "treeScan.h"
+#ifdef __linux__
+#include <stdatomic.h>
+
+#include "treeWatch.h"
+#endif
 
 extern char **environ;
 
@@ -437,6 +442,125 @@ static napi_value queue_watch_take_window(napi_env env, napi_callback_info info)
   return result;
 }
 
+#ifdef __linux__
+// treeWatch(root, callback): watches the tree on a thread of its own (native/treeWatch.c) and calls
+// callback(kind, events, message, errno) on this thread for each batch: kind 'ready' once every
+// directory is watched, 'events' with [{path, type}], 'error', 'overflow'. Returns a handle for
+// treeWatchStop.
+typedef struct {
+  TreeWatch *watch;
+  napi_threadsafe_function tsfn;
+  // Events handed to the queue and not yet to JavaScript: past the cap, a batch is an overflow,
+  // so a busy main thread costs a rescan, never unbounded memory.
+  atomic_size_t queued;
+} WatchHandle;
+
+#define WATCH_MAX_QUEUED 65536
+
+static void watch_sink(void *context, TreeWatchBatch *batch) {
+  WatchHandle *handle = context;
+  if (batch->kind == TW_EVENTS && atomic_load(&handle->queued) + batch->count > WATCH_MAX_QUEUED) {
+    for (size_t i = 0; i < batch->count; i++) free(batch->events[i].path);
+    free(batch->events);
+    batch->events = NULL;
+    batch->count = 0;
+    batch->kind = TW_OVERFLOW;
+  }
+  atomic_fetch_add(&handle->queued, batch->count);
+  if (napi_call_threadsafe_function(handle->tsfn, batch, napi_tsfn_nonblocking) != napi_ok) {
+    atomic_fetch_sub(&handle->queued, batch->count);
+    tree_watch_free_batch(batch);
+  }
+}
+
+static void watch_call_js(napi_env env, napi_value callback, void *context, void *data) {
+  WatchHandle *handle = context;
+  TreeWatchBatch *batch = data;
+  atomic_fetch_sub(&handle->queued, batch->count);
+  // Closing: what was still queued is dropped.
+  if (env == NULL) {
+    tree_watch_free_batch(batch);
+    return;
+  }
+  static const char *kinds[] = {"events", "ready", "error", "overflow"};
+  static const char *types[] = {"create", "update", "delete"};
+  napi_value argv[4], undefined, type_names[3];
+  napi_get_undefined(env, &undefined);
+  napi_create_string_utf8(env, kinds[batch->kind], NAPI_AUTO_LENGTH, &argv[0]);
+  napi_create_array_with_length(env, batch->count, &argv[1]);
+  for (int t = 0; t < 3; t++) napi_create_string_utf8(env, types[t], NAPI_AUTO_LENGTH, &type_names[t]);
+  for (size_t i = 0; i < batch->count; i++) {
+    napi_value event, path;
+    napi_create_object(env, &event);
+    napi_create_string_utf8(env, batch->events[i].path, NAPI_AUTO_LENGTH, &path);
+    napi_set_named_property(env, event, "path", path);
+    napi_set_named_property(env, event, "type", type_names[batch->events[i].type]);
+    napi_set_element(env, argv[1], (uint32_t)i, event);
+  }
+  if (batch->message) napi_create_string_utf8(env, batch->message, NAPI_AUTO_LENGTH, &argv[2]);
+  else argv[2] = undefined;
+  napi_create_int32(env, batch->error_number, &argv[3]);
+  tree_watch_free_batch(batch);
+  napi_call_function(env, undefined, callback, 4, argv, NULL);
+}
+
+static void watch_finalize(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  free(data);
+}
+
+static napi_value tree_watch_begin(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  napi_valuetype type = napi_undefined;
+  if (argc < 2 || napi_typeof(env, argv[1], &type) != napi_ok || type != napi_function) {
+    napi_throw_type_error(env, NULL, "treeWatch takes a root and a callback");
+    return NULL;
+  }
+  char *root = string_argument(env, argv[0]);
+  WatchHandle *handle = calloc(1, sizeof *handle);
+  napi_value name;
+  if (!root || !handle || napi_create_string_utf8(env, "vouch tree watch", NAPI_AUTO_LENGTH, &name) != napi_ok ||
+      napi_create_threadsafe_function(env, argv[1], NULL, name, 0, 1, handle, watch_finalize, handle, watch_call_js, &handle->tsfn) != napi_ok) {
+    free(root);
+    free(handle);
+    napi_throw_error(env, "VOUCH_NATIVE", "vouch tree watch: could not start");
+    return NULL;
+  }
+  handle->watch = tree_watch_start(root, watch_sink, handle);
+  int error = errno;
+  free(root);
+  if (!handle->watch) {
+    napi_release_threadsafe_function(handle->tsfn, napi_tsfn_abort);
+    napi_throw_error(env, "VOUCH_NATIVE", strerror(error));
+    return NULL;
+  }
+  napi_value external;
+  CHECK(napi_create_external(env, handle, NULL, NULL, &external));
+  return external;
+}
+
+// treeWatchStop(handle): stops the thread and drops every watch; no callback follows.
+static napi_value tree_watch_end(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  WatchHandle *handle = NULL;
+  if (argc < 1 || napi_get_value_external(env, argv[0], (void **)&handle) != napi_ok || !handle) {
+    napi_throw_type_error(env, NULL, "treeWatchStop takes a handle from treeWatch");
+    return NULL;
+  }
+  if (handle->watch) {
+    tree_watch_stop(handle->watch);
+    handle->watch = NULL;
+    napi_release_threadsafe_function(handle->tsfn, napi_tsfn_abort);
+  }
+  return NULL;
+}
+#endif
+
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor properties[] = {
       {"start", NULL, start, NULL, NULL, NULL, napi_default, NULL},
@@ -448,6 +572,10 @@ static napi_value init(napi_env env, napi_value exports) {
       {"callObserver", NULL, call_observer, NULL, NULL, NULL, napi_default, NULL},
       {"queueWatch", NULL, queue_watch_start, NULL, NULL, NULL, napi_default, NULL},
       {"queueWatchTake", NULL, queue_watch_take_window, NULL, NULL, NULL, napi_default, NULL},
+#ifdef __linux__
+      {"treeWatch", NULL, tree_watch_begin, NULL, NULL, NULL, napi_default, NULL},
+      {"treeWatchStop", NULL, tree_watch_end, NULL, NULL, NULL, napi_default, NULL},
+#endif
   };
   napi_define_properties(env, exports, sizeof properties / sizeof properties[0], properties);
   return exports;

@@ -20,6 +20,9 @@ export interface Addon {
   /** Absent from an addon built before it: the observer then scans in full on every change. */
   queueWatch?(fds: number[], intervalNs: number, maxGapNs: number, limitBytes: number): number;
   queueWatchTake?(): QueueWindow;
+  /** Linux only (native/treeWatch.c): a recursive inotify watch of a tree, each batch handed on at once. */
+  treeWatch?(root: string, callback: (kind: 'events' | 'ready' | 'error' | 'overflow', events: { path: string; type: 'create' | 'update' | 'delete' }[], message: string | undefined, errno: number) => void): object;
+  treeWatchStop?(handle: object): void;
 }
 
 /** What one window of sampling the inotify queues saw (native/queueWatch.h). */

@@ -13,6 +13,7 @@ import type { ObserveParams, ObservedInputs } from './protocol.js';
 import { ObserverService } from './observerService.js';
 import { rpcServer } from './rpcServer.js';
 import { outsideRuleFiles } from './ruleFiles.js';
+import { nativeTreeWatcher, nativeWatcherAvailable } from './nativeTreeWatcher.js';
 import { treeWatcher, type Watcher } from './treeWatcher.js';
 import { QueueWatch } from './queueWatch.js';
 import { WarmIndex } from './warmIndex.js';
@@ -83,7 +84,7 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
     ownFiles: [files.log, files.record],
     barrier,
     index,
-    watcher: options.watcher ?? treeWatcher,
+    watcher: options.watcher ?? (nativeWatcherAvailable(options.env) ? nativeTreeWatcher : treeWatcher),
     queue,
     log: options.log,
     orphaned: () => readyMs !== null && !existsSync(files.record),

@@ -9,6 +9,8 @@ export interface WatchEvent {
 export interface TreeEvents {
   onEvents(events: WatchEvent[]): void;
   onError(error: Error): void;
+  /** Events were lost (the kernel's queue overflowed); a watcher that cannot tell never calls it. */
+  onOverflow?(why: string): void;
 }
 
 export interface WatchSubscription {

@@ -231,6 +231,10 @@ export class WatchSession {
     this.rewatch.request('the watcher failed');
   };
 
+  private readonly onOverflow = (why: string): void => {
+    if (!this.stopping) this.overflow(why);
+  };
+
   /** Events may have been dropped, the creation of a directory among them, which then stays unwatched. */
   private overflow(why: string): void {
     this.counters.overflows++;
@@ -253,7 +257,7 @@ export class WatchSession {
     if (fault === 'watch-limit') throw Object.assign(new Error('inotify_add_watch: No space left on device'), { code: 'ENOSPC' });
     const stats = lstatSync(this.options.root, { bigint: true });
     this.rootIdentity = `${stats.dev}:${stats.ino}`;
-    const subscription = await this.options.watcher.subscribe(this.options.root, { onEvents: this.onEvents, onError: this.onError });
+    const subscription = await this.options.watcher.subscribe(this.options.root, { onEvents: this.onEvents, onError: this.onError, onOverflow: this.onOverflow });
     // Before any scan the subscription leads to begins: each window of the queue watch must cover it.
     this.options.queue?.watch();
     // Stopped while the watcher started: close() found nothing to end, so this one is ended here.

@@ -564,7 +564,10 @@ describe('forced failures', () => {
   it('a creation event lost: the coverage check finds the unwatched directories, and an edit inside them is seen', async () => {
     const p = project('obs-fault-blind');
     runChecks(p);
-    const started = observers.start(p, [], { env: faulty });
+    // @parcel/watcher's gap: a tree moved in whole leaves its inner directories unwatched
+    // (parcel-bundler/watcher#97). The native watcher watches them as the tree arrives, so the
+    // coverage check is tested where the gap exists.
+    const started = observers.start(p, [], { env: { ...faulty, VOUCH_WATCHER: 'parcel' } });
     await inject(started.socket, 'blind-creates');
     const outside = `${p.root}-outside`;
     mkdirSync(join(outside, 'x/y'), { recursive: true });
