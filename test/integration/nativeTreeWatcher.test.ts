@@ -136,3 +136,40 @@ describe.skipIf(!available)('the native tree watcher', () => {
     await expect(watchTreeNatively(join(tempRoot(), 'missing'), { onEvents: () => undefined, onError: () => undefined })).rejects.toThrow();
   });
 });
+
+describe.skipIf(!available)('the native tree watcher, when the kernel drops events', () => {
+  it('says so: a stopped process whose queue overflowed is told once it runs again (IN_Q_OVERFLOW)', async () => {
+    const root = tempRoot();
+    // The watcher in a process of its own, so that process can be stopped while the queue fills.
+    const script = join(root, '..', `${root.split('/').pop()}-watch.cjs`);
+    writeFileSync(
+      script,
+      `const addon = require(${JSON.stringify(join(REPO, 'build/Release/vouch_scan.node'))});\n` +
+        `addon.treeWatch(${JSON.stringify(root)}, (kind, events, message) => { if (kind !== 'events') console.log(kind + ' ' + (message ?? '')); });\n`,
+    );
+    roots.push(script);
+    const { spawn } = await import('node:child_process');
+    const child = spawn(process.execPath, [script], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    try {
+      for (let waited = 0; !output.includes('ready'); waited += 10) {
+        if (waited > 10_000) throw new Error(`the watcher did not start: ${output}`);
+        await delay(10);
+      }
+      child.kill('SIGSTOP');
+      // More events than the kernel queues (max_queued_events, 16,384 by default).
+      const queued = Number((await import('node:fs')).readFileSync('/proc/sys/fs/inotify/max_queued_events', 'utf8'));
+      for (let i = 0; i <= queued; i++) writeFileSync(join(root, `f${i % 64}`), String(i));
+      child.kill('SIGCONT');
+      for (let waited = 0; !output.includes('overflow'); waited += 10) {
+        if (waited > 10_000) throw new Error(`no overflow reported: ${output}`);
+        await delay(10);
+      }
+      expect(output).not.toContain('error');
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+});
