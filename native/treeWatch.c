@@ -190,9 +190,9 @@ static void drop_tree(TreeWatch *watch, const char *dir) {
  * event (made before its directory's watch, it raised none). 0, or the errno that stops the
  * watching (ENOSPC: the watch limit). A directory gone meanwhile is skipped.
  */
-static int watch_tree(TreeWatch *watch, const char *dir, int announce) {
+static int watch_tree(TreeWatch *watch, const char *dir, int announce, uint32_t mask) {
   if (watch->stopping) return 0;
-  int wd = inotify_add_watch(watch->fd, dir, MASK);
+  int wd = inotify_add_watch(watch->fd, dir, mask);
   if (wd < 0) return errno == ENOENT || errno == ENOTDIR || errno == EACCES ? 0 : errno;
   int error = set_path(watch, wd, dir);
   if (error) return error;
@@ -214,7 +214,7 @@ static int watch_tree(TreeWatch *watch, const char *dir, int announce) {
       struct stat stats;
       is_dir = lstat(path, &stats) == 0 && S_ISDIR(stats.st_mode);
     }
-    if (!error && is_dir) error = watch_tree(watch, path, announce);
+    if (!error && is_dir) error = watch_tree(watch, path, announce, MASK);
     free(path);
   }
   closedir(stream);
@@ -292,7 +292,7 @@ static void handle(TreeWatch *watch, const struct inotify_event *event) {
     push(watch, TW_CREATE, path);
     if (event->mask & IN_ISDIR) {
       char *from = (event->mask & IN_MOVED_TO) ? take_moved(watch, event->cookie) : NULL;
-      int error = from ? rename_tree(watch, from, path) : watch_tree(watch, path, 1);
+      int error = from ? rename_tree(watch, from, path) : watch_tree(watch, path, 1, MASK);
       free(from);
       // A directory not watched whole raises no events from below: the observer must watch again.
       if (error) watch->failed = error;
@@ -317,9 +317,10 @@ static void settle_moved(TreeWatch *watch) {
 
 static void *loop(void *argument) {
   TreeWatch *watch = argument;
-  // The root must be there; below it, a directory gone meanwhile is only skipped.
-  watch->root_wd = inotify_add_watch(watch->fd, watch->root, MASK);
-  int error = watch->root_wd < 0 ? errno : watch_tree(watch, watch->root, 0);
+  // The root must be there, and is followed when it is a link (as a shell's cd does); below it, a
+  // link is never followed, and a directory gone meanwhile is only skipped.
+  watch->root_wd = inotify_add_watch(watch->fd, watch->root, MASK & ~IN_DONT_FOLLOW);
+  int error = watch->root_wd < 0 ? errno : watch_tree(watch, watch->root, 0, MASK & ~IN_DONT_FOLLOW);
   if (error) {
     send_error(watch, error, "inotify_add_watch");
     return NULL;

@@ -33,7 +33,7 @@ export function watchTreeNatively(root: string, handlers: TreeEvents): Promise<W
         handlers.onEvents(events);
       } else if (kind === 'ready') {
         started = true;
-        resolve({ unsubscribe });
+        resolve({ unsubscribe, watchesNewTrees: true });
       } else if (kind === 'overflow' && started) {
         (handlers.onOverflow ?? ((why: string) => handlers.onError(new Error(why))))("the kernel's event queue overflowed (IN_Q_OVERFLOW)");
       } else {

@@ -15,6 +15,8 @@ export interface TreeEvents {
 
 export interface WatchSubscription {
   unsubscribe(): Promise<void>;
+  /** The watcher watches a directory tree that arrives whole, every directory in it (@parcel/watcher does not: parcel-bundler/watcher#97). */
+  watchesNewTrees?: boolean;
 }
 
 /**

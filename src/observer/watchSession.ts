@@ -198,7 +198,7 @@ export class WatchSession {
     for (const event of foreign) {
       if (this.quiet.quiet(relative(event.path))) continue;
       loud.push(relative(event.path));
-      if (event.type === 'create' && !this.blindCreates && !this.rewatch.queued && hasSubdirectory(event.path)) {
+      if (event.type === 'create' && !this.blindCreates && !this.rewatch.queued && this.subscription?.watchesNewTrees !== true && hasSubdirectory(event.path)) {
         this.rewatch.request(`${event.path} arrived with directories inside`);
       }
     }

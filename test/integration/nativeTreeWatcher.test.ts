@@ -173,3 +173,21 @@ describe.skipIf(!available)('the native tree watcher, when the kernel drops even
     }
   });
 });
+
+describe.skipIf(!available)('the native tree watcher, on a root reached through a link', () => {
+  it('follows the root itself, reports paths under the root as named, and follows no link below it', async () => {
+    const real = tempRoot();
+    mkdirSync(join(real, 'src'));
+    const outside = tempRoot();
+    const { symlinkSync } = await import('node:fs');
+    symlinkSync(outside, join(real, 'linked'));
+    const root = `${real}-link`;
+    symlinkSync(real, root);
+    roots.push(root);
+    const w = await watched(root);
+    writeFileSync(join(outside, 'through-the-link.ts'), '');
+    writeFileSync(join(real, 'src/a.ts'), '');
+    await w.until((event) => event.path === join(root, 'src/a.ts'), 'a file under the linked root');
+    expect(w.events.some((event) => event.path.includes('through-the-link'))).toBe(false);
+  });
+});
