@@ -606,6 +606,35 @@ async function measureProcesses(run, result, options) {
   for (const [key, figure] of Object.entries(figures)) if (figure.ms.length > 0) result.figures[key] = figure.toJSON();
 }
 
+/**
+ * turbo's daemon on the same tree, for its memory beside the observer's. Since turbo 2.x its daemon
+ * no longer serves `turbo run` (turbo says so when asked to use it); it watches the repository for
+ * `turbo watch` and editor integrations. So only its memory is comparable: taken once it says it is
+ * running and has had a few seconds to index, then it is stopped. Null where it does not start.
+ */
+async function measureTurboDaemon(root) {
+  const turbo = existsSync(TURBO_NATIVE) ? TURBO_NATIVE : TURBO_BIN;
+  const call = (...args) => spawnSync(turbo, ["daemon", ...args], { cwd: root, env: ENV, encoding: "utf8", timeout: 60_000 });
+  const started = call("start");
+  if (started.status !== 0) return { error: `turbo daemon start: ${(started.stderr || started.stdout).trim().slice(0, 200)}` };
+  try {
+    let pid = null;
+    for (let waited = 0; pid === null && waited < 30_000; waited += 250) {
+      try {
+        const status = JSON.parse(call("status", "--json").stdout);
+        pid = Number(readFileSync(status.pid_file, "utf8").trim()) || null;
+      } catch {
+        await sleep(250);
+      }
+    }
+    if (pid === null) return { error: "turbo daemon status never named a pid" };
+    await sleep(5_000);
+    return { pid, ...memoryOf(pid) };
+  } finally {
+    call("stop");
+  }
+}
+
 /** An installed file to touch: a package's package.json, the first in name order. */
 function installedFile(root) {
   const dir = join(root, "node_modules");
@@ -825,6 +854,9 @@ async function benchTarget(target, options) {
       await phase("busy", () => measureBusy(asker, target, result, options));
     }
 
+    log("turbo daemon: start, wait, memory, stop");
+    result.turbo_daemon = await measureTurboDaemon(target.root);
+
     result.observer = {
       pid: started.pid,
       memory_at_ready: memoryAtReady,
@@ -887,6 +919,7 @@ function renderMarkdown(results) {
       ["inotify watches", ...col((t) => t.observer?.info?.watched_paths)],
       ["observer RSS at ready / after queries / end", ...col((t) => `${mb(t.observer?.memory_at_ready?.rss_kb)} / ${mb(t.observer?.memory_after_queries?.rss_kb)} / ${mb(t.observer?.memory_at_end?.rss_kb)}`)],
       ["observer peak RSS (VmHWM)", ...col((t) => mb(t.observer?.memory_at_end?.peak_kb))],
+      ["turbo daemon RSS / peak, 5 s after it started (it no longer serves `turbo run`)", ...col((t) => (t.turbo_daemon?.rss_kb ? `${mb(t.turbo_daemon.rss_kb)} / ${mb(t.turbo_daemon.peak_kb)}` : (t.turbo_daemon?.error ?? "-")))],
       ["events / overflows / rescans", ...col((t) => (t.observer?.info ? `${t.observer.info.events} / ${t.observer.info.overflows} / ${t.observer.info.rescans}` : "–"))],
       ["rescans during: socket / processes / write rounds / busy", ...col((t) => (t.observer?.phases ? ["socket", "processes", "stale", "busy"].map((k) => t.observer.phases[k]?.rescans ?? "–").join(" / ") : "–"))],
       ["last rescan took, ms", ...col((t) => t.observer?.info?.last_rescan?.duration_ms)],
