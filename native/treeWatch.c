@@ -21,6 +21,8 @@
 
 #define MASK (IN_ATTRIB | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MODIFY | IN_MOVE_SELF | IN_MOVED_FROM | IN_MOVED_TO | IN_DONT_FOLLOW | IN_ONLYDIR | IN_EXCL_UNLINK)
 
+#define BATCH_EVENTS 4096
+
 typedef struct {
   uint32_t cookie;
   char *path;
@@ -267,6 +269,11 @@ static void handle(TreeWatch *watch, const struct inotify_event *event) {
   }
   if (event->wd < 0 || event->wd >= watch->capacity || !watch->paths[event->wd]) return;
   const char *dir = watch->paths[event->wd];
+  // A file system unmounted under the tree: what is below the mount point now raised no event.
+  if (event->mask & IN_UNMOUNT) {
+    lose(watch);
+    return;
+  }
   if (event->mask & IN_IGNORED) {
     free(watch->paths[event->wd]);
     watch->paths[event->wd] = NULL;
@@ -291,8 +298,11 @@ static void handle(TreeWatch *watch, const struct inotify_event *event) {
   if (event->mask & (IN_CREATE | IN_MOVED_TO)) {
     push(watch, TW_CREATE, path);
     if (event->mask & IN_ISDIR) {
+      // Moved within the tree: its watches follow it. It is walked again all the same: a directory
+      // below it that a walk reached by its old path after the move was never watched.
       char *from = (event->mask & IN_MOVED_TO) ? take_moved(watch, event->cookie) : NULL;
-      int error = from ? rename_tree(watch, from, path) : watch_tree(watch, path, 1, MASK);
+      int error = from ? rename_tree(watch, from, path) : 0;
+      if (!error) error = watch_tree(watch, path, 1, MASK);
       free(from);
       // A directory not watched whole raises no events from below: the observer must watch again.
       if (error) watch->failed = error;
@@ -349,6 +359,8 @@ static void *loop(void *argument) {
         handle(watch, event);
         at += sizeof(struct inotify_event) + event->len;
       }
+      // A queue that never empties is handed over in parts, in order, each as it fills.
+      if (watch->batch && watch->batch->count >= BATCH_EVENTS) flush(watch);
     }
     settle_moved(watch);
     flush(watch);
