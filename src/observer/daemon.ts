@@ -77,6 +77,8 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
     ...(queue ? { queue } : {}),
     patch: options.env.VOUCH_OBSERVER_PATCH === '1',
   });
+  const watcher = options.watcher ?? (nativeWatcherAvailable(options.env) ? nativeTreeWatcher : treeWatcher);
+  if (!options.watcher) options.log(`watching with ${watcher === nativeTreeWatcher ? "vouch's own inotify watcher" : '@parcel/watcher'}`);
   const barrier = new Barrier(cookiePrefix(options.root, options.stateDir, files.cookiePrefix));
   const session = new WatchSession({
     root: options.root,
@@ -84,7 +86,7 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
     ownFiles: [files.log, files.record],
     barrier,
     index,
-    watcher: options.watcher ?? (nativeWatcherAvailable(options.env) ? nativeTreeWatcher : treeWatcher),
+    watcher,
     queue,
     log: options.log,
     orphaned: () => readyMs !== null && !existsSync(files.record),

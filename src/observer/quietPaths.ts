@@ -62,13 +62,30 @@ export class QuietPaths {
     if (bases.includes('')) return;
     const inInstallRoot = (path: string) => bases.some((base) => path === base || path.startsWith(`${base}/`) || base.startsWith(`${path}/`));
     const files = new Set<string>();
-    const dirs = new Set<string>();
+    const listed: string[] = [];
     for (const entry of git.stdout.toString('utf8').split('\0')) {
       if (entry === '') continue;
       const isDir = entry.endsWith('/');
       const path = isDir ? entry.slice(0, -1) : entry;
       if (inInstallRoot(path) || holding.has(path)) continue;
-      (isDir ? dirs : files).add(path);
+      if (isDir) listed.push(entry);
+      else files.add(path);
+    }
+    // git lists a directory whose every file is ignored as if it were ignored itself (`deep/` for
+    // a deep/ holding only *.txt under a *.txt rule), but a file made there later need not be
+    // (deep/new.ts). Only a directory a rule ignores itself keeps everything in it ignored: git
+    // cannot re-include a file whose parent directory is excluded (gitignore(5)).
+    const dirs = new Set<string>();
+    if (listed.length > 0) {
+      const check = spawnSync('git', ['check-ignore', '-z', '--stdin'], {
+        cwd: this.root,
+        input: listed.join('\0'),
+        maxBuffer: 1 << 28,
+        env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' },
+      });
+      // 0: some are ignored; 1: none is; anything else is an error, and nothing is quiet.
+      if (check.error || (check.status !== 0 && check.status !== 1)) return;
+      for (const entry of check.stdout.toString('utf8').split('\0')) if (entry.endsWith('/')) dirs.add(entry.slice(0, -1));
     }
     this.files = files;
     this.dirs = dirs;

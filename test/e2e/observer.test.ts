@@ -509,6 +509,27 @@ describe('paths that cannot change an answer', () => {
   });
 });
 
+describe('paths that cannot change an answer, and one that can', () => {
+  it('a new input in a directory that held only ignored files is seen: git lists such a directory as ignored, but not what is made in it later', async () => {
+    const p = project('obs-ignored-contents', { ...FILES, '.gitignore': 'node_modules/\nout/\nstate/\n*.txt\n', 'src/notes/todo.txt': 'later\n' });
+    runChecks(p);
+    observers.start(p);
+    const agreed = (expected: string) => {
+      const observed = timedStatus(p, [], patient).out;
+      expect(observed.observation.source).toBe('observer');
+      expect(answersOf(observed).map((a) => a.freshness)).toEqual([expected]);
+      expect(answersOf(timedStatus(p, ['--no-observer']).out)).toEqual(answersOf(observed));
+    };
+    agreed('CURRENT');
+    // The observer learns what git ignores after its scan, in the background.
+    await delay(300);
+    writeFileSync(join(p.root, 'src/notes/todo.txt'), 'still later\n');
+    agreed('CURRENT');
+    writeFileSync(join(p.root, 'src/notes/new.js'), 'export const n = 1;\n');
+    agreed('STALE');
+  });
+});
+
 describe('forced failures', () => {
   // Failures that cannot be caused on demand are injected through the "fault" method, which only
   // an observer started with VOUCH_OBSERVER_FAULTS=1 answers.

@@ -18,6 +18,8 @@ describe('quiet paths', () => {
       'node_modules/x/index.js': 'x',
       'gen/input.json': '{}',
       'coverage/index.html': '',
+      // A directory whose every file is ignored, which git lists as if it were ignored itself.
+      'src/notes/todo.log': 'x',
     });
   });
   afterAll(() => project.remove());
@@ -43,6 +45,16 @@ describe('quiet paths', () => {
     expect(quiet.quiet('.git/index')).toBe(false);
     expect(quiet.quiet('.git/config')).toBe(false);
     expect(quiet.quiet('dist/a.js')).toBe(false);
+  });
+
+  it('a directory git lists because every file in it is ignored is not quiet: a new file there may be an input', () => {
+    const quiet = new QuietPaths(project.root);
+    quiet.learn(['src', 'gen'], ['node_modules/**']);
+    expect(quiet.quiet('src/notes/todo.log')).toBe(true);
+    expect(quiet.quiet('src/notes/new.ts')).toBe(false);
+    expect(quiet.quiet('src/notes')).toBe(false);
+    // A directory a rule ignores itself keeps everything in it ignored.
+    expect(quiet.quiet('dist/new.ts')).toBe(true);
   });
 
   it('learns what git ignores; an ignored path holding an input or in an install root stays loud', () => {
