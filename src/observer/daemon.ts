@@ -69,16 +69,19 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
   let stopping = false;
   let bound = false;
 
-  // A watcher of the tests' own has no kernel queue to sample: its events never patch the index.
-  const queue = options.watcher === undefined ? QueueWatch.create() : null;
+  const watcher = options.watcher ?? (nativeWatcherAvailable(options.env) ? nativeTreeWatcher : treeWatcher);
+  const lossesReported = watcher === nativeTreeWatcher;
+  if (!options.watcher) options.log(`watching with ${lossesReported ? "vouch's own inotify watcher" : '@parcel/watcher'}`);
+  // @parcel/watcher does not say when the kernel dropped events: the queue is sampled instead. A
+  // watcher of the tests' own has no kernel queue to sample: its events never patch the index.
+  const queue = options.watcher === undefined && !lossesReported ? QueueWatch.create() : null;
   const index = new WarmIndex(options.root, options.excluded, statCache, (error) => options.log(`a rescan failed: ${error.message}`), {
     onSnapshot: (snapshot) => session.scanned(snapshot),
     ruleFiles: outsideRuleFiles(options.root, options.env),
     ...(queue ? { queue } : {}),
+    lossesReported,
     patch: options.env.VOUCH_OBSERVER_PATCH === '1',
   });
-  const watcher = options.watcher ?? (nativeWatcherAvailable(options.env) ? nativeTreeWatcher : treeWatcher);
-  if (!options.watcher) options.log(`watching with ${watcher === nativeTreeWatcher ? "vouch's own inotify watcher" : '@parcel/watcher'}`);
   const barrier = new Barrier(cookiePrefix(options.root, options.stateDir, files.cookiePrefix));
   const session = new WatchSession({
     root: options.root,

@@ -50,6 +50,13 @@ export interface WarmIndexOptions {
    * event came.
    */
   queue?: QueueWindows;
+  /**
+   * The watcher reports every event it loses (native/treeWatch.c reads IN_Q_OVERFLOW, and counts
+   * what it could not hand over), and the session raises each as a gap: no queue need be sampled,
+   * every window counts as calm and none as stalled. A loss is read before any cookie written
+   * after it (the kernel's queue is in order), so no answer can rest on a patch that missed it.
+   */
+  lossesReported?: boolean;
   /** How long after a full scan a patched index is scanned in full again. */
   safetyRescanMs?: number;
   /**
@@ -105,6 +112,7 @@ export class WarmIndex {
   private readonly onSnapshot: (snapshot: Snapshot) => void;
   private readonly ruleFiles: readonly string[];
   private readonly queue: QueueWindows | null;
+  private readonly lossesReported: boolean;
   private readonly patching: boolean;
   /** Every window since the last refresh began was calm: a patch now misses no lost event. */
   private calmSinceRefresh = false;
@@ -119,6 +127,7 @@ export class WarmIndex {
     this.onSnapshot = options.onSnapshot ?? (() => undefined);
     this.ruleFiles = options.ruleFiles ?? [];
     this.queue = options.queue ?? null;
+    this.lossesReported = options.lossesReported ?? false;
     this.patching = options.patch ?? false;
     const safetyRescanMs = options.safetyRescanMs ?? SAFETY_RESCAN_MS;
     this.safety = setInterval(() => {
@@ -273,6 +282,7 @@ export class WarmIndex {
 
   /** Takes the queue's window; true when it stalled and the caller asked (only then is it a reason to scan). */
   private lookAtQueue(stallMatters: boolean): boolean {
+    if (this.lossesReported) return false;
     const window = this.queue?.window() ?? null;
     if (window === null || !isCalm(window)) this.calmSinceRefresh = false;
     return stallMatters && window !== null && isStalled(window);

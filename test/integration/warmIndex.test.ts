@@ -279,6 +279,21 @@ describe('patches from events', () => {
     expect([index.rescans, index.patches]).toEqual([2, 0]);
   });
 
+  it('with a watcher that reports its losses, patches without a queue watch, and rescans once a loss is raised', async () => {
+    index.dispose();
+    index = new WarmIndex(project.root, [], new MemoryStatCache(), (error) => errors.push(error), { lossesReported: true, patch: true });
+    await index.current([SRC], SOON());
+    project.write('src/a.ts', 'edited');
+    await after(['src/a.ts']);
+    expect([index.rescans, index.patches]).toEqual([1, 1]);
+    // A loss the watcher read: only a full scan can tell what else changed.
+    project.write('src/deep/b.ts', 'edited, its event lost');
+    index.raise({ code: 'observer-overflow', message: 'events were lost' }, false);
+    const { observations } = await index.current([SRC], SOON());
+    expect(observations[0]?.manifest.digest).toBe(direct(SRC));
+    expect(index.lastRescan?.reason).toBe('observer-overflow');
+  });
+
   it(`random edits, creations, deletions, renames, links and rule changes, each told by its paths: every answer equals a direct scan (${PATCH_OPS} operations)`, { timeout: 120_000 }, async () => {
     const random = mulberry32(PATCH_SEED);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
