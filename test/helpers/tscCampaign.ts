@@ -76,6 +76,12 @@ export const VARIANTS: readonly Variant[] = [
     dirs: ['', 'src', 'src/sub', 'types', 'docs'],
   },
   {
+    name: 'default-include',
+    about: 'no include and no files: tsc includes **/* from the root',
+    files: { ...COMMON, 'tsconfig.json': json({ compilerOptions: OPTIONS }), 'src/index.ts': INDEX, 'src/sub/b.ts': SUB, 'types/globals.d.ts': GLOBALS },
+    dirs: ['', 'src', 'src/sub', 'types', 'docs'],
+  },
+  {
     name: 'packages',
     about: 'include ["packages/*/src"]',
     files: {
