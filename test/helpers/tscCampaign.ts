@@ -153,6 +153,46 @@ export const VARIANTS: readonly Variant[] = [
   },
 ];
 
+/** First components of a random include pattern: literal, wildcard, and ones that can match dot names. */
+const FIRST = ['src', 'lib', '.gen', '*', '**', '*.config', '?ib', 'vite.config', '.*', '*.*', 's*', '*c', 'src/**'];
+/** Last components. */
+const LAST = ['*', '*.ts', '*.*', '.*', '*.tsx', '?*', 'index.ts', '*?', '.x*', 'a*', '*.d.ts', '*.js', '*.json'];
+
+/**
+ * A variant whose include patterns are drawn at random, from components that can and cannot
+ * match dot names, sometimes in an extended config: the campaign then holds
+ * core/listingNames.ts's reading of patterns to tsc's own. `types/` is always included, for the
+ * globals; every file the project starts with is valid, so the baseline passes.
+ */
+export function randomConfigVariant(draw: Draw, index: number): Variant {
+  const include = ['types'];
+  for (let count = 1 + draw.int(3); count > 0; count--) {
+    const first = draw.pick(FIRST);
+    include.push(draw.chance(0.2) ? first : draw.chance(0.3) ? `${first}/**/${draw.pick(LAST)}` : `${first}/${draw.pick(LAST)}`);
+  }
+  const compilerOptions = { ...OPTIONS, allowJs: draw.chance(0.5), resolveJsonModule: draw.chance(0.5) };
+  const extended = draw.chance(0.4);
+  const files: Record<string, string> = {
+    ...COMMON,
+    'types/globals.d.ts': GLOBALS,
+    'src/index.ts': 'export const a = 1;\n',
+    'src/.hidden.ts': 'export const hidden = 1;\n',
+    'lib/x.ts': 'export const x = 1;\n',
+    '.gen/gen.ts': 'export const gen = 1;\n',
+    'vite.config/setup.ts': 'export const setup = 1;\n',
+  };
+  if (extended) {
+    files['tsconfig.json'] = json({ extends: './configs/base.json' });
+    files['configs/base.json'] = json({ compilerOptions, include: include.map((spec) => `../${spec}`) });
+  } else files['tsconfig.json'] = json({ compilerOptions, include });
+  return {
+    name: `random-config-${index}`,
+    about: `${extended ? 'extends configs/base.json, ' : ''}include ${JSON.stringify(include)}${compilerOptions.allowJs ? ', allowJs' : ''}${compilerOptions.resolveJsonModule ? ', resolveJsonModule' : ''}`,
+    files,
+    dirs: ['', 'src', 'lib', '.gen', 'vite.config', 'types'],
+  };
+}
+
 /** tsc's output and exit code: what the ground truth compares. */
 export interface TscOutput {
   code: number | null;
