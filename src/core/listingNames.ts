@@ -53,6 +53,41 @@ export function includeMatchesDotNames(text: string): boolean {
   return include.some((spec) => typeof spec !== 'string' || spec.split(/[\\/]/).some(componentMatchesDotNames));
 }
 
+/**
+ * Whether a config's text extends or references a config named with a program extension (or
+ * cannot be read well enough to tell): tsc reads `extends: "./base.ts"`, and a reference's
+ * `path: "./app.ts"`, as JSON configs, which fs/listingFilter.ts would otherwise take for sources
+ * and never look at (`getExtendsConfigPath` and `resolveProjectReferencePath` in
+ * src/compiler/commandLineParser.ts and program.ts of microsoft/TypeScript).
+ */
+export function namesConfigLikeProgram(text: string): boolean {
+  if (!text.includes('extends') && !text.includes('references') && !text.includes('\\u')) return false;
+  const config = parseJsonc(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  if (config === null) return true;
+  if (typeof config !== 'object' || Array.isArray(config)) return false;
+  const { extends: extended, references } = config as Record<string, unknown>;
+  const named: unknown[] = [];
+  if (extended !== undefined) named.push(...(Array.isArray(extended) ? extended : [extended]));
+  if (references !== undefined) {
+    if (!Array.isArray(references)) return true;
+    for (const reference of references) named.push(typeof reference === 'object' && reference !== null ? (reference as Record<string, unknown>).path : reference);
+  }
+  return named.some((name) => typeof name !== 'string' || PROGRAM_NAME.test(name));
+}
+
+/**
+ * Whether NODE_OPTIONS loads code into every Node process before its main script: a
+ * `--require`, `--import` or loader (https://nodejs.org/api/cli.html#node_optionsoptions), which
+ * may act on any name of any listing. Any spelling of the flag counts (Node takes `_` for `-`),
+ * whatever it loads.
+ */
+export function nodeOptionsRunCode(nodeOptions: string | undefined): boolean {
+  return nodeOptions !== undefined && /(^|[\s"'])(-r|--require|--import|--loader|--experimental[-_]loader)/.test(nodeOptions);
+}
+
+/** A name tsc would take for a program file by its extension, whatever the case. */
+const PROGRAM_NAME = /\.[cm]?[jt]sx?$/i;
+
 function componentMatchesDotNames(component: string): boolean {
   if (component === '.' || component === '..' || component === '**') return false;
   if (component.startsWith('.')) return true;

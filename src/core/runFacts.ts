@@ -59,6 +59,12 @@ export interface CompilerProcess {
   firstRead: string | null;
   /** Started with `--watch` (or `-w`): watch mode answers lookups from its listings. */
   watch: boolean;
+  /**
+   * Its command line names a file with a program extension: a source, or a config named like one
+   * (`-p tsconfig.app.ts`), which tsc reads as JSON like any config, but which the configs below
+   * cannot tell from a source.
+   */
+  programArgument: boolean;
   /** The files it read that are not program files by extension: its configs among them. */
   configs: string[];
 }

@@ -1,7 +1,7 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
-import { includeMatchesDotNames, type ListingNames } from '../core/listingNames.js';
+import { includeMatchesDotNames, namesConfigLikeProgram, nodeOptionsRunCode, type ListingNames } from '../core/listingNames.js';
 import type { CompilerProcess, PathFacts } from '../core/runFacts.js';
 
 /** Which of a run's listings are bound to fewer names than all, and what that rests on. */
@@ -29,13 +29,20 @@ const KNOWN_MAJORS = new Set([3, 4, 5, 6]);
  * - the first file it read past Node's start was that script, so nothing (a `--require` in
  *   NODE_OPTIONS) ran before the compiler in that process;
  * - it was not in watch mode;
- * - no config it read has an `include` pattern that can match a dot name.
+ * - its command line names no file with a program extension (`-p tsconfig.app.ts`);
+ * - no config it read has an `include` pattern that can match a dot name, or extends or
+ *   references a config with a program extension: tsc reads `extends: "./base.ts"` as JSON,
+ *   and the strace log parser, which takes such a read for a source's, never saw it as a config.
+ * And the check's NODE_OPTIONS loads no code: a preload that reads no file
+ * (`--import=data:text/javascript,...`) runs in the compiler's process, and its first read is the
+ * script all the same. (NODE_OPTIONS set by the check's own command, for a process it starts, is
+ * not seen: strace abbreviates the environment of an exec.)
  * Anything unsure leaves a listing bound to all its names, as before.
  */
-export function listingFilterOf(facts: readonly PathFacts[], compilers: readonly CompilerProcess[]): ListingFilter {
+export function listingFilterOf(facts: readonly PathFacts[], compilers: readonly CompilerProcess[], env: NodeJS.ProcessEnv = {}): ListingFilter {
   const names = new Map<string, ListingNames>();
   const configs = new Map<string, string>();
-  if (compilers.length === 0) return { names, configs };
+  if (compilers.length === 0 || nodeOptionsRunCode(env.NODE_OPTIONS)) return { names, configs };
   const plain = compilers.map((compiler) => isPlainTsc(compiler, configs));
   for (const fact of facts) {
     if (fact.listed === undefined || fact.listedByOther || !fact.listedBy) continue;
@@ -45,7 +52,7 @@ export function listingFilterOf(facts: readonly PathFacts[], compilers: readonly
 }
 
 function isPlainTsc(compiler: CompilerProcess, configs: Map<string, string>): boolean {
-  if (compiler.watch || compiler.firstRead === null || compiler.configs.length > MAX_CONFIGS) return false;
+  if (compiler.watch || compiler.programArgument || compiler.firstRead === null || compiler.configs.length > MAX_CONFIGS) return false;
   const script = realPath(compiler.script);
   if (script === null || !/\/typescript\/(bin\/tsc|lib\/tsc\.js)$/.test(script)) return false;
   if (!isKnownTypeScript(join(dirname(dirname(script)), 'package.json'))) return false;
@@ -59,7 +66,8 @@ function isPlainTsc(compiler: CompilerProcess, configs: Map<string, string>): bo
       return false;
     }
     configs.set(path, createHash('sha256').update(bytes).digest('hex'));
-    if (includeMatchesDotNames(bytes.toString('utf8'))) return false;
+    const text = bytes.toString('utf8');
+    if (includeMatchesDotNames(text) || namesConfigLikeProgram(text)) return false;
   }
   return true;
 }

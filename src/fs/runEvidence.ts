@@ -67,7 +67,7 @@ export function fingerprintRun(facts: readonly PathFacts[], options: RunEvidence
   // a reinstall of the same bytes changes, are asked only of files no name of which was read.
   const read = new Set<string>();
   for (const fact of facts) if (useOf(fact) === 'read') read.add(canonical(fact.path));
-  const filter = listingFilterOf(facts, compilers);
+  const filter = listingFilterOf(facts, compilers, options.env ?? process.env);
   const readDigests = new Map<string, string | undefined>();
   for (const fact of facts) {
     let use = useOf(fact);

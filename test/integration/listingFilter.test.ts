@@ -33,6 +33,7 @@ function compiler(overrides: Partial<CompilerProcess> = {}): CompilerProcess {
     script: join(dir, 'node_modules/.bin/tsc'),
     firstRead: join(dir, 'node_modules/typescript/bin/tsc'),
     watch: false,
+    programArgument: false,
     configs: [join(dir, 'node_modules/typescript/package.json'), join(dir, 'node_modules/typescript/bin/tsc'), join(dir, 'tsconfig.json')],
     ...overrides,
   };
@@ -75,6 +76,10 @@ describe("listings bound to the names tsc can act on", () => {
     ['a config extended from a package, whose include starts with *.', () => compiler({ configs: [...compiler().configs, write('node_modules/base/tsconfig.json', '{ "include": ["*.config/**"] }')] })],
     ['a config gone since', () => compiler({ configs: [join(dir, 'gone.json')] })],
     ['a config that is not JSON', () => (write('tsconfig.json', '{ "include": [ '), compiler())],
+    ['a file with a program extension on its command line (`-p tsconfig.app.ts`)', () => compiler({ programArgument: true })],
+    ['a config extending one named like a program file (tsc reads it as JSON; the log parser took it for a source)', () => (write('tsconfig.json', '{ "extends": "./base.ts", "include": ["src"] }'), compiler())],
+    ['a config extending several, one named like a program file', () => (write('tsconfig.json', '{ "extends": ["./base.json", "./app.Mjs"] }'), compiler())],
+    ['a config referencing a project by a file named like a program file', () => (write('tsconfig.json', '{ "include": ["src"], "references": [{ "path": "./app.ts" }] }'), compiler())],
   ])('%s: no filter', (_, make) => {
     expect(listingFilterOf([listed('', [0])], [make()]).names.size).toBe(0);
   });
@@ -86,6 +91,16 @@ describe("listings bound to the names tsc can act on", () => {
   ])('%s: no filter', (_, version, name) => {
     typescriptPackage(version, name);
     expect(listingFilterOf([listed('', [0])], [compiler()]).names.size).toBe(0);
+  });
+
+  it('NODE_OPTIONS that loads code into every process (a preload that reads no file, as a data: URL) leaves every listing whole', () => {
+    expect(listingFilterOf([listed('', [0])], [compiler()], { NODE_OPTIONS: '--import=data:text/javascript,void 0' }).names.size).toBe(0);
+    expect(listingFilterOf([listed('', [0])], [compiler()], { NODE_OPTIONS: '--max-old-space-size=4096' }).names.size).toBe(1);
+  });
+
+  it('a config extending or referencing configs named as configs still filters: their own reads are checked', () => {
+    write('tsconfig.json', '{ "extends": ["./base.json", "@tsconfig/node20/tsconfig"], "references": [{ "path": "./packages/a" }, { "path": "./tsconfig.b.json" }] }');
+    expect(listingFilterOf([listed('', [0])], [compiler()]).names.size).toBe(1);
   });
 
   it('the script reached through its link or named by its real path alike', () => {

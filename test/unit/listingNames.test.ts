@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { includeMatchesDotNames, keepsName } from '../../src/core/listingNames.js';
+import { includeMatchesDotNames, keepsName, namesConfigLikeProgram, nodeOptionsRunCode } from '../../src/core/listingNames.js';
 
 describe('listing names: what tsc can act on', () => {
   it('without a filter, every name is kept', () => {
@@ -34,5 +34,37 @@ describe('listing names: what tsc can act on', () => {
     expect(includeMatchesDotNames('{ include: ["src"] }')).toBe(true);
     expect(includeMatchesDotNames('{ "incl\\u0075de": [".x/**"] }')).toBe(true);
     expect(includeMatchesDotNames('{ "incl\\u0075de": ["src"] }')).toBe(false);
+  });
+
+  it('a config extending or referencing a config named like a program file names one; an unreadable one may', () => {
+    for (const text of [
+      '{ "extends": "./base.ts" }',
+      '{ "extends": "../configs/base.CJS" }',
+      '{ "extends": "@org/config/tsconfig.mts" }',
+      '{ "extends": ["./a.json", "./b.jsx"] }',
+      '{ "references": [{ "path": "./app.ts" }] }',
+      '{ "references": [{ "prepend": true }] }',
+      '{ "references": "./app" }',
+      '{ "extends": 1 }',
+      '{ "ext\\u0065nds": "./base.ts" }',
+      '{ "extends": "./base.ts", }',
+      '{ extends: "./base.json" }',
+    ]) expect(namesConfigLikeProgram(text), text).toBe(true);
+    for (const text of [
+      '{ "compilerOptions": { "strict": true }, "include": ["src"] }',
+      '{ "extends": "./base.json" }',
+      '{ "extends": "./base" }',
+      '{ "extends": ["@tsconfig/node20/tsconfig.json", "@tsconfig/strictest"] }',
+      '{ "references": [{ "path": "./packages/a" }, { "path": "./tsconfig.node.json" }] }',
+      '// comment\n{ "extends": "./base.json", }',
+      '{ "name": "dep", "version": "1.0.0" }',
+    ]) expect(namesConfigLikeProgram(text), text).toBe(false);
+  });
+
+  it('NODE_OPTIONS that loads code before the script, in any spelling; other options do not', () => {
+    for (const options of ['--require ./hook.cjs', '-r ./hook.cjs', '-r./hook.cjs', '--require=/etc/hook.js', '--import=data:text/javascript,void 0', '--max-old-space-size=4096 --import tsx', '--loader ts-node/esm', '--experimental-loader=x.mjs', '--experimental_loader x.mjs', '"--require" x']) {
+      expect(nodeOptionsRunCode(options), options).toBe(true);
+    }
+    for (const options of [undefined, '', '--max-old-space-size=4096', '--enable-source-maps --no-warnings', '-C development', '--stack-trace-limit=50']) expect(nodeOptionsRunCode(options), String(options)).toBe(false);
   });
 });

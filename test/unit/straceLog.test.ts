@@ -298,6 +298,7 @@ describe('strace log: which listings a compiler made', () => {
         script: '/w/node_modules/.bin/tsc',
         firstRead: '/w/node_modules/typescript/bin/tsc',
         watch: false,
+        programArgument: false,
         configs: ['/w/node_modules/typescript/package.json', '/w/node_modules/typescript/bin/tsc', '/w/tsconfig.json'],
       },
     ]);
@@ -328,6 +329,19 @@ describe('strace log: which listings a compiler made', () => {
     for (const flag of ['-w', '--watch', '--Watch', '-W']) {
       const start = `200 execve("/usr/bin/node", ["node", "/w/node_modules/typescript/lib/tsc.js", "${flag}"], 0x7ffc /* 35 vars */) = 0\n`;
       expect(parsed(start + WORK).compilers[0]!.watch, flag).toBe(true);
+    }
+  });
+
+  it('a file with a program extension on its command line is marked: tsc reads `-p tsconfig.app.ts` as a config', () => {
+    for (const [args, marked] of [
+      ['"-p", "tsconfig.app.ts"', true],
+      ['"--project", "configs/app.MTS"', true],
+      ['"--noEmit", "src/a.ts"', true],
+      ['"-p", "tsconfig.json"', false],
+      ['"-p", "."', false],
+    ] as const) {
+      const start = `200 execve("/usr/bin/node", ["node", "/w/node_modules/typescript/bin/tsc", ${args}], 0x7ffc /* 35 vars */) = 0\n`;
+      expect(parsed(start + WORK).compilers[0]!.programArgument, args).toBe(marked);
     }
   });
 

@@ -421,7 +421,8 @@ export class StraceLogParser {
     if (script === null || !/^tsc(\.js)?$/.test(basename(script))) return null;
     // tsc's options are case-insensitive.
     const watch = argv.slice(2).some((arg) => /^(-w|--watch)(=|$)/i.test(arg));
-    this.compilers.push({ node: executed, script, firstRead: null, watch, configs: new Set() });
+    const programArgument = argv.slice(2).some((arg) => PROGRAM_FILE.test(arg));
+    this.compilers.push({ node: executed, script, firstRead: null, watch, programArgument, configs: new Set() });
     return this.compilers.length - 1;
   }
 
