@@ -14,7 +14,8 @@ import { cleanEnv, REPO, tempProject, type TempProject } from '../helpers/projec
  *   `-p tsconfig.app.ts` are read as JSON, and an include of theirs can match dot names (found by
  *   test/integration/tscListingCampaign.test.ts).
  * - A preload in NODE_OPTIONS that reads no file (a data: URL) runs before tsc in its process and
- *   can act on any name.
+ *   can act on any name, whether vouch's environment has it or the check's command sets it for
+ *   the process it starts (seen in the exec's environment, which the tracer prints whole).
  */
 
 const availability = traceAvailability();
@@ -32,6 +33,8 @@ const CHECKS = {
   project: ['--noEmit', '-p', 'tsconfig.app.ts'],
   // A plain config, run with the preload below.
   preload: ['--noEmit', '-p', 'tsconfig.plain.json'],
+  // The same preload, set by the check's own command for the process it starts.
+  'inner-preload': ['--noEmit', '-p', 'tsconfig.plain.json'],
 };
 
 /** In tsc's process only (vouch's own runs it too), before tsc: fails when the root holds `.late.ts`, a name it found by listing. */
@@ -39,7 +42,12 @@ const PRELOAD = `import { readdirSync } from 'node:fs'; if (process.argv[1].ends
 const ENVS: Record<string, NodeJS.ProcessEnv> = {
   preload: { NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(PRELOAD)}` },
 };
-const envOf = (name: string) => cleanEnv(ENVS[name] ?? {});
+const envOf = (name: string) => cleanEnv(ENVS[name] ?? (name === 'inner-preload' ? ENVS.preload : {}));
+/** The check's command: tsc itself, or a shell that sets NODE_OPTIONS for the tsc it starts (vouch's own environment has none). */
+const commandOf = (name: string, args: string[]) =>
+  name === 'inner-preload' ? ['sh', '-c', `NODE_OPTIONS=${JSON.stringify(ENVS.preload!.NODE_OPTIONS)} exec node ${JSON.stringify(TSC)} ${args.join(' ')}`] : ['node', TSC, ...args];
+/** What vouch runs with: the inner preload's is set by its command alone. */
+const vouchEnvOf = (name: string) => (name === 'inner-preload' ? cleanEnv() : envOf(name));
 
 describe(TITLE, () => {
   let project: TempProject;
@@ -55,12 +63,12 @@ describe(TITLE, () => {
       'tsconfig.plain.json': json({ compilerOptions: OPTIONS, include: ['src'] }),
       'src/index.ts': 'export const a = 1;\n',
       'src/globals.d.ts': GLOBALS,
-      'vouch.config.json': configText(Object.entries(CHECKS).map(([name, args]) => ({ name, kind: 'typecheck', command: ['node', TSC, ...args], mode: 'traced' }))),
+      'vouch.config.json': configText(Object.entries(CHECKS).map(([name, args]) => ({ name, kind: 'typecheck', command: commandOf(name, args), mode: 'traced' }))),
     });
     expect(project.vouch(['status']).code).not.toBeNull();
     await new Promise((resolve) => setTimeout(resolve, 150));
     for (const name of Object.keys(CHECKS)) {
-      const ran = project.vouch(['run', name], { env: envOf(name) });
+      const ran = project.vouch(['run', name], { env: vouchEnvOf(name) });
       expect(ran.code, `vouch run ${name}:\n${ran.stdout}\n${ran.stderr}`).toBe(0);
     }
   });
@@ -68,17 +76,17 @@ describe(TITLE, () => {
   afterAll(() => project?.remove());
 
   it.each(Object.entries(CHECKS))('%s: a new dot file in a directory tsc listed makes it STALE (the rerun fails on it)', (name, args) => {
-    expect(statusOf(project, name, envOf(name)).freshness).toBe('CURRENT');
+    expect(statusOf(project, name, vouchEnvOf(name)).freshness).toBe('CURRENT');
     const dotted = join(project.root, 'src', '.late.ts');
     writeFileSync(dotted, 'export const late: number = "not a number";\n');
     try {
       const rerun = tsc(name, args);
       expect(rerun.status, 'the rerun acts on the dot file').not.toBe(0);
-      const found: Json = statusOf(project, name, envOf(name));
+      const found: Json = statusOf(project, name, vouchEnvOf(name));
       expect(found.freshness, JSON.stringify(found.reasons)).toBe('STALE');
     } finally {
       rmSync(dotted);
     }
-    expect(statusOf(project, name, envOf(name)).freshness).toBe('CURRENT');
+    expect(statusOf(project, name, vouchEnvOf(name)).freshness).toBe('CURRENT');
   });
 });

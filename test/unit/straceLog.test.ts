@@ -269,7 +269,7 @@ describe('strace log: unix sockets', () => {
 });
 
 describe('strace log: which listings a compiler made', () => {
-  const TSC = '200 execve("/usr/bin/node", ["node", "node_modules/.bin/tsc", "--noEmit", "-p", "tsconfig.json"], 0x7ffc /* 35 vars */) = 0\n';
+  const TSC = '200 execve("/usr/bin/node", ["node", "node_modules/.bin/tsc", "--noEmit", "-p", "tsconfig.json"], ["PATH=/usr/bin", "HOME=/h"]) = 0\n';
   const STARTUP =
     '200 openat(AT_FDCWD</w>, "/etc/ld.so.cache", O_RDONLY|O_CLOEXEC) = 3</etc/ld.so.cache>\n' +
     '200 openat(AT_FDCWD</w>, "/lib/x86_64-linux-gnu/libc.so.6", O_RDONLY|O_CLOEXEC) = 3</usr/lib/x86_64-linux-gnu/libc.so.6>\n' +
@@ -306,6 +306,14 @@ describe('strace log: which listings a compiler made', () => {
     expect(listed.get('/w')!.listedByOther).toBeUndefined();
   });
 
+  it("NODE_OPTIONS that loads code (even from a data: URL, which reads no file), or an environment strace did not print whole, makes no compiler", () => {
+    const withEnv = (env: string) => `200 execve("/usr/bin/node", ["node", "node_modules/.bin/tsc", "--noEmit"], ${env}) = 0\n`;
+    for (const env of ['["NODE_OPTIONS=--import=data:text/javascript,void 0"]', '["NODE_OPTIONS=-r ./x.cjs"]', '["A=1", "NODE_OPTIONS=--max-old-space-size=100 --require=/x.cjs"]', '0x7ffc /* 35 vars */', '["A=1", ...]']) {
+      expect(parsed(withEnv(env) + STARTUP + SCRIPT + WORK).compilers, env).toEqual([]);
+    }
+    expect(parsed(withEnv('["NODE_OPTIONS=--max-old-space-size=100"]') + STARTUP + SCRIPT + WORK).compilers).toHaveLength(1);
+  });
+
   it('a file read before the script (a --require in NODE_OPTIONS) is its first read', () => {
     const preload = '200 openat(AT_FDCWD</w>, "/w/pre.cjs", O_RDONLY|O_CLOEXEC) = 18</w/pre.cjs>\n';
     expect(parsed(TSC + STARTUP + preload + SCRIPT + WORK).compilers[0]!.firstRead).toBe('/w/pre.cjs');
@@ -313,10 +321,10 @@ describe('strace log: which listings a compiler made', () => {
 
   it('node with options of its own, another script, or another binary is no compiler; its listings are "other"', () => {
     for (const start of [
-      '200 execve("/usr/bin/node", ["node", "--require", "./x.cjs", "node_modules/.bin/tsc"], 0x7ffc /* 35 vars */) = 0\n',
-      '200 execve("/usr/bin/node", ["node", "node_modules/.bin/tsc-alias"], 0x7ffc /* 35 vars */) = 0\n',
-      '200 execve("/w/node_modules/.bin/tsc", ["tsc", "-p", "."], 0x7ffc /* 35 vars */) = 0\n',
-      '200 execve("/usr/bin/bun", ["bun", "node_modules/.bin/tsc"], 0x7ffc /* 35 vars */) = 0\n',
+      '200 execve("/usr/bin/node", ["node", "--require", "./x.cjs", "node_modules/.bin/tsc"], ["PATH=/usr/bin", "HOME=/h"]) = 0\n',
+      '200 execve("/usr/bin/node", ["node", "node_modules/.bin/tsc-alias"], ["PATH=/usr/bin", "HOME=/h"]) = 0\n',
+      '200 execve("/w/node_modules/.bin/tsc", ["tsc", "-p", "."], ["PATH=/usr/bin", "HOME=/h"]) = 0\n',
+      '200 execve("/usr/bin/bun", ["bun", "node_modules/.bin/tsc"], ["PATH=/usr/bin", "HOME=/h"]) = 0\n',
     ]) {
       const { compilers, listed } = parsed(start + WORK);
       expect(compilers, start).toEqual([]);
@@ -327,7 +335,7 @@ describe('strace log: which listings a compiler made', () => {
 
   it('watch mode is marked, whatever the case of the flag', () => {
     for (const flag of ['-w', '--watch', '--Watch', '-W']) {
-      const start = `200 execve("/usr/bin/node", ["node", "/w/node_modules/typescript/lib/tsc.js", "${flag}"], 0x7ffc /* 35 vars */) = 0\n`;
+      const start = `200 execve("/usr/bin/node", ["node", "/w/node_modules/typescript/lib/tsc.js", "${flag}"], ["PATH=/usr/bin", "HOME=/h"]) = 0\n`;
       expect(parsed(start + WORK).compilers[0]!.watch, flag).toBe(true);
     }
   });
@@ -340,7 +348,7 @@ describe('strace log: which listings a compiler made', () => {
       ['"-p", "tsconfig.json"', false],
       ['"-p", "."', false],
     ] as const) {
-      const start = `200 execve("/usr/bin/node", ["node", "/w/node_modules/typescript/bin/tsc", ${args}], 0x7ffc /* 35 vars */) = 0\n`;
+      const start = `200 execve("/usr/bin/node", ["node", "/w/node_modules/typescript/bin/tsc", ${args}], ["PATH=/usr/bin", "HOME=/h"]) = 0\n`;
       expect(parsed(start + WORK).compilers[0]!.programArgument, args).toBe(marked);
     }
   });
@@ -363,7 +371,7 @@ describe('strace log: which listings a compiler made', () => {
   });
 
   it('a directory listed by a compiler and by any other program is "other" too', () => {
-    const other = '300 execve("/usr/bin/node", ["node", "lint.js"], 0x7ffc /* 35 vars */) = 0\n300 getdents64(3</w>, 0x3324 /* 5 entries */, 32768) = 144\n';
+    const other = '300 execve("/usr/bin/node", ["node", "lint.js"], ["PATH=/usr/bin", "HOME=/h"]) = 0\n300 getdents64(3</w>, 0x3324 /* 5 entries */, 32768) = 144\n';
     const { listed } = parsed(TSC + STARTUP + SCRIPT + WORK + other);
     expect(listed.get('/w')).toMatchObject({ listedBy: [0], listedByOther: true });
   });

@@ -28,6 +28,6 @@ describe('the trace probe', () => {
   });
 
   it('wraps the command with the flags the log parser reads', () => {
-    expect(tracedArgv(['node', 'x.js'], '/logs/1.log')).toEqual(['strace', '-f', '-qq', '--seccomp-bpf', '-y', '-s', '4096', '-e', 'trace=%file,%process,getdents64,?getdents,fchdir,?io_uring_setup,bind,connect', '-e', 'inject=io_uring_setup:error=ENOSYS', '-e', 'signal=none', '-o', '/logs/1.log', '--', 'node', 'x.js']);
+    expect(tracedArgv(['node', 'x.js'], '/logs/1.log')).toEqual(['strace', '-f', '-qq', '--seccomp-bpf', '-y', '-s', '4096', '-e', 'trace=%file,%process,getdents64,?getdents,fchdir,?io_uring_setup,bind,connect', '-e', 'inject=io_uring_setup:error=ENOSYS', '-e', 'signal=none', '-e', 'abbrev=!execve,execveat', '-o', '/logs/1.log', '--', 'node', 'x.js']);
   });
 });

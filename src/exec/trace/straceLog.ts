@@ -1,3 +1,4 @@
+import { nodeOptionsRunCode } from '../../core/listingNames.js';
 import { type Access, type CompilerProcess, type LookupAnswer, normalizeRunPath, type RunFacts, RunFactsBuilder } from '../../core/runFacts.js';
 
 /**
@@ -298,7 +299,7 @@ export class StraceLogParser {
         const path = this.resolve(pid, at ? args[0]! : null, at ? args[1] : args[0], text);
         if (path === null) return;
         if (!ok) return this.lookupFailed(path, call.errno);
-        this.programs.set(pid, this.compilerStarted(pid, path, stringArray(at ? args[2] : args[1])));
+        this.programs.set(pid, this.compilerStarted(pid, path, stringArray(at ? args[2] : args[1]), stringArray(at ? args[3] : args[2])));
         return this.record({ op: 'exec', path });
       }
       case 'chdir': {
@@ -408,11 +409,14 @@ export class StraceLogParser {
 
   /**
    * The compiler a successful exec starts, or null: Node (by its file name) given a script named
-   * `tsc` or `tsc.js` and no options of its own. Whether the script is TypeScript's, and whether
-   * anything ran before it, is for fs/listingFilter.ts to check after the run.
+   * `tsc` or `tsc.js`, no options of its own, and an environment whose NODE_OPTIONS loads no code
+   * (a preload from `data:` reads no file, so the first-read check below cannot see it). Whether
+   * the script is TypeScript's, and whether anything ran before it, is for fs/listingFilter.ts to
+   * check after the run. An environment strace did not print whole counts as one that may.
    */
-  private compilerStarted(pid: number, executed: string, argv: string[] | null): number | null {
-    if (argv === null || !/^node(js)?$/.test(basename(executed))) return null;
+  private compilerStarted(pid: number, executed: string, argv: string[] | null, envp: string[] | null): number | null {
+    if (argv === null || envp === null || !/^node(js)?$/.test(basename(executed))) return null;
+    if (envp.some((entry) => entry.startsWith('NODE_OPTIONS=') && nodeOptionsRunCode(entry.slice('NODE_OPTIONS='.length)))) return null;
     const named = argv[1];
     if (named === undefined || named.startsWith('-')) return null;
     const cwd = this.cwdOf(pid).path;

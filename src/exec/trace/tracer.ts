@@ -56,16 +56,24 @@ export const TRACE_FILTER = 'trace=%file,%process,getdents64,?getdents,fchdir,?i
  */
 export const INJECT = 'inject=io_uring_setup:error=ENOSYS';
 
+/**
+ * Each exec's environment printed whole, not as a count (strace(1), -e abbrev): NODE_OPTIONS set
+ * by the check's own command, for a process it starts, decides what ran in that process before
+ * its script (exec/trace/straceLog.ts).
+ */
+export const ENVIRONMENTS = 'abbrev=!execve,execveat';
+
 /** Long enough for any path Linux accepts (PATH_MAX, 4096): readlink's answer is printed as a string, cut at -s. */
 const STRING_LIMIT = 4096;
 
 /**
  * The command that runs `argv` traced, writing the log to `logPath`: -f follows every child,
  * -qq keeps attach and exit messages out of the log, -y prints each fd's path (and AT_FDCWD's
- * directory), -e signal=none keeps signal lines out. Flags as strace(1) documents them.
+ * directory), -e signal=none keeps signal lines out, ENVIRONMENTS prints each exec's environment.
+ * Flags as strace(1) documents them.
  */
 export function tracedArgv(argv: readonly string[], logPath: string, strace = 'strace'): string[] {
-  return [strace, '-f', '-qq', '--seccomp-bpf', '-y', '-s', String(STRING_LIMIT), '-e', TRACE_FILTER, '-e', INJECT, '-e', 'signal=none', '-o', logPath, '--', ...argv];
+  return [strace, '-f', '-qq', '--seccomp-bpf', '-y', '-s', String(STRING_LIMIT), '-e', TRACE_FILTER, '-e', INJECT, '-e', 'signal=none', '-e', ENVIRONMENTS, '-o', logPath, '--', ...argv];
 }
 
 let cached: TraceAvailability | undefined;
