@@ -60,9 +60,10 @@ export interface WarmIndexOptions {
   /** How long after a full scan a patched index is scanned in full again. */
   safetyRescanMs?: number;
   /**
-   * Whether events may patch the index at all. Off in the observer unless VOUCH_OBSERVER_PATCH=1:
-   * a patch trusts that every change raised an event, and a directory the watcher no longer
-   * covers while its paths look the same breaks that (a false CURRENT the property campaign found).
+   * Whether events may patch the index at all. In the observer: on with the native watcher, which
+   * reports every loss (VOUCH_OBSERVER_PATCH=0 turns it off); with @parcel/watcher only with
+   * VOUCH_OBSERVER_PATCH=1, since a patch trusts that every change raised an event and parcel
+   * leaves directories of a tree replaced in place unwatched.
    */
   patch?: boolean;
 }
