@@ -21,9 +21,10 @@ export interface LaunchRequest {
  * V8's young generation at 1 MB a semi-space, not Node 20's 16: the observer's garbage is a scan's
  * short-lived strings, and each rescan grew the process by the young generation's high-water mark.
  * Measured at 100k sources + 50k installed files after three rescans: 276 MB RSS against 343, at
- * the same scan time within the noise (docs/benchmarks.md).
+ * the same scan time within the noise (docs/benchmarks.md). --expose-gc: the daemon collects after
+ * each full scan (daemon.ts).
  */
-const DAEMON_FLAGS = ['--max-semi-space-size=1'];
+const DAEMON_FLAGS = ['--max-semi-space-size=1', '--expose-gc'];
 
 /** What the daemon reports on the readiness pipe (fd 3), once: on a failure, its VouchError's own code. */
 export type ReadyLine = { ready: ObserverReady } | { error: { code: VouchErrorCode; message: string } };
