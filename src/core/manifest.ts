@@ -14,6 +14,13 @@ export type InputEntry =
 export interface Manifest {
   entries: InputEntry[];
   digest: string;
+  /** How many entries, where counting them costs less than listing them (installed lines not made into entries yet). */
+  count?: number;
+}
+
+/** The number of entries, without making them. */
+export function manifestSize(manifest: Manifest): number {
+  return manifest.count ?? manifest.entries.length;
 }
 
 /**
@@ -132,6 +139,8 @@ export function mergedManifest(entries: InputEntry[], plain: PlainLines): Manife
   let merged: InputEntry[] | undefined;
   return {
     digest,
+    // An index answers a question with the count alone; 50k installed entries cost 37 ms to make.
+    count: entries.length + count,
     get entries() {
       if (merged) return merged;
       merged = [];

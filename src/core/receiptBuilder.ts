@@ -2,6 +2,7 @@ import { constants } from 'node:os';
 import { contextDigest, type CheckContext } from './context.js';
 import { definitionDigest, type CheckDefinition } from './definition.js';
 import { diffManifest } from './diff.js';
+import { manifestSize } from './manifest.js';
 import type { Observation, ObservedContext } from './observation.js';
 import { reason, type Reason } from './reason.js';
 import { DECLARED_EVIDENCE, type CheckResult, type Receipt, type ReceiptEvidence } from './receipt.js';
@@ -121,7 +122,7 @@ export function buildReceipt(run: RunRecord): BuiltReceipt {
     context: observedAfter.context,
     contextDigest: contextDigest(observedAfter.context),
     manifestDigest: traced ? traced.digest : inputsAfter.manifest.digest,
-    inputCount: traced ? traced.count : inputsAfter.manifest.entries.length,
+    inputCount: traced ? traced.count : manifestSize(inputsAfter.manifest),
     result,
     exitCode: end.signal ? null : (end.exitCode ?? exitCode),
     signal: end.signal,

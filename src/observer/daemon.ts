@@ -93,6 +93,9 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
     onSnapshot: (snapshot) => {
       session.scanned(snapshot);
       collectSoon();
+      // The stat cache's lookup table is made on its first lookup alone (28 ms at 150k files): the
+      // first patch after an edit would pay for it, so it is made now, while nothing waits.
+      setImmediate(() => statCache.get(''));
     },
     ruleFiles: outsideRuleFiles(options.root, options.env),
     ...(queue ? { queue } : {}),

@@ -6,6 +6,7 @@ import type { StatCache } from '../core/statCache.js';
 import { earlierInputsDigest } from '../core/decide.js';
 import { observationFor } from '../fs/verifyEvidence.js';
 import type { Receipt } from '../core/receipt.js';
+import { manifestSize } from '../core/manifest.js';
 import type { Observation } from '../core/observation.js';
 import type { EarlierTracedLook } from '../core/decide.js';
 import type { FaultKind, GapCode, GapReason, ObserveParams, ObserveResult, ObservedInputs, ObserverInfo, PingResult } from './protocol.js';
@@ -154,7 +155,7 @@ export class ObserverService {
         return {
           name: check.name,
           manifestDigest: observation.manifest.digest,
-          inputCount: observation === indexed ? observation.manifest.entries.length : (receipt?.inputCount ?? 0),
+          inputCount: observation === indexed ? manifestSize(observation.manifest) : (receipt?.inputCount ?? 0),
           problems: observation.problems,
           ...(params.entries && observation === indexed ? { entries: observation.manifest.entries } : {}),
           ...(observation.changedEvidence ? { changedEvidence: observation.changedEvidence } : {}),

@@ -4,6 +4,7 @@ import {
   entryLine,
   joinPlainLines,
   manifestOf,
+  manifestSize,
   mergedManifest,
   plainLowerBound,
   type InputEntry,
@@ -75,7 +76,10 @@ describe('mergedManifest equals manifestOf over the same entries', () => {
     const merged = mergedManifest(looked, render(plain));
     const whole = manifestOf(all);
     expect(merged.digest, FIRST.replay(seed)).toBe(whole.digest);
+    // The count comes without making the entries, and agrees with them.
+    expect(manifestSize(merged), FIRST.replay(seed)).toBe(whole.entries.length);
     expect(merged.entries, FIRST.replay(seed)).toEqual(whole.entries);
+    expect(manifestSize(whole)).toBe(whole.entries.length);
   });
 
   it('no plain lines, or nothing but plain lines', () => {
