@@ -24,6 +24,12 @@ export interface Snapshot {
   directories: Set<string>;
   /** The git rule files outside the root as they were when the scan began (see ruleFiles.ts). */
   rules: string;
+  /**
+   * Whether every window of the kernel's queue since the refresh before the scan was calm; null
+   * without a queue watch. When not, an event may have been lost, a directory's creation among
+   * them, so the watcher's coverage is checked in full (watchSession.ts).
+   */
+  calm: boolean | null;
 }
 
 /** Raised when the index cannot be trusted; answers are unhealthy until it is cleared. */
@@ -282,7 +288,7 @@ export class WarmIndex {
     if (this.patching && calm && snapshot !== null && changed !== null && [...this.tracked.keys()].every((key) => snapshot.indexed.has(key))) {
       if (this.patch(snapshot, changed)) return;
     }
-    this.rescan(reason);
+    this.rescan(reason, calm);
   }
 
   /** One synchronous patch of the snapshot from the changed paths; false when only a full scan will do. */
@@ -309,7 +315,7 @@ export class WarmIndex {
   lastPatch: { at: number; durationMs: number; paths: number } | null = null;
 
   /** A full, synchronous scan of every tracked check: the same scanner a direct status uses. */
-  private rescan(reason: RescanReason): void {
+  private rescan(reason: RescanReason, calm: boolean): void {
     const generation = this.generation;
     const started = Date.now();
     this.changed = new Set();
@@ -335,7 +341,7 @@ export class WarmIndex {
         if (entry.type === 'file' && entry.origin === 'installed' && linkCount(entry.identity) > 1) linked.set(entry.path, entry.identity);
       }
     }
-    this.snapshot = { generation, observedAt: started, observations, indexed, linked: [...linked], files: paths.size, directories, rules };
+    this.snapshot = { generation, observedAt: started, observations, indexed, linked: [...linked], files: paths.size, directories, rules, calm: this.queue === null ? null : calm };
     this.lastFull = started;
     this.patchedSinceFull = false;
     for (const [code, gap] of this.gaps) if (!gap.lasting && gap.generation <= generation) this.gaps.delete(code);

@@ -65,7 +65,13 @@ export class WatchSession {
    */
   private readonly overflowAt: number;
   private readonly coverage = new WeakMap<Snapshot, string[]>();
-  private covered: { directories: Set<string>; foreign: number } | null = null;
+  /**
+   * The directories the kernel last found watched, those directories and every one above them
+   * (`above`), and the events counted then. Forgotten when an event names any path in `above`, or
+   * the watcher is renewed: a tree replaced in place keeps its paths, and on ext4 often the inode
+   * numbers of its directories too, but its new directories may be unwatched.
+   */
+  private covered: { directories: Set<string>; above: Set<string>; foreign: number } | null = null;
 
   constructor(private readonly options: WatchSessionOptions) {
     this.quiet = new QuietPaths(options.root);
@@ -141,19 +147,23 @@ export class WatchSession {
 
   /**
    * Of the directories that hold inputs, those the watcher does not cover,
-   * checked once per scan (in the background after it, when nothing waits).
-   * The check costs about 50 ms at 60k files, so it is skipped when the
-   * directories are those last found covered and too few events arrived
-   * since for any to have been lost.
+   * checked once per snapshot, before it answers (and in the background after
+   * a scan, when nothing waits). The kernel's list costs about 50 ms at 60k
+   * files, so it is skipped when the directories are those last found
+   * covered, no event named one of them or a directory above them since (so
+   * none was deleted, moved or made again), the watcher was not renewed, too
+   * few events arrived for any to have been lost, and the kernel's queue was
+   * calm before the scan.
    */
   uncovered(snapshot: Snapshot): string[] {
     let missing = this.coverage.get(snapshot);
     if (missing !== undefined) return missing;
-    if (this.covered && this.counters.foreign - this.covered.foreign < this.overflowAt / 4 && sameSet(this.covered.directories, snapshot.directories)) {
+    const covered = this.covered;
+    if (covered !== null && snapshot.calm !== false && this.counters.foreign - covered.foreign < this.overflowAt / 4 && sameSet(covered.directories, snapshot.directories)) {
       missing = [];
     } else {
       missing = this.options.watcher.unwatchedDirectories(this.options.root, snapshot.directories);
-      this.covered = missing.length === 0 ? { directories: snapshot.directories, foreign: this.counters.foreign } : null;
+      this.covered = missing.length === 0 ? { directories: snapshot.directories, above: withParents(snapshot.directories), foreign: this.counters.foreign } : null;
       if (missing.length > 0) this.options.log(`unwatched directories holding inputs: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', ...' : ''}`);
     }
     this.coverage.set(snapshot, missing);
@@ -196,9 +206,14 @@ export class WatchSession {
     if (foreign.some((event) => this.quiet.decidesRules(relative(event.path)))) this.quiet.forget();
     const loud: string[] = [];
     for (const event of foreign) {
+      // Whatever its type: a directory deleted and made again can arrive as an update, or even as a delete.
+      if (this.covered?.above.has(relative(event.path))) this.covered = null;
       if (this.quiet.quiet(relative(event.path))) continue;
       loud.push(relative(event.path));
-      if (event.type === 'create' && !this.blindCreates && !this.rewatch.queued && hasSubdirectory(event.path)) {
+      // Not only for a create: @parcel/watcher reports a directory deleted and made again within one
+      // batch as an update (or a delete), and the directories inside it are then as unwatched as
+      // those of a directory that arrived whole.
+      if (!this.blindCreates && !this.rewatch.queued && hasSubdirectory(event.path)) {
         this.rewatch.request(`${event.path} arrived with directories inside`);
       }
     }
@@ -276,6 +291,8 @@ export class WatchSession {
     this.retryTimer = null;
     const old = this.subscription;
     this.subscription = null;
+    // The watches found before end with the old subscription.
+    this.covered = null;
     this.options.queue?.forget();
     await old?.unsubscribe().catch(() => undefined);
     if (this.stopping) return;
@@ -335,6 +352,15 @@ function hasSubdirectory(path: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** Root-relative directories and every directory above them, the root ('') included. */
+function withParents(directories: Iterable<string>): Set<string> {
+  const all = new Set<string>(['']);
+  for (const dir of directories) {
+    for (let path = dir; path !== '' && !all.has(path); path = path.slice(0, Math.max(path.lastIndexOf('/'), 0))) all.add(path);
+  }
+  return all;
 }
 
 function sameSet(a: Set<string>, b: Set<string>): boolean {
