@@ -364,6 +364,8 @@ function withParents(directories: Iterable<string>): Set<string> {
 }
 
 function sameSet(a: Set<string>, b: Set<string>): boolean {
+  // A patched snapshot keeps its scan's set.
+  if (a === b) return true;
   if (a.size !== b.size) return false;
   for (const item of a) if (!b.has(item)) return false;
   return true;
