@@ -30,6 +30,8 @@ export interface WatchSessionOptions {
 const BARRIER_TIMEOUT_MS = 2_000;
 const RETRY_MS = 2_000;
 const BURST_WINDOW_MS = 5_000;
+/** Renewals in a row that may find directories made during their own walk before the observer says it cannot keep up. */
+const RENEWALS_UNVERIFIED = 3;
 /** Lasting gaps that end when the watcher is subscribed again. */
 const WATCHER_GAPS: GapCode[] = ['observer-watcher-error', 'observer-watch-limit', 'observer-root-moved'];
 
@@ -59,6 +61,9 @@ export class WatchSession {
   // the scan flags (state-dir-in-git), so its change must reach the index.
   private readonly statePrefix: string;
   private readonly stateGitignore: string;
+  /** What a renewal need not find watched: git's own directory and the state dir, root-relative. */
+  private readonly unverified: string[];
+  private renewalsUnverified = 0;
   /**
    * The kernel counts events, the watcher reports paths: one path written in a burst is one to a
    * few events (create, modify, attrib), so a quarter of the queue's length is already suspect.
@@ -80,6 +85,7 @@ export class WatchSession {
     this.ownFiles = new Set(options.ownFiles);
     this.statePrefix = `${options.stateDir}/`;
     this.stateGitignore = `${this.statePrefix}.gitignore`;
+    this.unverified = ['.git', ...(options.stateDir.startsWith(this.rootPrefix) ? [options.stateDir.slice(this.rootPrefix.length)] : [])];
     this.overflowAt = Math.ceil(options.watcher.maxQueuedEvents() / 4);
   }
 
@@ -299,6 +305,7 @@ export class WatchSession {
     try {
       await this.subscribe();
       if (this.stopping) return;
+      if (!this.verifyRenewal()) return;
       for (const code of WATCHER_GAPS) this.options.index.settle(code);
       this.options.index.touched('rewatch');
     } catch (error) {
@@ -323,6 +330,35 @@ export class WatchSession {
         this.rewatch.request('retrying');
       }, RETRY_MS);
     }
+  }
+
+  /**
+   * Whether every directory under the root is watched after a renewal; if not, another is asked for. The subscription reads each
+   * directory before it watches it, so a directory made in between (a tree still being written, as
+   * when a renewal is asked for in the middle of a checkout) raises no event and stays unwatched,
+   * whether or not it holds inputs yet. Such a renewal is followed by another; after a few in a row,
+   * the observer is unhealthy for a while and tries again, since answers cannot rest on events.
+   */
+  private verifyRenewal(): boolean {
+    const unwatched = this.options.watcher.unwatchedTree(this.options.root, this.unverified);
+    if (unwatched.length === 0) {
+      this.renewalsUnverified = 0;
+      return true;
+    }
+    const what = `${unwatched.length} ${unwatched.length === 1 ? 'directory' : 'directories'} made while watching again ${unwatched.length === 1 ? 'is' : 'are'} not watched (${unwatched.slice(0, 3).join(', ')})`;
+    if (++this.renewalsUnverified <= RENEWALS_UNVERIFIED) {
+      // The next renewal settles the gaps and asks for the scan.
+      this.options.log(what);
+      this.rewatch.request(what);
+      return false;
+    }
+    this.renewalsUnverified = 0;
+    this.gap('observer-watcher-error', `${what}, after ${RENEWALS_UNVERIFIED + 1} renewals in a row; retrying`, true);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      this.rewatch.request('retrying');
+    }, RETRY_MS);
+    return false;
   }
 
   private existsRoot(): boolean {

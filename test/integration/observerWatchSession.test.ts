@@ -211,6 +211,28 @@ describe('renewals', () => {
     await eventually(() => watcher.subscriptions === 3, 'a renewal for a directory reported deleted that is there');
   });
 
+  it('watches again while a renewal leaves directories made during its walk unwatched; after several in a row, is unhealthy and retries', async () => {
+    const { watcher, index, session, logs } = await rig();
+    watcher.unwatchedTrees = [['src/deep']];
+    await session.watchAgain('a test');
+    expect(watcher.subscriptions).toBe(3);
+    expect(logs).toContain('1 directory made while watching again is not watched (src/deep)');
+    // Only the renewal that found every directory watched asks for the scan.
+    expect(index.touches).toEqual(['rewatch']);
+    watcher.unwatchedTrees = [['a', 'b'], ['a'], ['a'], ['a']];
+    await session.watchAgain('another test');
+    expect(watcher.subscriptions).toBe(7);
+    expect(index.raised).toEqual([
+      { code: 'observer-watcher-error', message: '1 directory made while watching again is not watched (a), after 4 renewals in a row; retrying', lasting: true },
+    ]);
+    expect(index.touches).toEqual(['rewatch']);
+    const settled = index.settled.length;
+    await eventually(() => index.settled.length > settled, 'the retry, 2 s later', 6_000);
+    expect(index.settled.slice(settled)).toContain('observer-watcher-error');
+    expect(watcher.subscriptions).toBe(8);
+    expect(index.touches).toEqual(['rewatch', 'rewatch']);
+  });
+
   it('stops renewing once stopped: a late error raises nothing, and the subscription ends', async () => {
     const { watcher, index, session } = await rig();
     session.stop();

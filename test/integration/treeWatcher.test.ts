@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Rewatch } from '../../src/observer/rewatch.js';
-import { unwatchedDirectories, watchCount, watchTree } from '../../src/observer/treeWatcher.js';
+import { unwatchedDirectories, unwatchedTree, watchCount, watchTree } from '../../src/observer/treeWatcher.js';
 import { REPO } from '../helpers/project.js';
 
 /*
@@ -50,6 +50,28 @@ describe('unwatchedDirectories', () => {
       subscription = await watchTree(root, handlers);
       expect(unwatchedDirectories(root, ['', 'src', 'made', 'made/a', 'made/a/b'])).toEqual([]);
       expect(watchCount()).toBe(before + 3);
+    } finally {
+      await subscription.unsubscribe();
+    }
+  });
+});
+
+describe('unwatchedTree', () => {
+  it('names every unwatched directory under the root, those holding no file included, but the skipped ones and what is below them', async () => {
+    const root = tempRoot();
+    mkdirSync(join(root, 'src'));
+    mkdirSync(join(root, 'state'));
+    const handlers = { onEvents: () => undefined, onError: () => undefined };
+    const subscription = await watchTree(root, handlers);
+    try {
+      expect(unwatchedTree(root, [])).toEqual([]);
+      const outside = tempRoot();
+      mkdirSync(join(outside, 'made/empty/deeper'), { recursive: true });
+      mkdirSync(join(outside, 'state/inner'), { recursive: true });
+      renameSync(join(outside, 'made'), join(root, 'src/made'));
+      renameSync(join(outside, 'state/inner'), join(root, 'state/inner'));
+      await delay(200);
+      expect(unwatchedTree(root, ['state']).sort()).toEqual(['src/made/empty', 'src/made/empty/deeper']);
     } finally {
       await subscription.unsubscribe();
     }
