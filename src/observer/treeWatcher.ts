@@ -23,8 +23,8 @@ export interface WatchSubscription {
 export interface Watcher {
   subscribe(root: string, handlers: TreeEvents): Promise<WatchSubscription>;
   unwatchedDirectories(root: string, directories: Iterable<string>): string[];
-  /** Of every directory under the root but `skipped` (root-relative), those no watch covers. */
-  unwatchedTree(root: string, skipped: readonly string[]): string[];
+  /** Of every directory under the root but those `skipped` (root-relative) and below them, those no watch covers. */
+  unwatchedTree(root: string, skipped: (path: string) => boolean): string[];
   watchCount(): number;
   maxQueuedEvents(): number;
 }
@@ -126,8 +126,7 @@ export function unwatchedDirectories(root: string, directories: Iterable<string>
  * before it watches it, so a directory made in between (a tree still being written) is never
  * watched and raises no event; this finds it, whether or not it holds an input yet.
  */
-export function unwatchedTree(root: string, skipped: readonly string[]): string[] {
-  const skip = new Set(skipped);
+export function unwatchedTree(root: string, skipped: (path: string) => boolean): string[] {
   const directories = [''];
   for (let at = 0; at < directories.length; at++) {
     const dir = directories[at]!;
@@ -140,7 +139,7 @@ export function unwatchedTree(root: string, skipped: readonly string[]): string[
     }
     for (const entry of entries) {
       const path = dir === '' ? entry.name : `${dir}/${entry.name}`;
-      if (entry.isDirectory() && !skip.has(path)) directories.push(path);
+      if (entry.isDirectory() && !skipped(path)) directories.push(path);
     }
   }
   return unwatchedDirectories(root, directories);

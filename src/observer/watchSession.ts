@@ -61,7 +61,7 @@ export class WatchSession {
   // the scan flags (state-dir-in-git), so its change must reach the index.
   private readonly statePrefix: string;
   private readonly stateGitignore: string;
-  /** What a renewal need not find watched: git's own directory and the state dir, root-relative. */
+  /** Git's own directory and the state dir, root-relative: no input lies there. */
   private readonly unverified: string[];
   private renewalsUnverified = 0;
   /**
@@ -340,7 +340,9 @@ export class WatchSession {
    * the observer is unhealthy for a while and tries again, since answers cannot rest on events.
    */
   private verifyRenewal(): boolean {
-    const unwatched = this.options.watcher.unwatchedTree(this.options.root, this.unverified);
+    // Nor what git ignores that holds no input: a change to what git ignores is loud, and the scan
+    // it makes checks the coverage of every directory that comes to hold inputs.
+    const unwatched = this.options.watcher.unwatchedTree(this.options.root, (path) => this.unverified.includes(path) || this.quiet.quiet(path));
     if (unwatched.length === 0) {
       this.renewalsUnverified = 0;
       return true;
