@@ -122,8 +122,12 @@ describe('a subscription renewed after @parcel/watcher failed to unsubscribe', (
       renameSync(join(root, 'src/moved/deep'), join(root, 'src/deeper'));
       await delay(200);
       rmSync(join(root, 'src'), { recursive: true });
-      mkdirSync(join(root, 'src/lib/deep'), { recursive: true });
-      writeFileSync(join(root, 'src/lib/deep/x.js'), '1');
+      // Made outside and moved in, so that its inner directories are surely unwatched
+      // (parcel-bundler/watcher#97); one written in place is left unwatched only most of the time.
+      const outside = tempRoot();
+      mkdirSync(join(outside, 'src/lib/deep'), { recursive: true });
+      writeFileSync(join(outside, 'src/lib/deep/x.js'), '1');
+      renameSync(join(outside, 'src'), join(root, 'src'));
       await delay(200);
       const directories = ['src', 'src/lib', 'src/lib/deep'];
       expect(unwatchedDirectories(root, directories)).not.toEqual([]);
