@@ -74,7 +74,7 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
     onSnapshot: (snapshot) => session.scanned(snapshot),
     ruleFiles: outsideRuleFiles(options.root, options.env),
     ...(queue ? { queue } : {}),
-    patch: options.env.VOUCH_OBSERVER_PATCH === '1',
+    patch: options.env.VOUCH_OBSERVER_PATCH !== '0',
   });
   const barrier = new Barrier(cookiePrefix(options.root, options.stateDir, files.cookiePrefix));
   const session = new WatchSession({

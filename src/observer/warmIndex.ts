@@ -59,9 +59,9 @@ export interface WarmIndexOptions {
   /** How long after a full scan a patched index is scanned in full again. */
   safetyRescanMs?: number;
   /**
-   * Whether events may patch the index at all. Off in the observer unless VOUCH_OBSERVER_PATCH=1:
-   * a patch trusts that every change raised an event, and a directory the watcher no longer
-   * covers while its paths look the same breaks that (a false CURRENT the property campaign found).
+   * Whether events may patch the index at all (default off here; the observer turns it on unless
+   * VOUCH_OBSERVER_PATCH=0). A patch trusts that every change raised an event: the watch session
+   * checks, before every answer, that every directory holding an input is watched.
    */
   patch?: boolean;
 }
