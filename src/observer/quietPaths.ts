@@ -4,8 +4,8 @@ import picomatch from 'picomatch';
 
 /**
  * Paths whose changes cannot change any answer, so their events need no
- * rescan: files and directories git ignores that hold no input and lie
- * outside every install root, and git's own object store. A dev server or a
+ * rescan: files and directories git ignores (a directory only when a rule
+ * ignores it itself) that hold no input and lie outside every install root, and git's own object store. A dev server or a
  * watch-mode build rewriting dist/ would otherwise keep the index rescanning.
  *
  * What git ignores is learned after each scan; a change to what decides it
@@ -62,16 +62,40 @@ export class QuietPaths {
     if (bases.includes('')) return;
     const inInstallRoot = (path: string) => bases.some((base) => path === base || path.startsWith(`${base}/`) || base.startsWith(`${path}/`));
     const files = new Set<string>();
-    const dirs = new Set<string>();
+    const listed: string[] = [];
     for (const entry of git.stdout.toString('utf8').split('\0')) {
       if (entry === '') continue;
       const isDir = entry.endsWith('/');
       const path = isDir ? entry.slice(0, -1) : entry;
       if (inInstallRoot(path) || holding.has(path)) continue;
-      (isDir ? dirs : files).add(path);
+      if (isDir) listed.push(entry);
+      else files.add(path);
     }
+    const dirs = this.ignoredThemselves(listed);
+    if (dirs === null) return;
     this.files = files;
     this.dirs = dirs;
     this.known = true;
+  }
+
+  /**
+   * Of the directories git listed as ignored, those a rule ignores themselves, without their
+   * trailing "/". git also lists a directory that holds only ignored files (src/deep/ with *.txt
+   * ignored and only notes.txt in it), but a new file there is no less a source for that. Null
+   * when git cannot tell.
+   */
+  private ignoredThemselves(listed: readonly string[]): Set<string> | null {
+    if (listed.length === 0) return new Set();
+    const git = spawnSync('git', ['check-ignore', '--stdin', '-z'], {
+      cwd: this.root,
+      input: listed.join('\0') + '\0',
+      maxBuffer: 1 << 28,
+      env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' },
+    });
+    // 1: none of them is ignored by a rule of its own.
+    if (git.error || (git.status !== 0 && git.status !== 1)) return null;
+    const dirs = new Set<string>();
+    for (const entry of git.stdout.toString('utf8').split('\0')) if (entry !== '') dirs.add(entry.replace(/\/$/, ''));
+    return dirs;
   }
 }

@@ -614,6 +614,44 @@ describe('forced failures', () => {
   });
 });
 
+describe('a directory holding only ignored files', () => {
+  it('a new source in it beside a touched source is STALE, with patching on or off: git lists the directory as ignored, not what comes into it', async () => {
+    // The likeliest cause of the property campaign's false CURRENT (seed 7, burst 762): with *.txt
+    // ignored, src/dir33/deep held only f.txt, git listed it as an ignored directory, so the new
+    // n859.ts there could pass for a quiet path, and the touch alone was patched. Without patching,
+    // the touch made a full scan, which found the file. Here the answer was right even before the
+    // fix (the quiet list is forgotten and learned again around these writes); the deterministic
+    // test of the cause is test/integration/quietPaths.test.ts.
+    for (const patch of ['1', '0']) {
+      const p = project(`obs-only-ignored-${patch}`, { ...FILES, '.gitignore': 'node_modules/\nout/\nstate/\n*.txt\n', 'src/dir33/deep/f.txt': 'notes\n', 'src/dir165/top.js': '// top\n' });
+      runChecks(p);
+      const env = cleanEnv({ VOUCH_OBSERVER_TIMEOUT_MS: PATIENT, VOUCH_OBSERVER_PATCH: patch });
+      observers.start(p, [], { env });
+      const freshness = () => {
+        const out = timedStatus(p, [], env).out;
+        expect(out.observation.source).toBe('observer');
+        return answersOf(out).map((a) => a.freshness);
+      };
+      expect(freshness()).toEqual(['CURRENT']);
+      // Let the observer learn what git ignores, after its scan.
+      await delay(300);
+      writeFileSync(join(p.root, 'src/dir33/deep/n859.ts'), '// created 859\n');
+      const later = new Date(Date.now() + 5_000);
+      utimesSync(join(p.root, 'src/dir165/top.js'), later, later);
+      // The observer first: a direct scan's git may rewrite .git/index, whose event makes every path loud.
+      expect(freshness(), `VOUCH_OBSERVER_PATCH=${patch}`).toEqual(['STALE']);
+      expect(answersOf(timedStatus(p, ['--no-observer']).out).map((a) => a.freshness)).toEqual(['STALE']);
+      // And alone, with no other event to make a scan.
+      runChecks(p);
+      expect(freshness()).toEqual(['CURRENT']);
+      await delay(300);
+      writeFileSync(join(p.root, 'src/dir33/deep/n860.ts'), '// created 860\n');
+      expect(freshness(), `VOUCH_OBSERVER_PATCH=${patch}, no other event`).toEqual(['STALE']);
+      expect(answersOf(timedStatus(p, ['--no-observer']).out).map((a) => a.freshness)).toEqual(['STALE']);
+    }
+  });
+});
+
 describe('sockets and state', () => {
   it('the socket is 0600 in a 0700 directory, and the record names it', () => {
     const p = project('obs-modes');

@@ -45,6 +45,21 @@ describe('quiet paths', () => {
     expect(quiet.quiet('dist/a.js')).toBe(false);
   });
 
+  it('keeps a directory that holds only ignored files loud: git lists it as ignored, but a new file in it may be a source', () => {
+    const p = tempProject('quiet-only-ignored', { '.gitignore': '*.txt\nbuild/\n', 'src/a.js': 'a', 'src/deep/f.txt': 't', 'build/x/o.js': 'o' });
+    try {
+      const quiet = new QuietPaths(p.root);
+      quiet.learn(['src'], []);
+      expect(quiet.quiet('src/deep/f.txt')).toBe(true);
+      expect(quiet.quiet('src/deep')).toBe(false);
+      expect(quiet.quiet('src/deep/n859.ts')).toBe(false);
+      // A directory git ignores itself: nothing below it can be a source.
+      expect(quiet.quiet('build/x/new.js')).toBe(true);
+    } finally {
+      p.remove();
+    }
+  });
+
   it('learns what git ignores; an ignored path holding an input or in an install root stays loud', () => {
     const quiet = new QuietPaths(project.root);
     quiet.learn(['src', 'gen'], ['node_modules/**']);
