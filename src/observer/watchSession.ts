@@ -312,6 +312,15 @@ export class WatchSession {
       // A renewal that fails after stop() neither raises a gap nor schedules a retry.
       if (this.stopping) return;
       const limit = /ENOSPC|No space left/i.test(String((error as Error).message)) || (error as NodeJS.ErrnoException).code === 'ENOSPC';
+      const vanished = /ENOENT|No such file or directory/.test(String((error as Error).message)) || (error as NodeJS.ErrnoException).code === 'ENOENT';
+      if (!limit && vanished && this.existsRoot() && this.renewalsUnverified < RENEWALS_UNVERIFIED) {
+        // A directory deleted while the subscription walked the tree (a tree being replaced): the
+        // tree is changing, so walk it again now rather than stay unhealthy until the retry.
+        this.renewalsUnverified++;
+        this.options.log(`watching again at once: a directory went away during the walk (${(error as Error).message})`);
+        this.rewatch.request('a directory went away during the walk');
+        return;
+      }
       if (limit) {
         this.gap('observer-watch-limit', 'the inotify watch limit is reached; raise it (sysctl fs.inotify.max_user_watches) or stop other watchers. Retrying', true);
       } else if (!this.existsRoot()) {

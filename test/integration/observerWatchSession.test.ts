@@ -233,6 +233,20 @@ describe('renewals', () => {
     expect(index.touches).toEqual(['rewatch', 'rewatch']);
   });
 
+  it('walks again at once, unhealthy for no moment, when a directory went away during a renewal walk; a few times in a row at most', async () => {
+    const { watcher, index, session, logs } = await rig();
+    const gone = () => Object.assign(new Error("inotify_add_watch on '/r/src/dir11' failed: No such file or directory"), { code: 'ENOENT' });
+    watcher.failures.push(gone());
+    await session.watchAgain('a test');
+    expect(watcher.subscriptions).toBe(2);
+    expect(index.raised).toEqual([]);
+    expect(index.touches).toEqual(['rewatch']);
+    expect(logs).toContain("watching again at once: a directory went away during the walk (inotify_add_watch on '/r/src/dir11' failed: No such file or directory)");
+    watcher.failures.push(gone(), gone(), gone(), gone());
+    await session.watchAgain('another test');
+    expect(index.raised.map((gap) => gap.code)).toEqual(['observer-watcher-error']);
+  });
+
   it('stops renewing once stopped: a late error raises nothing, and the subscription ends', async () => {
     const { watcher, index, session } = await rig();
     session.stop();
