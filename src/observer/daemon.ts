@@ -100,8 +100,7 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
     ruleFiles: outsideRuleFiles(options.root, options.env),
     ...(queue ? { queue } : {}),
     lossesReported,
-    // On with a watcher that reports its losses; with @parcel/watcher, only when asked for.
-    patch: options.env.VOUCH_OBSERVER_PATCH === '1' || (lossesReported && options.env.VOUCH_OBSERVER_PATCH !== '0'),
+    patch: options.env.VOUCH_OBSERVER_PATCH !== '0',
   });
   const barrier = new Barrier(cookiePrefix(options.root, options.stateDir, files.cookiePrefix));
   const session = new WatchSession({

@@ -1,5 +1,5 @@
 import { loadAddon } from '../fs/nativeAddon.js';
-import { maxQueuedEvents, unwatchedDirectories, watchCount, watchTree, type TreeEvents, type Watcher, type WatchSubscription } from './treeWatcher.js';
+import { maxQueuedEvents, unwatchedDirectories, unwatchedTree, watchCount, watchTree, type TreeEvents, type Watcher, type WatchSubscription } from './treeWatcher.js';
 
 /**
  * The observer's watcher on Linux: native/treeWatch.c, a recursive inotify watch that hands each
@@ -50,4 +50,4 @@ export function watchTreeNatively(root: string, handlers: TreeEvents): Promise<W
 }
 
 /** native/treeWatch.c, and the kernel's own inotify accounting. */
-export const nativeTreeWatcher: Watcher = { subscribe: watchTreeNatively, unwatchedDirectories, watchCount, maxQueuedEvents };
+export const nativeTreeWatcher: Watcher = { subscribe: watchTreeNatively, unwatchedDirectories, unwatchedTree, watchCount, maxQueuedEvents };

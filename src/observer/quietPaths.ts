@@ -4,8 +4,8 @@ import picomatch from 'picomatch';
 
 /**
  * Paths whose changes cannot change any answer, so their events need no
- * rescan: files and directories git ignores that hold no input and lie
- * outside every install root, and git's own object store. A dev server or a
+ * rescan: files and directories git ignores (a directory only when a rule
+ * ignores it itself) that hold no input and lie outside every install root, and git's own object store. A dev server or a
  * watch-mode build rewriting dist/ would otherwise keep the index rescanning.
  *
  * What git ignores is learned after each scan; a change to what decides it
@@ -71,24 +71,31 @@ export class QuietPaths {
       if (isDir) listed.push(entry);
       else files.add(path);
     }
-    // git lists a directory whose every file is ignored as if it were ignored itself (`deep/` for
-    // a deep/ holding only *.txt under a *.txt rule), but a file made there later need not be
-    // (deep/new.ts). Only a directory a rule ignores itself keeps everything in it ignored: git
-    // cannot re-include a file whose parent directory is excluded (gitignore(5)).
-    const dirs = new Set<string>();
-    if (listed.length > 0) {
-      const check = spawnSync('git', ['check-ignore', '-z', '--stdin'], {
-        cwd: this.root,
-        input: listed.join('\0'),
-        maxBuffer: 1 << 28,
-        env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' },
-      });
-      // 0: some are ignored; 1: none is; anything else is an error, and nothing is quiet.
-      if (check.error || (check.status !== 0 && check.status !== 1)) return;
-      for (const entry of check.stdout.toString('utf8').split('\0')) if (entry.endsWith('/')) dirs.add(entry.slice(0, -1));
-    }
+    const dirs = this.ignoredThemselves(listed);
+    if (dirs === null) return;
     this.files = files;
     this.dirs = dirs;
     this.known = true;
+  }
+
+  /**
+   * Of the directories git listed as ignored, those a rule ignores themselves, without their
+   * trailing "/". git also lists a directory that holds only ignored files (src/deep/ with *.txt
+   * ignored and only notes.txt in it), but a new file there is no less a source for that. Null
+   * when git cannot tell.
+   */
+  private ignoredThemselves(listed: readonly string[]): Set<string> | null {
+    if (listed.length === 0) return new Set();
+    const git = spawnSync('git', ['check-ignore', '--stdin', '-z'], {
+      cwd: this.root,
+      input: listed.join('\0') + '\0',
+      maxBuffer: 1 << 28,
+      env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' },
+    });
+    // 1: none of them is ignored by a rule of its own.
+    if (git.error || (git.status !== 0 && git.status !== 1)) return null;
+    const dirs = new Set<string>();
+    for (const entry of git.stdout.toString('utf8').split('\0')) if (entry !== '') dirs.add(entry.replace(/\/$/, ''));
+    return dirs;
   }
 }

@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, readlinkSync, type Dirent } from 'node:fs';
 
 /** One change under the root, as @parcel/watcher reports it. */
 export interface WatchEvent {
@@ -27,6 +27,8 @@ export interface WatchSubscription {
 export interface Watcher {
   subscribe(root: string, handlers: TreeEvents): Promise<WatchSubscription>;
   unwatchedDirectories(root: string, directories: Iterable<string>): string[];
+  /** Of every directory under the root but those `skipped` (root-relative) and below them, those no watch covers. */
+  unwatchedTree(root: string, skipped: (path: string) => boolean): string[];
   watchCount(): number;
   maxQueuedEvents(): number;
 }
@@ -122,6 +124,31 @@ export function unwatchedDirectories(root: string, directories: Iterable<string>
   return missing;
 }
 
+/**
+ * Every directory under the root that no inotify watch covers, but `skipped` and what lies below
+ * them. Links are not followed, as the watcher follows none. A subscription reads each directory
+ * before it watches it, so a directory made in between (a tree still being written) is never
+ * watched and raises no event; this finds it, whether or not it holds an input yet.
+ */
+export function unwatchedTree(root: string, skipped: (path: string) => boolean): string[] {
+  const directories = [''];
+  for (let at = 0; at < directories.length; at++) {
+    const dir = directories[at]!;
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(dir === '' ? root : `${root}/${dir}`, { withFileTypes: true });
+    } catch {
+      // Gone or unreadable since: its deletion's event calls for a scan, and nothing below it can be watched.
+      continue;
+    }
+    for (const entry of entries) {
+      const path = dir === '' ? entry.name : `${dir}/${entry.name}`;
+      if (entry.isDirectory() && !skipped(path)) directories.push(path);
+    }
+  }
+  return unwatchedDirectories(root, directories);
+}
+
 /** The kernel's internal device number (major << 20 | minor) as stat reports it (glibc's makedev). */
 function userDev(kernel: bigint): bigint {
   const major = kernel >> 20n;
@@ -139,4 +166,4 @@ export function maxQueuedEvents(): number {
 }
 
 /** @parcel/watcher and the kernel's own inotify accounting. */
-export const treeWatcher: Watcher = { subscribe: watchTree, unwatchedDirectories, watchCount, maxQueuedEvents };
+export const treeWatcher: Watcher = { subscribe: watchTree, unwatchedDirectories, unwatchedTree, watchCount, maxQueuedEvents };

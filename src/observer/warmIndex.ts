@@ -24,6 +24,12 @@ export interface Snapshot {
   directories: Set<string>;
   /** The git rule files outside the root as they were when the scan began (see ruleFiles.ts). */
   rules: string;
+  /**
+   * Whether every window of the kernel's queue since the refresh before the scan was calm; null
+   * without a queue watch. When not, an event may have been lost, a directory's creation among
+   * them, so the watcher's coverage is checked in full (watchSession.ts).
+   */
+  calm: boolean | null;
 }
 
 /** Raised when the index cannot be trusted; answers are unhealthy until it is cleared. */
@@ -60,10 +66,10 @@ export interface WarmIndexOptions {
   /** How long after a full scan a patched index is scanned in full again. */
   safetyRescanMs?: number;
   /**
-   * Whether events may patch the index at all. In the observer: on with the native watcher, which
-   * reports every loss (VOUCH_OBSERVER_PATCH=0 turns it off); with @parcel/watcher only with
-   * VOUCH_OBSERVER_PATCH=1, since a patch trusts that every change raised an event and parcel
-   * leaves directories of a tree replaced in place unwatched.
+   * Whether events may patch the index at all (default off here; the observer turns it on unless
+   * VOUCH_OBSERVER_PATCH=0). A patch trusts that every change raised an event: the watch session
+   * checks, before every answer, that every directory holding an input is watched, and a watcher
+   * that loses events says so (or the queue watch finds out).
    */
   patch?: boolean;
 }
@@ -293,7 +299,7 @@ export class WarmIndex {
     if (this.patching && calm && snapshot !== null && changed !== null && [...this.tracked.keys()].every((key) => snapshot.indexed.has(key))) {
       if (this.patch(snapshot, changed)) return;
     }
-    this.rescan(reason);
+    this.rescan(reason, calm);
   }
 
   /** One synchronous patch of the snapshot from the changed paths; false when only a full scan will do. */
@@ -320,7 +326,7 @@ export class WarmIndex {
   lastPatch: { at: number; durationMs: number; paths: number } | null = null;
 
   /** A full, synchronous scan of every tracked check: the same scanner a direct status uses. */
-  private rescan(reason: RescanReason): void {
+  private rescan(reason: RescanReason, calm: boolean): void {
     const generation = this.generation;
     const started = Date.now();
     this.changed = new Set();
@@ -346,7 +352,7 @@ export class WarmIndex {
         if (entry.type === 'file' && entry.origin === 'installed' && linkCount(entry.identity) > 1) linked.set(entry.path, entry.identity);
       }
     }
-    this.snapshot = { generation, observedAt: started, observations, indexed, linked: [...linked], files: paths.size, directories, rules };
+    this.snapshot = { generation, observedAt: started, observations, indexed, linked: [...linked], files: paths.size, directories, rules, calm: this.queue === null ? null : calm };
     this.lastFull = started;
     this.patchedSinceFull = false;
     for (const [code, gap] of this.gaps) if (!gap.lasting && gap.generation <= generation) this.gaps.delete(code);

@@ -30,6 +30,8 @@ export interface WatchSessionOptions {
 const BARRIER_TIMEOUT_MS = 2_000;
 const RETRY_MS = 2_000;
 const BURST_WINDOW_MS = 5_000;
+/** Renewals in a row that may find directories made during their own walk before the observer says it cannot keep up. */
+const RENEWALS_UNVERIFIED = 3;
 /** Lasting gaps that end when the watcher is subscribed again. */
 const WATCHER_GAPS: GapCode[] = ['observer-watcher-error', 'observer-watch-limit', 'observer-root-moved'];
 
@@ -59,13 +61,22 @@ export class WatchSession {
   // the scan flags (state-dir-in-git), so its change must reach the index.
   private readonly statePrefix: string;
   private readonly stateGitignore: string;
+  /** Git's own directory and the state dir, root-relative: no input lies there. */
+  private readonly unverified: string[];
+  private renewalsUnverified = 0;
   /**
    * The kernel counts events, the watcher reports paths: one path written in a burst is one to a
    * few events (create, modify, attrib), so a quarter of the queue's length is already suspect.
    */
   private readonly overflowAt: number;
   private readonly coverage = new WeakMap<Snapshot, string[]>();
-  private covered: { directories: Set<string>; foreign: number } | null = null;
+  /**
+   * The directories the kernel last found watched, those directories and every one above them
+   * (`above`), and the events counted then. Forgotten when an event names any path in `above`, or
+   * the watcher is renewed: a tree replaced in place keeps its paths, and on ext4 often the inode
+   * numbers of its directories too, but its new directories may be unwatched.
+   */
+  private covered: { directories: Set<string>; above: Set<string>; foreign: number } | null = null;
 
   constructor(private readonly options: WatchSessionOptions) {
     this.quiet = new QuietPaths(options.root);
@@ -74,6 +85,7 @@ export class WatchSession {
     this.ownFiles = new Set(options.ownFiles);
     this.statePrefix = `${options.stateDir}/`;
     this.stateGitignore = `${this.statePrefix}.gitignore`;
+    this.unverified = ['.git', ...(options.stateDir.startsWith(this.rootPrefix) ? [options.stateDir.slice(this.rootPrefix.length)] : [])];
     this.overflowAt = Math.ceil(options.watcher.maxQueuedEvents() / 4);
   }
 
@@ -141,19 +153,23 @@ export class WatchSession {
 
   /**
    * Of the directories that hold inputs, those the watcher does not cover,
-   * checked once per scan (in the background after it, when nothing waits).
-   * The check costs about 50 ms at 60k files, so it is skipped when the
-   * directories are those last found covered and too few events arrived
-   * since for any to have been lost.
+   * checked once per snapshot, before it answers (and in the background after
+   * a scan, when nothing waits). The kernel's list costs about 50 ms at 60k
+   * files, so it is skipped when the directories are those last found
+   * covered, no event named one of them or a directory above them since (so
+   * none was deleted, moved or made again), the watcher was not renewed, too
+   * few events arrived for any to have been lost, and the kernel's queue was
+   * calm before the scan.
    */
   uncovered(snapshot: Snapshot): string[] {
     let missing = this.coverage.get(snapshot);
     if (missing !== undefined) return missing;
-    if (this.covered && this.counters.foreign - this.covered.foreign < this.overflowAt / 4 && sameSet(this.covered.directories, snapshot.directories)) {
+    const covered = this.covered;
+    if (covered !== null && snapshot.calm !== false && this.counters.foreign - covered.foreign < this.overflowAt / 4 && sameSet(covered.directories, snapshot.directories)) {
       missing = [];
     } else {
       missing = this.options.watcher.unwatchedDirectories(this.options.root, snapshot.directories);
-      this.covered = missing.length === 0 ? { directories: snapshot.directories, foreign: this.counters.foreign } : null;
+      this.covered = missing.length === 0 ? { directories: snapshot.directories, above: withParents(snapshot.directories), foreign: this.counters.foreign } : null;
       if (missing.length > 0) this.options.log(`unwatched directories holding inputs: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', ...' : ''}`);
     }
     this.coverage.set(snapshot, missing);
@@ -196,9 +212,14 @@ export class WatchSession {
     if (foreign.some((event) => this.quiet.decidesRules(relative(event.path)))) this.quiet.forget();
     const loud: string[] = [];
     for (const event of foreign) {
+      // Whatever its type: a directory deleted and made again can arrive as an update, or even as a delete.
+      if (this.covered?.above.has(relative(event.path))) this.covered = null;
       if (this.quiet.quiet(relative(event.path))) continue;
       loud.push(relative(event.path));
-      if (event.type === 'create' && !this.blindCreates && !this.rewatch.queued && this.subscription?.watchesNewTrees !== true && hasSubdirectory(event.path)) {
+      // Not only for a create: @parcel/watcher reports a directory deleted and made again within one
+      // batch as an update (or a delete), and the directories inside it are then as unwatched as
+      // those of a directory that arrived whole. The native watcher watches such trees itself.
+      if (!this.blindCreates && !this.rewatch.queued && this.subscription?.watchesNewTrees !== true && hasSubdirectory(event.path)) {
         this.rewatch.request(`${event.path} arrived with directories inside`);
       }
     }
@@ -280,18 +301,30 @@ export class WatchSession {
     this.retryTimer = null;
     const old = this.subscription;
     this.subscription = null;
+    // The watches found before end with the old subscription.
+    this.covered = null;
     this.options.queue?.forget();
     await old?.unsubscribe().catch(() => undefined);
     if (this.stopping) return;
     try {
       await this.subscribe();
       if (this.stopping) return;
+      if (!this.verifyRenewal()) return;
       for (const code of WATCHER_GAPS) this.options.index.settle(code);
       this.options.index.touched('rewatch');
     } catch (error) {
       // A renewal that fails after stop() neither raises a gap nor schedules a retry.
       if (this.stopping) return;
       const limit = /ENOSPC|No space left/i.test(String((error as Error).message)) || (error as NodeJS.ErrnoException).code === 'ENOSPC';
+      const vanished = /ENOENT|No such file or directory/.test(String((error as Error).message)) || (error as NodeJS.ErrnoException).code === 'ENOENT';
+      if (!limit && vanished && this.existsRoot() && this.renewalsUnverified < RENEWALS_UNVERIFIED) {
+        // A directory deleted while the subscription walked the tree (a tree being replaced): the
+        // tree is changing, so walk it again now rather than stay unhealthy until the retry.
+        this.renewalsUnverified++;
+        this.options.log(`watching again at once: a directory went away during the walk (${(error as Error).message})`);
+        this.rewatch.request('a directory went away during the walk');
+        return;
+      }
       if (limit) {
         this.gap('observer-watch-limit', 'the inotify watch limit is reached; raise it (sysctl fs.inotify.max_user_watches) or stop other watchers. Retrying', true);
       } else if (!this.existsRoot()) {
@@ -310,6 +343,37 @@ export class WatchSession {
         this.rewatch.request('retrying');
       }, RETRY_MS);
     }
+  }
+
+  /**
+   * Whether every directory under the root is watched after a renewal; if not, another is asked for. The subscription reads each
+   * directory before it watches it, so a directory made in between (a tree still being written, as
+   * when a renewal is asked for in the middle of a checkout) raises no event and stays unwatched,
+   * whether or not it holds inputs yet. Such a renewal is followed by another; after a few in a row,
+   * the observer is unhealthy for a while and tries again, since answers cannot rest on events.
+   */
+  private verifyRenewal(): boolean {
+    // Nor what git ignores that holds no input: a change to what git ignores is loud, and the scan
+    // it makes checks the coverage of every directory that comes to hold inputs.
+    const unwatched = this.options.watcher.unwatchedTree(this.options.root, (path) => this.unverified.includes(path) || this.quiet.quiet(path));
+    if (unwatched.length === 0) {
+      this.renewalsUnverified = 0;
+      return true;
+    }
+    const what = `${unwatched.length} ${unwatched.length === 1 ? 'directory' : 'directories'} made while watching again ${unwatched.length === 1 ? 'is' : 'are'} not watched (${unwatched.slice(0, 3).join(', ')})`;
+    if (++this.renewalsUnverified <= RENEWALS_UNVERIFIED) {
+      // The next renewal settles the gaps and asks for the scan.
+      this.options.log(what);
+      this.rewatch.request(what);
+      return false;
+    }
+    this.renewalsUnverified = 0;
+    this.gap('observer-watcher-error', `${what}, after ${RENEWALS_UNVERIFIED + 1} renewals in a row; retrying`, true);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      this.rewatch.request('retrying');
+    }, RETRY_MS);
+    return false;
   }
 
   private existsRoot(): boolean {
@@ -341,7 +405,18 @@ function hasSubdirectory(path: string): boolean {
   }
 }
 
+/** Root-relative directories and every directory above them, the root ('') included. */
+function withParents(directories: Iterable<string>): Set<string> {
+  const all = new Set<string>(['']);
+  for (const dir of directories) {
+    for (let path = dir; path !== '' && !all.has(path); path = path.slice(0, Math.max(path.lastIndexOf('/'), 0))) all.add(path);
+  }
+  return all;
+}
+
 function sameSet(a: Set<string>, b: Set<string>): boolean {
+  // A patched snapshot keeps its scan's set.
+  if (a === b) return true;
   if (a.size !== b.size) return false;
   for (const item of a) if (!b.has(item)) return false;
   return true;

@@ -20,6 +20,9 @@ export class FakeWatcher implements Watcher {
   unwatched: string[] = [];
   /** Directories passed to unwatchedDirectories, one set per call. */
   coverageChecks: string[][] = [];
+  /** What unwatchedTree answers, one answer per call (then nothing is unwatched). */
+  unwatchedTrees: string[][] = [];
+  treeChecks = 0;
   watches = 3;
   private handlers: TreeEvents | null = null;
 
@@ -56,6 +59,11 @@ export class FakeWatcher implements Watcher {
   unwatchedDirectories(_root: string, directories: Iterable<string>): string[] {
     this.coverageChecks.push([...directories].sort());
     return this.unwatched;
+  }
+
+  unwatchedTree(): string[] {
+    this.treeChecks++;
+    return this.unwatchedTrees.shift() ?? [];
   }
 
   watchCount(): number {

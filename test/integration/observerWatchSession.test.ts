@@ -80,8 +80,8 @@ async function rig(options: { queueLength?: number; orphaned?: boolean; files?: 
   return made;
 }
 
-function snapshot(directories: string[]): Snapshot {
-  return { generation: 0, observedAt: 0, observations: new Map(), indexed: new Map(), linked: [], files: directories.length, directories: new Set(directories), rules: '' };
+function snapshot(directories: string[], calm: boolean | null = true): Snapshot {
+  return { generation: 0, observedAt: 0, observations: new Map(), indexed: new Map(), linked: [], files: directories.length, directories: new Set(directories), rules: '', calm };
 }
 
 describe('events', () => {
@@ -201,6 +201,52 @@ describe('renewals', () => {
     expect(watcher.subscriptions).toBe(2);
   });
 
+  it('watches afresh when an update or a delete names a directory with directories inside: a directory deleted and made again arrives so', async () => {
+    const { root, watcher, logs } = await rig();
+    mkdirSync(join(root, 'src/lib/deep'), { recursive: true });
+    watcher.emit([{ path: join(root, 'src'), type: 'update' }]);
+    await eventually(() => watcher.subscriptions === 2, 'a renewal for the tree made again');
+    expect(logs).toContain(`watching again: ${join(root, 'src')} arrived with directories inside`);
+    watcher.emit([{ path: join(root, 'src/lib'), type: 'delete' }]);
+    await eventually(() => watcher.subscriptions === 3, 'a renewal for a directory reported deleted that is there');
+  });
+
+  it('watches again while a renewal leaves directories made during its walk unwatched; after several in a row, is unhealthy and retries', async () => {
+    const { watcher, index, session, logs } = await rig();
+    watcher.unwatchedTrees = [['src/deep']];
+    await session.watchAgain('a test');
+    expect(watcher.subscriptions).toBe(3);
+    expect(logs).toContain('1 directory made while watching again is not watched (src/deep)');
+    // Only the renewal that found every directory watched asks for the scan.
+    expect(index.touches).toEqual(['rewatch']);
+    watcher.unwatchedTrees = [['a', 'b'], ['a'], ['a'], ['a']];
+    await session.watchAgain('another test');
+    expect(watcher.subscriptions).toBe(7);
+    expect(index.raised).toEqual([
+      { code: 'observer-watcher-error', message: '1 directory made while watching again is not watched (a), after 4 renewals in a row; retrying', lasting: true },
+    ]);
+    expect(index.touches).toEqual(['rewatch']);
+    const settled = index.settled.length;
+    await eventually(() => index.settled.length > settled, 'the retry, 2 s later', 6_000);
+    expect(index.settled.slice(settled)).toContain('observer-watcher-error');
+    expect(watcher.subscriptions).toBe(8);
+    expect(index.touches).toEqual(['rewatch', 'rewatch']);
+  });
+
+  it('walks again at once, unhealthy for no moment, when a directory went away during a renewal walk; a few times in a row at most', async () => {
+    const { watcher, index, session, logs } = await rig();
+    const gone = () => Object.assign(new Error("inotify_add_watch on '/r/src/dir11' failed: No such file or directory"), { code: 'ENOENT' });
+    watcher.failures.push(gone());
+    await session.watchAgain('a test');
+    expect(watcher.subscriptions).toBe(2);
+    expect(index.raised).toEqual([]);
+    expect(index.touches).toEqual(['rewatch']);
+    expect(logs).toContain("watching again at once: a directory went away during the walk (inotify_add_watch on '/r/src/dir11' failed: No such file or directory)");
+    watcher.failures.push(gone(), gone(), gone(), gone());
+    await session.watchAgain('another test');
+    expect(index.raised.map((gap) => gap.code)).toEqual(['observer-watcher-error']);
+  });
+
   it('stops renewing once stopped: a late error raises nothing, and the subscription ends', async () => {
     const { watcher, index, session } = await rig();
     session.stop();
@@ -272,6 +318,40 @@ describe('coverage', () => {
     watcher.emit([{ path: join(root, 'src/4.ts'), type: 'create' }]);
     expect(session.uncovered(snapshot(['src']))).toEqual([]);
     expect(watcher.coverageChecks).toHaveLength(2);
+  });
+
+  it('checks coverage again once an event named a directory last found covered, or one above it, whatever its type', async () => {
+    // A tree replaced in place keeps its paths (and on ext4 often its inode numbers), not its watches.
+    const { root, watcher, session } = await rig();
+    const dirs = ['', 'src', 'src/dir33/deep'];
+    expect(session.uncovered(snapshot(dirs))).toEqual([]);
+    // Files, and a directory beside the covered ones, leave them as they were.
+    watcher.emit([
+      { path: join(root, 'src/dir33/deep/e.js'), type: 'create' },
+      { path: join(root, 'src/a.js'), type: 'delete' },
+      { path: join(root, 'docs'), type: 'create' },
+    ]);
+    expect(session.uncovered(snapshot(dirs))).toEqual([]);
+    expect(watcher.coverageChecks).toHaveLength(1);
+    for (const [path, type] of [['src/dir33/deep', 'update'], ['src/dir33', 'delete'], ['src', 'update']] as const) {
+      watcher.emit([{ path: join(root, path), type }]);
+      expect(session.uncovered(snapshot(dirs))).toEqual([]);
+      expect(session.uncovered(snapshot(dirs))).toEqual([]);
+    }
+    expect(watcher.coverageChecks).toHaveLength(4);
+  });
+
+  it('checks coverage again after a renewal, and for a scan after a window of the kernel queue that was not calm', async () => {
+    const { watcher, session } = await rig();
+    expect(session.uncovered(snapshot(['src']))).toEqual([]);
+    await session.watchAgain('a test');
+    expect(session.uncovered(snapshot(['src']))).toEqual([]);
+    expect(watcher.coverageChecks).toHaveLength(2);
+    expect(session.uncovered(snapshot(['src'], false))).toEqual([]);
+    expect(watcher.coverageChecks).toHaveLength(3);
+    // Without a queue watch, the count of events stands alone, as before.
+    expect(session.uncovered(snapshot(['src'], null))).toEqual([]);
+    expect(watcher.coverageChecks).toHaveLength(3);
   });
 
   it('after a scan, checks coverage in the background and learns which paths git ignores', async () => {
