@@ -469,17 +469,20 @@ describe('directories made in one go', () => {
   });
 });
 
+/** The observer answers, with `expected`, and a direct look answers the same. */
+function agreesWithScan(p: TempProject, expected: string) {
+  const observed = timedStatus(p, [], patient).out;
+  expect(observed.observation.source).toBe('observer');
+  expect(answersOf(observed).map((a) => a.freshness)).toEqual([expected]);
+  expect(answersOf(timedStatus(p, ['--no-observer']).out)).toEqual(answersOf(observed));
+}
+
 describe('paths that cannot change an answer', () => {
   it('writes to git-ignored files make no rescan; un-ignoring them or a forced git add does, and so do edits of what is then tracked', async () => {
     const p = project('obs-quiet');
     runChecks(p);
     observers.start(p);
-    const agreed = (expected: string) => {
-      const observed = timedStatus(p, [], patient).out;
-      expect(observed.observation.source).toBe('observer');
-      expect(answersOf(observed).map((a) => a.freshness)).toEqual([expected]);
-      expect(answersOf(timedStatus(p, ['--no-observer']).out)).toEqual(answersOf(observed));
-    };
+    const agreed = (expected: string) => agreesWithScan(p, expected);
     agreed('CURRENT');
     // Counted by reason: a scan after a moment the kernel queue went unsampled (lost-events) is no rescan for these writes.
     const fileEventScans = () => observerInfo(p).rescans_by_reason.find((entry: Json) => entry.reason === 'file-events')?.count ?? 0;
@@ -514,12 +517,7 @@ describe('paths that cannot change an answer, and one that can', () => {
     const p = project('obs-ignored-contents', { ...FILES, '.gitignore': 'node_modules/\nout/\nstate/\n*.txt\n', 'src/notes/todo.txt': 'later\n' });
     runChecks(p);
     observers.start(p);
-    const agreed = (expected: string) => {
-      const observed = timedStatus(p, [], patient).out;
-      expect(observed.observation.source).toBe('observer');
-      expect(answersOf(observed).map((a) => a.freshness)).toEqual([expected]);
-      expect(answersOf(timedStatus(p, ['--no-observer']).out)).toEqual(answersOf(observed));
-    };
+    const agreed = (expected: string) => agreesWithScan(p, expected);
     agreed('CURRENT');
     // The observer learns what git ignores after its scan, in the background.
     await delay(300);

@@ -8,6 +8,7 @@ import { mulberry32, testSeed, withSeed, type Seed } from '../helpers/seed.js';
 import { campaignReport, failureLines, runCampaign, VARIANT_SEPARATOR, type Answer } from '../helpers/tracedCampaign.js';
 import { CHECK_NAME, tracedFixture } from '../helpers/tracedFixture.js';
 import { CATEGORIES, Draw } from '../helpers/tracedMutations.js';
+import { positiveInteger } from '../helpers/envNumber.js';
 
 /*
  * The mutation campaign on traced receipts (issue 17, "Correctness"): one traced run, through the
@@ -34,13 +35,6 @@ import { CATEGORIES, Draw } from '../helpers/tracedMutations.js';
 
 const SEED = testSeed(import.meta.url, 17);
 
-function positiveInteger(name: string, fallback: number): number {
-  const text = process.env[name];
-  if (text === undefined || text.trim() === '') return fallback;
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name}=${text}: give a whole number above 0`);
-  return value;
-}
 
 const MUTATIONS = positiveInteger('VOUCH_CAMPAIGN_MUTATIONS', 1_000);
 const RERUN_EVERY = positiveInteger('VOUCH_CAMPAIGN_RERUN_EVERY', 50);

@@ -6,6 +6,7 @@ import { cleanEnv } from '../helpers/project.js';
 import { mulberry32, testSeed, withSeed } from '../helpers/seed.js';
 import { CHECK, mutate, randomConfigVariant, tscProject, VARIANTS, type Mutation, type TscOutput, type Variant } from '../helpers/tscCampaign.js';
 import { Draw } from '../helpers/tracedMutations.js';
+import { positiveInteger } from '../helpers/envNumber.js';
 
 /*
  * The mutation campaign on a traced tsc's listings (src/core/listingNames.ts): a listing made
@@ -31,13 +32,6 @@ import { Draw } from '../helpers/tracedMutations.js';
 
 const SEED = testSeed(import.meta.url, 2024);
 
-function positiveInteger(name: string, fallback: number): number {
-  const text = process.env[name];
-  if (text === undefined || text.trim() === '') return fallback;
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name}=${text}: give a whole number above 0`);
-  return value;
-}
 
 const MUTATIONS = positiveInteger('VOUCH_TSC_CAMPAIGN_MUTATIONS', 40);
 const STALE_EVERY = positiveInteger('VOUCH_TSC_CAMPAIGN_STALE_EVERY', 1);
