@@ -2,6 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import {
   chmodSync,
   existsSync,
+  lstatSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -400,7 +401,9 @@ const MUTATIONS: Mutation[] = [
     weight: 1,
     apply: (w) => {
       const path = abs(w, 'src/fail.flag');
-      if (existsSync(path)) {
+      // lstat, not existsSync: the symlink mutation may have made the flag a link, dangling once
+      // its target went, and writing through it would create the target's missing directories.
+      if (lstatSync(path, { throwIfNoEntry: false }) !== undefined) {
         rmSync(path);
         return 'remove src/fail.flag';
       }
