@@ -26,16 +26,22 @@ export function verifyEvidence(root: string, recorded: readonly EvidenceEntry[],
   const realRoot = realpathSync.native(root);
   const looker = new EvidenceLooker(realRoot, statCache, nowNs());
   const known = knownFiles(realRoot, recorded, statCache);
-  const entries = recorded.map(
-    (entry, index) =>
-      known.get(index) ?? looker.look(entry.path, entry.use, entry.own === true, !(entry.use === 'lookup' && entry.type === 'file' && entry.digest === undefined), entry.executable !== undefined, entry.names).entry,
-  );
+  const entries = recorded.map((entry, index) => known.get(index) ?? lookAgain(looker, entry));
+  return verifiedOf(recorded, entries, expectedDigest);
+}
+
+/** One recorded entry looked at again, as its run used the path. */
+export function lookAgain(looker: EvidenceLooker, entry: EvidenceEntry): EvidenceEntry {
+  return looker.look(entry.path, entry.use, entry.own === true, !(entry.use === 'lookup' && entry.type === 'file' && entry.digest === undefined), entry.executable !== undefined, entry.names).entry;
+}
+
+/** The recorded entries' looks (`entries`, in the same order) as a verdict: their digest, what changed, and files still being written. */
+export function verifiedOf(recorded: readonly EvidenceEntry[], entries: EvidenceEntry[], expectedDigest?: string, digest = evidenceOf(entries).digest): VerifiedEvidence {
   const problems: Reason[] = [];
   const changing = entries.filter((entry) => entry.type === 'error' && entry.digest === CHANGING);
   if (changing.length > 0) {
     problems.push(reason('input-changing', `${changing[0]!.path}${changing.length > 1 ? ` and ${changing.length - 1} more` : ''} kept changing while vouch read it; run again once writes have finished`));
   }
-  const digest = evidenceOf(entries).digest;
   // The same digest is the same entries: nothing to name.
   return { entries, digest, changes: digest === expectedDigest ? [] : diffEvidence(recorded, entries), problems };
 }
@@ -94,6 +100,8 @@ export function observationFor(
   /** Why no receipt can be trusted here (a state dir git lists): its evidence, which may be forged and name any path, is then not looked at. */
   trustProblems: () => Reason[],
   source: Observation['source'] = 'scan',
+  /** How the evidence is looked at again: all of it, unless the caller knows what changed since its last look (observer/keptEvidence.ts). */
+  verify: (recorded: readonly EvidenceEntry[], expectedDigest: string) => VerifiedEvidence = (recorded, expectedDigest) => verifyEvidence(root, recorded, statCache, expectedDigest),
 ): Observation {
   if (receipt?.evidence.mode !== 'traced') return declared();
   const distrust = trustProblems();
@@ -108,7 +116,7 @@ export function observationFor(
       sourceIdentities: new Map(),
     };
   }
-  return evidenceObservation(verifyEvidence(root, entries, statCache, receipt.manifestDigest), source);
+  return evidenceObservation(verify(entries, receipt.manifestDigest), source);
 }
 
 /**

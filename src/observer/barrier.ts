@@ -20,6 +20,11 @@ export class Barrier {
     return this.prefix !== null && path.startsWith(this.prefix);
   }
 
+  /** A cookie this process made: a new file (O_EXCL), never a link to another. */
+  isOwnCookie(path: string): boolean {
+    return this.prefix !== null && path.startsWith(`${this.prefix}${process.pid}-`);
+  }
+
   /** Called after the rest of an event batch has been taken in. */
   seen(path: string): void {
     const release = this.waiting.get(path);

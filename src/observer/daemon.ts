@@ -111,6 +111,7 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
     index,
     watcher,
     queue,
+    lossesReported,
     log: options.log,
     orphaned: () => readyMs !== null && !existsSync(files.record),
     onOrphaned: () => void stop(),

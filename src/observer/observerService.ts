@@ -13,6 +13,7 @@ import type { FaultKind, GapCode, GapReason, ObserveParams, ObserveResult, Obser
 import { PROTOCOL } from './protocol.js';
 import { InvalidParams } from './rpcServer.js';
 import { ObserverBusy, type WarmIndex } from './warmIndex.js';
+import { KeptEvidence } from './keptEvidence.js';
 import type { WatchSession } from './watchSession.js';
 
 export interface ObserverServiceOptions {
@@ -47,8 +48,14 @@ const KEPT_EVIDENCE = 32;
 export class ObserverService {
   /** Evidence entries by digest: a receipt's evidence never changes, and parsing it is most of reading it. */
   private readonly kept = new Map<string, EvidenceEntry[]>();
+  /** Each traced receipt's evidence as last looked at: an answer looks again at what events say may have changed. */
+  private readonly looks: KeptEvidence;
 
-  constructor(private readonly options: ObserverServiceOptions) {}
+  constructor(private readonly options: ObserverServiceOptions) {
+    this.looks = new KeptEvidence(options.root, options.statCache, options.session.changes, KEPT_EVIDENCE);
+  }
+
+  private readonly verify = (recorded: readonly EvidenceEntry[], expectedDigest: string) => this.looks.verify(recorded, expectedDigest);
 
   private evidence(digest: string): EvidenceEntry[] | null {
     const kept = this.kept.get(digest);
@@ -81,6 +88,7 @@ export class ObserverService {
       lastRescan: index.lastRescan,
       patches: index.patches,
       lastPatch: index.lastPatch,
+      evidenceLooks: { full: this.looks.counts.full, partial: this.looks.counts.partial, entries: this.looks.counts.looked },
       readyMs: this.options.readyMs(),
       socket: this.options.socket,
       root: this.options.root,
@@ -127,7 +135,7 @@ export class ObserverService {
       // A traced receipt's evidence (ignored files, paths outside the root) is looked at
       // again here, after the barrier, as a direct status would: the index covers only the
       // declared inputs.
-      const observation = observationFor(this.options.root, (digest) => this.evidence(digest), this.options.statCache, receipts[position] ?? null, () => indexed, () => indexed.problems.filter((problem) => problem.code === 'state-dir-in-git'), 'observer');
+      const observation = observationFor(this.options.root, (digest) => this.evidence(digest), this.options.statCache, receipts[position] ?? null, () => indexed, () => indexed.problems.filter((problem) => problem.code === 'state-dir-in-git'), 'observer', this.verify);
       return { indexed, observation };
     });
     // Inputs seen before: the newest receipt made on them may answer, as a direct status finds it (api/scan.ts).
@@ -178,7 +186,7 @@ export class ObserverService {
     if (!observation.healthy || observation.problems.length > 0 || observation.manifest.digest === latest.manifestDigest) return [];
     const looks: EarlierTracedLook[] = [];
     for (const receipt of earlierTracedReceipts(this.options.store.db, latest, { definitionDigest: check.definitionDigest, contextDigest: null })) {
-      const seen = observationFor(this.options.root, (digest) => this.evidence(digest), this.options.statCache, receipt, notDeclared, () => [], 'observer');
+      const seen = observationFor(this.options.root, (digest) => this.evidence(digest), this.options.statCache, receipt, notDeclared, () => [], 'observer', this.verify);
       const evidence = !seen.healthy || seen.problems.length > 0 ? 'doubt' : seen.manifest.digest === receipt.manifestDigest ? 'unchanged' : 'changed';
       looks.push({ receipt, evidence });
       if (evidence !== 'changed') break;

@@ -100,6 +100,8 @@ export interface ObserverInfo extends PingResult {
   lastRescan: { at: number; durationMs: number; reason: RescanReason } | null;
   patches: number;
   lastPatch: { at: number; durationMs: number; paths: number } | null;
+  /** Looks at traced receipts' evidence: whole, or only where events said it may have changed (keptEvidence.ts); entries looked at in all. */
+  evidenceLooks: { full: number; partial: number; entries: number };
   readyMs: number | null;
   socket: string;
   root: string;

@@ -1,5 +1,6 @@
 import { lstatSync, readdirSync } from 'node:fs';
 import type { Barrier } from './barrier.js';
+import { ChangeLog, type Change } from './changeLog.js';
 import type { FaultKind, GapCode, ObserveMode } from './protocol.js';
 import { QuietPaths } from './quietPaths.js';
 import type { QueueWatch } from './queueWatch.js';
@@ -20,6 +21,8 @@ export interface WatchSessionOptions {
   watcher: Watcher;
   /** Samples the kernel's queues behind the watcher, so the index knows when events may be lost; none, and it never patches. */
   queue?: QueueWatch | null;
+  /** The watcher reports every loss of events (the native one): only then may `changes` be trusted. */
+  lossesReported?: boolean;
   log(message: string): void;
   /** True once no client can find this observer any more (its record went with the state dir). */
   orphaned(): boolean;
@@ -43,6 +46,8 @@ const WATCHER_GAPS: GapCode[] = ['observer-watcher-error', 'observer-watch-limit
  * watched. Whatever it cannot vouch for, it raises on the index as a gap.
  */
 export class WatchSession {
+  /** Every path events named, for looks that trust them (keptEvidence.ts); voided whenever events may have been missed. */
+  readonly changes = new ChangeLog();
   private subscription: WatchSubscription | null = null;
   private rootIdentity = '';
   private failNextSubscribe: FaultKind | null = null;
@@ -106,6 +111,7 @@ export class WatchSession {
   /** The first subscription; a failure here is the observer's failure to start. */
   async start(): Promise<void> {
     await this.subscribe();
+    this.changes.trust(this.options.lossesReported === true && this.subscription !== null);
   }
 
   /**
@@ -118,6 +124,7 @@ export class WatchSession {
     if (mode === 'sync' && this.subscription !== null) {
       const renewals = this.rewatch.started;
       const synced = await this.options.barrier.sync(BARRIER_TIMEOUT_MS);
+      if (!synced) this.changes.lose();
       if (!synced && this.options.barrier.available && this.rewatch.started === renewals) {
         // The cookie's event was lost: so may others have been. Watch again and rescan before answering.
         this.gap('observer-barrier-timeout', `a barrier event did not arrive within ${BARRIER_TIMEOUT_MS} ms`, false);
@@ -178,6 +185,7 @@ export class WatchSession {
 
   /** Failures that cannot be caused on demand, for tests of the whole observer. */
   inject(kind: FaultKind): void {
+    this.changes.lose();
     if (kind === 'overflow') this.overflow('an overflow was injected');
     else if (kind === 'watcher-error') this.onError(new Error('an injected watcher error'));
     else if (kind === 'watch-limit') {
@@ -192,6 +200,7 @@ export class WatchSession {
   /** Stops renewing; events and errors that still arrive are ignored. */
   stop(): void {
     this.stopping = true;
+    this.changes.trust(false);
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.rewatch.dispose();
   }
@@ -202,6 +211,7 @@ export class WatchSession {
   }
 
   private readonly onEvents = (events: WatchEvent[]): void => {
+    this.record(events);
     const cookies: string[] = [];
     const foreign: WatchEvent[] = [];
     for (const event of events) {
@@ -246,6 +256,22 @@ export class WatchSession {
     for (const cookie of cookies) this.options.barrier.seen(cookie);
   };
 
+  /** Every event's path, the observer's own and quiet ones included: a traced receipt may have read any of them. */
+  private record(events: readonly WatchEvent[]): void {
+    const paths: Change[] = [];
+    for (const event of events) {
+      // The barrier's cookies are made and removed on every answer; each is a new file of vouch's own.
+      const created = event.type === 'create' && !this.options.barrier.isOwnCookie(event.path);
+      if (event.path === this.options.root) paths.push({ path: '', created });
+      else if (event.path.startsWith(this.rootPrefix)) paths.push({ path: event.path.slice(this.rootPrefix.length), created });
+      else {
+        this.changes.lose();
+        return;
+      }
+    }
+    this.changes.record(paths);
+  }
+
   private readonly onError = (error: Error): void => {
     if (this.stopping) return;
     this.gap('observer-watcher-error', `the file watcher failed (${error.message}); watching again`, true);
@@ -264,6 +290,7 @@ export class WatchSession {
   }
 
   private gap(code: GapCode, message: string, lasting: boolean): void {
+    this.changes.lose();
     this.options.log(`${code}: ${message}`);
     this.options.index.raise({ code, message }, lasting);
   }
@@ -301,6 +328,7 @@ export class WatchSession {
     this.retryTimer = null;
     const old = this.subscription;
     this.subscription = null;
+    this.changes.trust(false);
     // The watches found before end with the old subscription.
     this.covered = null;
     this.options.queue?.forget();
@@ -310,6 +338,7 @@ export class WatchSession {
       await this.subscribe();
       if (this.stopping) return;
       if (!this.verifyRenewal()) return;
+      this.changes.trust(this.options.lossesReported === true);
       for (const code of WATCHER_GAPS) this.options.index.settle(code);
       this.options.index.touched('rewatch');
     } catch (error) {

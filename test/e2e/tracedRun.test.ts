@@ -164,6 +164,11 @@ describe.skipIf(!STRACE)(TITLE, () => {
     const stale = viaObserver();
     expect(stale.freshness).toBe('STALE');
     expect(reasonText(stale)).toContain(outside);
+    // The observer looked again only where its events said something may have changed.
+    const looks = p.json(['observer', '--json']).evidence_looks;
+    expect(looks.partial, JSON.stringify(looks)).toBeGreaterThan(0);
+    writeFileSync(outside, '{"shared":1}');
+    expect(viaObserver().freshness).toBe('CURRENT');
   });
 
   it("lets the agent's rerun through once an ignored file the check read changed, and denies it while nothing it read did", () => {

@@ -54,7 +54,7 @@ afterEach(async () => {
   }
 });
 
-async function rig(options: { queueLength?: number; orphaned?: boolean; files?: Record<string, string> } = {}): Promise<Rig> {
+async function rig(options: { queueLength?: number; orphaned?: boolean; files?: Record<string, string>; lossesReported?: boolean } = {}): Promise<Rig> {
   const project = tempProject('watch-session', options.files ?? { 'src/a.ts': 'export const a = 1;\n' });
   const root = project.root;
   const stateDir = join(root, '.vouch');
@@ -71,6 +71,7 @@ async function rig(options: { queueLength?: number; orphaned?: boolean; files?: 
     barrier: new Barrier(join(cookieDir, 'id.cookie-')),
     index,
     watcher,
+    ...(options.lossesReported ? { lossesReported: true } : {}),
     log: (message) => logs.push(message),
     orphaned: () => options.orphaned ?? false,
     onOrphaned: () => made.orphanedCalls++,
@@ -83,6 +84,47 @@ async function rig(options: { queueLength?: number; orphaned?: boolean; files?: 
 function snapshot(directories: string[], calm: boolean | null = true): Snapshot {
   return { generation: 0, observedAt: 0, observations: new Map(), indexed: new Map(), linked: [], files: directories.length, directories: new Set(directories), rules: '', calm };
 }
+
+describe('the change log (what looks that trust events may skip)', () => {
+  it('holds every path events named since a mark, the state dir and quiet paths included, with a watcher that reports its losses', async () => {
+    const { root, stateDir, watcher, session } = await rig({ lossesReported: true });
+    const mark = session.changes.mark();
+    expect(mark).not.toBeNull();
+    watcher.emit([
+      { path: join(root, 'src/a.ts'), type: 'update' },
+      { path: join(stateDir, 'state.db'), type: 'update' },
+      { path: root, type: 'update' },
+    ]);
+    expect(session.changes.since(mark!)).toEqual([
+      { path: 'src/a.ts', created: false },
+      { path: '.vouch/state.db', created: false },
+      { path: '', created: false },
+    ]);
+  });
+
+  it('is void after a lost event of any kind: an overflow, a watcher error, a renewal, an event outside the root', async () => {
+    const { root, watcher, session } = await rig({ lossesReported: true, queueLength: 8 });
+    const lost: Array<[string, () => Promise<void> | void]> = [
+      ['overflow', () => session.inject('overflow')],
+      ['watcher error', () => watcher.fail(new Error('boom'))],
+      ['renewal', () => session.watchAgain('a test')],
+      ['outside the root', () => watcher.emit([{ path: '/elsewhere/x', type: 'update' }])],
+      ['a suspected overflow', () => watcher.emit([{ path: join(root, 'a'), type: 'create' }, { path: join(root, 'b'), type: 'create' }])],
+    ];
+    for (const [what, lose] of lost) {
+      await session.watchAgain('settle');
+      const mark = session.changes.mark();
+      expect(mark, what).not.toBeNull();
+      await lose();
+      expect(session.changes.since(mark!), what).toBeNull();
+    }
+  });
+
+  it('is never trusted with a watcher that does not report its losses (@parcel/watcher)', async () => {
+    const { session } = await rig();
+    expect(session.changes.mark()).toBeNull();
+  });
+});
 
 describe('events', () => {
   it("marks the index out of date for a change under the root, but not for the observer's own files or the state dir, except its .gitignore", async () => {

@@ -45,6 +45,7 @@ function json(info: ObserverInfo | null): ObserverDocument {
     last_rescan: info.lastRescan && { at: iso(info.lastRescan.at), duration_ms: info.lastRescan.durationMs, reason: info.lastRescan.reason },
     patches: info.patches,
     last_patch: info.lastPatch && { at: iso(info.lastPatch.at), duration_ms: info.lastPatch.durationMs, paths: info.lastPatch.paths },
+    evidence_looks: info.evidenceLooks,
     // Clients find an observer by its record, which it writes only once ready: readyMs is set by then.
     ready_ms: info.readyMs!,
     socket: info.socket,
@@ -67,6 +68,7 @@ function text(info: ObserverInfo | null): string {
     ['last rescan', info.lastRescan ? `${iso(info.lastRescan.at)}, ${formatDuration(info.lastRescan.durationMs)} (${info.lastRescan.reason})` : '-'],
     ['patches', String(info.patches)],
     ['last patch', info.lastPatch ? `${iso(info.lastPatch.at)}, ${formatDuration(info.lastPatch.durationMs)} (${info.lastPatch.paths} ${info.lastPatch.paths === 1 ? 'path' : 'paths'})` : '-'],
+    ['evidence looks', `${info.evidenceLooks.full} whole, ${info.evidenceLooks.partial} partial (${info.evidenceLooks.entries} entries)`],
     ['socket', info.socket],
   ];
   return table(rows);

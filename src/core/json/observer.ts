@@ -75,6 +75,13 @@ const running = z
       })
       .nullable()
       .describe('The latest patch; null when there was none.'),
+    evidence_looks: z
+      .strictObject({
+        full: count.describe('Answers that looked at a traced receipt\'s whole evidence again.'),
+        partial: count.describe('Answers that looked again only at the entries events said may have changed, and at those no event can speak for.'),
+        entries: count.describe('Evidence entries looked at, in all.'),
+      })
+      .describe('How the observer looked at traced receipts\' evidence since it started.'),
     ready_ms: durationMs.describe('How long its first index took.'),
     socket,
   })

@@ -1,0 +1,177 @@
+import { lstatSync, realpathSync } from 'node:fs';
+import { absoluteEvidencePath, evidenceOf, sameEvidence, type EvidenceEntry } from '../core/evidence.js';
+import { identityFields, nowNs } from '../core/identity.js';
+import type { StatCache } from '../core/statCache.js';
+import { EvidenceLooker } from '../fs/evidenceLook.js';
+import { lookAgain, verifiedOf, verifyEvidence, type VerifiedEvidence } from '../fs/verifyEvidence.js';
+import type { Change, ChangeLog, ChangeMark } from './changeLog.js';
+
+/**
+ * A traced receipt's evidence as the observer last looked at it, kept between answers, so that
+ * the next answer looks again only at what the watcher's events say may have changed since, and
+ * at what no event under the root can tell about:
+ *
+ * - a path outside the root;
+ * - a path that is a symbolic link, or has one among the directories above it inside the root
+ *   (an event names the target's path, not the link's);
+ * - a file read with a link count above 1, or whose link count is not known: a write through
+ *   another hard link (a package store's) raises no event here;
+ * - a looked-up file (its size and time are the answer, and it may be hard-linked too);
+ * - an entry whose look failed, and a path that is not plain ASCII (events and evidence paths
+ *   need not spell such a name with the same characters).
+ *
+ * An event naming a directory above any entry (created, deleted, moved or replaced by a link)
+ * makes the next answer look at everything again, as does any mark the change log voids: a lost
+ * event, a renewed watch, or a watcher that does not report its losses. Not seen, as by the
+ * declared index (docs/observer.md): a file with one link that gains another from outside the
+ * root, then is written through that one.
+ */
+export class KeptEvidence {
+  private readonly kept = new Map<string, Kept>();
+
+  constructor(
+    private readonly root: string,
+    private readonly statCache: StatCache,
+    private readonly changes: ChangeLog,
+    private readonly capacity = 32,
+  ) {}
+
+  /** Full looks and partial ones since the observer started, for its info and tests. */
+  readonly counts = { full: 0, partial: 0, looked: 0 };
+
+  verify(recorded: readonly EvidenceEntry[], expectedDigest: string): VerifiedEvidence {
+    const mark = this.changes.mark();
+    const realRoot = realpathSync.native(this.root);
+    const kept = this.kept.get(expectedDigest);
+    const changed = kept && mark && kept.realRoot === realRoot && kept.recorded === recorded ? this.changes.since(kept.mark) : null;
+    const again = kept && changed ? affected(kept, changed, realRoot) : null;
+    if (!kept || !mark || !again) return this.full(recorded, expectedDigest, realRoot, mark);
+    this.counts.partial++;
+    this.counts.looked += again.length;
+    const looker = new EvidenceLooker(realRoot, this.statCache, nowNs());
+    const entries = kept.entries.slice();
+    let same = true;
+    for (const index of again) {
+      const entry = lookAgain(looker, recorded[index]!);
+      if (!sameEvidence(entry, entries[index]!)) same = false;
+      entries[index] = entry;
+      kept.always[index] = alwaysLooked(recorded[index]!, entry, this.statCache, kept.linkAbove) ? 1 : 0;
+    }
+    const verified = verifiedOf(recorded, entries, expectedDigest, same ? kept.digest : evidenceOf(entries).digest);
+    this.keep(expectedDigest, { ...kept, mark, entries, digest: verified.digest });
+    return verified;
+  }
+
+  private full(recorded: readonly EvidenceEntry[], expectedDigest: string, realRoot: string, mark: ChangeMark | null): VerifiedEvidence {
+    this.counts.full++;
+    this.counts.looked += recorded.length;
+    const verified = verifyEvidence(this.root, recorded, this.statCache, expectedDigest);
+    if (mark === null) return verified;
+    const linkAbove = linksAbove(realRoot);
+    const always = new Uint8Array(recorded.length);
+    const byPath = new Map<string, number[]>();
+    const above = new Set<string>();
+    for (let index = 0; index < recorded.length; index++) {
+      const path = recorded[index]!.path;
+      always[index] = alwaysLooked(recorded[index]!, verified.entries[index]!, this.statCache, linkAbove) ? 1 : 0;
+      const same = byPath.get(path);
+      if (same) same.push(index);
+      else byPath.set(path, [index]);
+      if (path.startsWith('/')) continue;
+      for (let slash = path.indexOf('/'); slash !== -1; slash = path.indexOf('/', slash + 1)) above.add(path.slice(0, slash));
+    }
+    this.keep(expectedDigest, { mark, realRoot, recorded, entries: verified.entries, digest: verified.digest, always, byPath, above, linkAbove });
+    return verified;
+  }
+
+  private keep(digest: string, kept: Kept): void {
+    this.kept.delete(digest);
+    if (this.kept.size >= this.capacity) this.kept.delete(this.kept.keys().next().value!);
+    this.kept.set(digest, kept);
+  }
+}
+
+interface Kept {
+  mark: ChangeMark;
+  realRoot: string;
+  /** The receipt's entries, the same array the looks were of. */
+  recorded: readonly EvidenceEntry[];
+  /** As last looked at, in the recorded order. */
+  entries: EvidenceEntry[];
+  digest: string;
+  /** 1 for an entry looked at on every answer. */
+  always: Uint8Array;
+  /** Indexes of the entries of each path. */
+  byPath: Map<string, number[]>;
+  /** Every directory above an entry inside the root, root-relative. */
+  above: Set<string>;
+  linkAbove: (path: string) => boolean;
+}
+
+/**
+ * The indexes to look at again, given the paths events named since the last look: those always
+ * looked at, an entry of a named path, and the listing of a named path's directory. Null, and
+ * everything is looked at again, when a directory above an entry was named, or the root itself;
+ * or when a path was made that may be a new hard link to a file read (one that is not a directory
+ * and has more than one link, or is already gone): the file's own path raises no event when it
+ * gains a link, nor when it is written through the new one.
+ */
+function affected(kept: Kept, changed: readonly Change[], realRoot: string): number[] | null {
+  const again = new Set<number>();
+  for (let index = 0; index < kept.always.length; index++) if (kept.always[index] === 1) again.add(index);
+  for (const { path, created } of changed) {
+    if (path === '' || kept.above.has(path)) return null;
+    if (created && mayBeNewLink(absoluteEvidencePath(path, realRoot))) return null;
+    for (const index of kept.byPath.get(path) ?? []) again.add(index);
+    const slash = path.lastIndexOf('/');
+    for (const index of kept.byPath.get(slash === -1 ? '.' : path.slice(0, slash)) ?? []) again.add(index);
+  }
+  return [...again];
+}
+
+function mayBeNewLink(abs: string): boolean {
+  try {
+    const stats = lstatSync(abs, { throwIfNoEntry: false });
+    return stats === undefined || (!stats.isDirectory() && stats.nlink > 1);
+  } catch {
+    return true;
+  }
+}
+
+/** Whether no event under the root can tell of a change to this entry (the list in KeptEvidence's comment). */
+function alwaysLooked(recorded: EvidenceEntry, now: EvidenceEntry, statCache: StatCache, linkAbove: (path: string) => boolean): boolean {
+  const path = recorded.path;
+  // Events name paths in the kernel's spelling: plain ASCII, no '.' or '..' components, no '//'.
+  if (path.startsWith('/') || !/^[\x20-\x7e]*$/.test(path) || (path !== '.' && /(^|\/)\.{1,2}(\/|$)|\/\/|\/$/.test(path))) return true;
+  if (recorded.link !== undefined || now.link !== undefined || now.type === 'error') return true;
+  if (now.type === 'file' && recorded.use === 'lookup') return true;
+  if (now.type === 'file' && recorded.use === 'read' && linkCount(statCache.get(path)?.identity) !== 1) return true;
+  return linkAbove(path);
+}
+
+/** NaN when unknown. */
+function linkCount(identity: string | undefined): number {
+  return identity === undefined ? Number.NaN : Number(identityFields(identity).nlink);
+}
+
+/** Whether a directory above a root-relative path, inside the root, is a symbolic link (or cannot be told), each directory lstat'ed once. */
+function linksAbove(realRoot: string): (path: string) => boolean {
+  const known = new Map<string, boolean>();
+  const isLink = (dir: string): boolean => {
+    let link = known.get(dir);
+    if (link === undefined) {
+      try {
+        const stats = lstatSync(absoluteEvidencePath(dir, realRoot), { throwIfNoEntry: false });
+        link = stats !== undefined && !stats.isDirectory();
+      } catch {
+        link = true;
+      }
+      known.set(dir, link);
+    }
+    return link;
+  };
+  return (path) => {
+    for (let slash = path.indexOf('/'); slash !== -1; slash = path.indexOf('/', slash + 1)) if (isLink(path.slice(0, slash))) return true;
+    return false;
+  };
+}
