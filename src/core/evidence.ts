@@ -136,7 +136,7 @@ export function describeEvidenceChange(change: EvidenceChange): string {
   if (before.type !== now.type) return `${change.path}: ${describeType(before)} → ${describeType(now)}`;
   if (before.link !== now.link) return `${change.path}: link ${before.link === undefined ? 'appeared' : now.link === undefined ? 'replaced by a ' + now.type : 'retargeted to ' + now.link}`;
   if (before.executable !== now.executable) return `${change.path}: ${now.executable ? 'made executable' : 'no longer executable'}`;
-  if (before.use === 'listed') return `${change.path}: entries ${before.names === 'typescript' ? 'TypeScript can include ' : ''}added, removed or changed kind`;
+  if (before.use === 'listed') return `${change.path}: entries ${before.names?.startsWith('typescript') ? 'TypeScript can include ' : ''}added, removed or changed kind`;
   if (before.use === 'lookup') return `${change.path}: size or modification time changed`;
   return `${change.path}: content changed`;
 }

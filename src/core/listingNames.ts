@@ -18,7 +18,18 @@ import { parseJsonc } from './jsonc.js';
  * So `vouch agent setup`'s `.claude/` and `.mcp.json`, a new README.md or a tool's `.cache/` at the
  * root leave a tsc receipt CURRENT, while a new `.ts` file anywhere tsc listed makes it STALE.
  */
-export type ListingNames = 'typescript';
+export type ListingNames = 'typescript' | `typescript+${string}`;
+
+/**
+ * The names of listings bound to what tsc can act on, and to these dot names as well (lower case,
+ * each matched whatever its case): those an `include` component spells out (`.storybook`, or the
+ * `.ts` that `*.ts` matches when its leading `*` matches nothing). Names hold no '/', so it
+ * separates them.
+ */
+export function typescriptNames(dotNames: Iterable<string>): ListingNames {
+  const names = [...new Set([...dotNames].map((name) => name.toLowerCase()))].sort();
+  return names.length === 0 ? 'typescript' : `typescript+${names.join('/')}`;
+}
 
 /** Every extension `matchFiles` is ever given by tsc (supported TS and JS extensions, and .json with resolveJsonModule); `.d.ts` and friends end in one. */
 const TYPESCRIPT_EXTENSIONS = ['.ts', '.tsx', '.cts', '.mts', '.js', '.jsx', '.cjs', '.mjs', '.json'];
@@ -28,7 +39,7 @@ export type ListedKind = 'file' | 'directory' | 'link' | 'other';
 /** Whether a listing bound to `names` is bound to an entry: all are, without a filter. */
 export function keepsName(names: ListingNames | undefined, name: string, kind: ListedKind): boolean {
   if (names === undefined) return true;
-  if (name.startsWith('.')) return false;
+  if (name.startsWith('.') && !(names.startsWith('typescript+') && names.slice('typescript+'.length).split('/').includes(name.toLowerCase()))) return false;
   if (kind !== 'file') return true;
   // Case folded: a looser match keeps more names, never fewer than tsc's own.
   const lower = name.toLowerCase();
@@ -36,21 +47,31 @@ export function keepsName(names: ListingNames | undefined, name: string, kind: L
 }
 
 /**
- * Whether a config's text has an `include` pattern that can match a name starting with a dot, or
- * cannot be read well enough to tell (then it may). A component can when it starts with a dot
- * itself (`.storybook`), or with `*` followed by a dot or another wildcard (`*.config`, `**.ts`,
- * `*.*`): TypeScript makes a leading `*` optional and an inner one match dots.
+ * The names starting with a dot that a config's `include` patterns can match: each component that
+ * starts with a dot (`.storybook`), or with `*` followed by a dot (`*.ts`, whose leading `*`
+ * TypeScript makes optional, so it matches `.ts` itself). Null when any name may be matched: such
+ * a component holds a wildcard after its first character (`*.*`, `**.ts`, `.gen*`), or the config
+ * cannot be read well enough to tell.
  */
-export function includeMatchesDotNames(text: string): boolean {
+export function includeDotNames(text: string): string[] | null {
   // `"include"` may be spelt with \u escapes; any other text without the word has no include.
-  if (!text.includes('include') && !text.includes('\\u')) return false;
+  if (!text.includes('include') && !text.includes('\\u')) return [];
   const config = parseJsonc(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
-  if (config === null) return true;
-  if (typeof config !== 'object' || Array.isArray(config)) return false;
+  if (config === null) return null;
+  if (typeof config !== 'object' || Array.isArray(config)) return [];
   const include = (config as Record<string, unknown>).include;
-  if (include === undefined) return false;
-  if (!Array.isArray(include)) return true;
-  return include.some((spec) => typeof spec !== 'string' || spec.split(/[\\/]/).some(componentMatchesDotNames));
+  if (include === undefined) return [];
+  if (!Array.isArray(include)) return null;
+  const names: string[] = [];
+  for (const spec of include) {
+    if (typeof spec !== 'string') return null;
+    for (const component of spec.split(/[\\/]/)) {
+      const name = componentDotName(component);
+      if (name === null) return null;
+      if (name !== '') names.push(name);
+    }
+  }
+  return names;
 }
 
 /**
@@ -88,8 +109,10 @@ export function nodeOptionsRunCode(nodeOptions: string | undefined): boolean {
 /** A name tsc would take for a program file by its extension, whatever the case. */
 const PROGRAM_NAME = /\.[cm]?[jt]sx?$/i;
 
-function componentMatchesDotNames(component: string): boolean {
-  if (component === '.' || component === '..' || component === '**') return false;
-  if (component.startsWith('.')) return true;
-  return component.startsWith('*') && /^[.*?]/.test(component.slice(1));
+/** The one dot name a component can match, '' for none, null for many (see includeDotNames). */
+function componentDotName(component: string): string | null {
+  if (component === '.' || component === '..' || component === '**') return '';
+  const rest = component.startsWith('.') ? component : component.startsWith('*') && /^[.*?]/.test(component.slice(1)) ? component.slice(1) : '';
+  if (rest === '') return '';
+  return /[*?]/.test(rest) ? null : rest;
 }

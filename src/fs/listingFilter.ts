@@ -1,7 +1,7 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
-import { includeMatchesDotNames, namesConfigLikeProgram, nodeOptionsRunCode, type ListingNames } from '../core/listingNames.js';
+import { includeDotNames, namesConfigLikeProgram, nodeOptionsRunCode, typescriptNames, type ListingNames } from '../core/listingNames.js';
 import type { CompilerProcess, PathFacts } from '../core/runFacts.js';
 
 /** Which of a run's listings are bound to fewer names than all, and what that rests on. */
@@ -30,9 +30,10 @@ const KNOWN_MAJORS = new Set([3, 4, 5, 6]);
  *   NODE_OPTIONS) ran before the compiler in that process;
  * - it was not in watch mode;
  * - its command line names no file with a program extension (`-p tsconfig.app.ts`);
- * - no config it read has an `include` pattern that can match a dot name, or extends or
- *   references a config with a program extension: tsc reads `extends: "./base.ts"` as JSON,
- *   and the strace log parser, which takes such a read for a source's, never saw it as a config.
+ * - no config it read has an `include` pattern that can match more than a few dot names it spells
+ *   out (those stay bound: `.ts` for `*.ts`, `.storybook`), or extends or references a config
+ *   with a program extension: tsc reads `extends: "./base.ts"` as JSON, and the strace log
+ *   parser, which takes such a read for a source's, never saw it as a config.
  * And the check's NODE_OPTIONS loads no code: a preload that reads no file
  * (`--import=data:text/javascript,...`) runs in the compiler's process, and its first read is the
  * script all the same. (NODE_OPTIONS set by the check's own command, for a process it starts, is
@@ -43,33 +44,37 @@ export function listingFilterOf(facts: readonly PathFacts[], compilers: readonly
   const names = new Map<string, ListingNames>();
   const configs = new Map<string, string>();
   if (compilers.length === 0 || nodeOptionsRunCode(env.NODE_OPTIONS)) return { names, configs };
-  const plain = compilers.map((compiler) => isPlainTsc(compiler, configs));
+  const plain = compilers.map((compiler) => plainTscDotNames(compiler, configs));
   for (const fact of facts) {
     if (fact.listed === undefined || fact.listedByOther || !fact.listedBy) continue;
-    if (fact.listedBy.every((index) => plain[index] === true)) names.set(fact.path, 'typescript');
+    if (fact.listedBy.every((index) => plain[index] !== null)) names.set(fact.path, typescriptNames(fact.listedBy.flatMap((index) => plain[index]!)));
   }
   return { names, configs };
 }
 
-function isPlainTsc(compiler: CompilerProcess, configs: Map<string, string>): boolean {
-  if (compiler.watch || compiler.programArgument || compiler.firstRead === null || compiler.configs.length > MAX_CONFIGS) return false;
+/** The dot names a plain tsc process's configs spell out, or null when the process is not one. */
+function plainTscDotNames(compiler: CompilerProcess, configs: Map<string, string>): string[] | null {
+  if (compiler.watch || compiler.programArgument || compiler.firstRead === null || compiler.configs.length > MAX_CONFIGS) return null;
   const script = realPath(compiler.script);
-  if (script === null || !/\/typescript\/(bin\/tsc|lib\/tsc\.js)$/.test(script)) return false;
-  if (!isKnownTypeScript(join(dirname(dirname(script)), 'package.json'))) return false;
-  if (compiler.firstRead !== script && realPath(compiler.firstRead) !== script) return false;
+  if (script === null || !/\/typescript\/(bin\/tsc|lib\/tsc\.js)$/.test(script)) return null;
+  if (!isKnownTypeScript(join(dirname(dirname(script)), 'package.json'))) return null;
+  if (compiler.firstRead !== script && realPath(compiler.firstRead) !== script) return null;
+  const dotNames: string[] = [];
   for (const path of compiler.configs) {
     let bytes: Buffer;
     try {
       bytes = readFileSync(path);
     } catch {
       // Gone or unreadable now: what it said when tsc read it is unknown.
-      return false;
+      return null;
     }
     configs.set(path, createHash('sha256').update(bytes).digest('hex'));
     const text = bytes.toString('utf8');
-    if (includeMatchesDotNames(text) || namesConfigLikeProgram(text)) return false;
+    const spelled = includeDotNames(text);
+    if (spelled === null || namesConfigLikeProgram(text)) return null;
+    dotNames.push(...spelled);
   }
-  return true;
+  return dotNames;
 }
 
 function isKnownTypeScript(packageJson: string): boolean {

@@ -87,9 +87,12 @@ const FILES: Record<string, string> = {
     { name: 'cache', kind: 'custom', command: ['node', 'cache.mjs'], mode: 'traced' },
     { name: 'slow', kind: 'custom', command: ['node', 'slow.mjs'], mode: 'traced' },
     { name: 'typecheck-dots', kind: 'typecheck', command: ['node', TSC, '--noEmit', '-p', 'tsconfig.dots.json'], mode: 'traced' },
+    { name: 'typecheck-star', kind: 'typecheck', command: ['node', TSC, '--noEmit', '-p', 'tsconfig.star.json'], mode: 'traced' },
   ]),
   // An include that can match a name starting with a dot: that check's listings keep dot names.
   'tsconfig.dots.json': JSON.stringify({ extends: './tsconfig.json', include: ['packages/*/src', '.generated/**/*'] }, null, 2) + '\n',
+  // The usual spelling: its `*.ts` also matches a file named `.ts`, and no other dot name.
+  'tsconfig.star.json': JSON.stringify({ extends: './tsconfig.json', include: ['packages/*/src/**/*.ts'] }, null, 2) + '\n',
 };
 
 describe(TITLE, () => {
@@ -163,10 +166,8 @@ describe(TITLE, () => {
     expectCurrent('typecheck', 'CLAUDE.md edited');
   });
 
-  // Open: tsc lists the project's root (strace shows it, include notwithstanding), and setup adds
-  // .claude/ and .mcp.json there. A listing is bound by its names, and leaving names out would be
-  // unsound (a linter over **/*.json reads .mcp.json), so the receipt goes STALE once. Kept as a
-  // failing expectation so that the day it holds, this test says so.
+  // tsc lists the project's root (strace shows it, include notwithstanding), and setup adds
+  // .claude/ and .mcp.json there: names tsc cannot include (core/listingNames.ts).
   it.skipIf(!availability.available)('running `vouch agent setup claude` leaves it CURRENT', () => {
     freshReceipt();
     const before = readFileSync(join(project.root, 'CLAUDE.md'), 'utf8');
@@ -193,8 +194,14 @@ describe(TITLE, () => {
     expectCurrent('typecheck', 'the new files removed');
   });
 
-  it.skipIf(!availability.available)('a check whose include can match a dot name keeps dot names: a new .generated/ makes it STALE, and tsc does compile it', () => {
+  it.skipIf(!availability.available)('a check whose include can match a dot name keeps that name: a new .generated/ makes it STALE, and tsc does compile it; .idea/ does not', () => {
     freshReceipt('typecheck-dots');
+    mkdirSync(join(project.root, '.idea'));
+    try {
+      expectCurrent('typecheck-dots', 'a .idea/ its include cannot match');
+    } finally {
+      rmSync(join(project.root, '.idea'), { recursive: true, force: true });
+    }
     const generated = join(project.root, '.generated');
     mkdirSync(generated);
     writeFileSync(join(generated, 'wrong.ts'), "export const wrong: number = 'not a number';\n");
@@ -210,6 +217,31 @@ describe(TITLE, () => {
     } finally {
       rmSync(generated, { recursive: true, force: true });
     }
+  });
+
+  it.skipIf(!availability.available)('a check whose include is `**/*.ts` keeps only the dot name `.ts`: a file named .ts makes it STALE, and tsc does compile it; other dot names do not', () => {
+    freshReceipt('typecheck-star');
+    const src = join(project.root, 'packages/a/src');
+    mkdirSync(join(project.root, '.idea'));
+    writeFileSync(join(project.root, '.prettierrc.json'), '{}\n');
+    writeFileSync(join(src, '.notes.ts.bak'), 'scratch\n');
+    try {
+      expectCurrent('typecheck-star', 'dot names its include cannot match');
+      writeFileSync(join(src, '.ts'), "export const wrong: number = 'not a number';\n");
+      const found = status('typecheck-star');
+      expect(found.freshness, JSON.stringify(found.reasons)).toBe('STALE');
+      expect(found.reasons.map((r: Json) => r.message).join('\n')).toContain('packages/a/src: entries TypeScript can include added, removed or changed kind');
+      // The ground truth: the compiler takes the file in, and fails on it.
+      const rerun = project.vouch(['run', 'typecheck-star']);
+      expect(rerun.code, rerun.stdout).not.toBe(0);
+      expect(rerun.stdout + rerun.stderr).toContain('src/.ts');
+    } finally {
+      for (const name of ['.ts', '.notes.ts.bak']) rmSync(join(src, name), { force: true });
+      rmSync(join(project.root, '.idea'), { recursive: true, force: true });
+      rmSync(join(project.root, '.prettierrc.json'), { force: true });
+    }
+    run('typecheck-star');
+    expectCurrent('typecheck-star', 'the file named .ts removed, and a run');
   });
 
   it.skipIf(!availability.available)('with a preload in NODE_OPTIONS (code that ran before tsc in its process), its listings keep every name', () => {

@@ -178,6 +178,8 @@ export function writeOutside(outside: string, files: Record<string, string>): vo
 
 /** Builds the campaign's project, store and outside directory, and runs the check once untraced so that its read-before-write cache is an earlier run's. */
 export function tracedFixture(name = 'traced-campaign'): TracedFixture {
+  // A fresh clone has no .tmp/ until some test makes it.
+  mkdirSync(join(REPO, '.tmp'), { recursive: true });
   const scratch = mkdtempSync(join(REPO, '.tmp', `${name}-outside-`));
   const outside = join(scratch, 'outside');
   const store = new ContentStore(join(scratch, 'pnpm-store'));

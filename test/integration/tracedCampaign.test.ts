@@ -101,7 +101,13 @@ async function campaign(via: 'scan' | 'observer', mutations: number, seed: Seed)
       proveFirst: 1,
       retraceEvery: RETRACE_EVERY,
     });
-    console.log(campaignReport(result, `traced campaign, answered by ${via === 'scan' ? 'a scan in this process' : 'an observer'}, ${seed.replay()}`) + (via === 'observer' ? `\nanswers not from the observer (a fallback to a scan): ${fallbacks}` : ''));
+    // How the observer looked at the evidence: whole, or only where its events said (src/observer/keptEvidence.ts).
+    const looks = via === 'observer' ? JSON.parse(fx.project.vouch(['observer', '--json'], { env }).stdout).evidence_looks : null;
+    console.log(
+      campaignReport(result, `traced campaign, answered by ${via === 'scan' ? 'a scan in this process' : 'an observer'}, ${seed.replay()}`) +
+        (via === 'observer' ? `\nanswers not from the observer (a fallback to a scan): ${fallbacks}\nevidence looks: ${looks.full} whole, ${looks.partial} partial, ${looks.entries} entries` : ''),
+    );
+    if (looks) expect(looks.partial, 'answers from a partial look at the evidence').toBeGreaterThan(0);
 
     if (mutations >= 1_000) {
       for (const category of CATEGORIES) {

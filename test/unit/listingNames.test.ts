@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { includeMatchesDotNames, keepsName, namesConfigLikeProgram, nodeOptionsRunCode } from '../../src/core/listingNames.js';
+import { includeDotNames, keepsName, namesConfigLikeProgram, nodeOptionsRunCode, typescriptNames } from '../../src/core/listingNames.js';
 
 describe('listing names: what tsc can act on', () => {
   it('without a filter, every name is kept', () => {
@@ -18,22 +18,61 @@ describe('listing names: what tsc can act on', () => {
     for (const name of ['a.ts', 'a.d.ts', 'a.tsx', 'a.mts', 'a.d.cts', 'a.js', 'a.jsx', 'a.cjs', 'a.mjs', 'data.json', 'UPPER.TS']) expect(keepsName('typescript', name, 'file'), name).toBe(true);
   });
 
-  it('an include pattern can match dot names when a component starts with a dot, or with * and then a dot or a wildcard', () => {
+  it('an include pattern spells out the dot names its components can match: a component starting with a dot, or * then a dot', () => {
     const config = (include: unknown) => JSON.stringify({ compilerOptions: {}, include });
-    for (const spec of ['.storybook/**/*', 'src/.gen', '*.config', 'src/*.*', '**.ts', '*?x', '/abs/.hidden/**', 'a\\.b']) expect(includeMatchesDotNames(config([spec])), spec).toBe(true);
-    for (const spec of ['src', 'packages/*/src', '**/*', '*', '?x', './src', '../shared/**/*', 'a*.ts', '${configDir}/src']) expect(includeMatchesDotNames(config([spec])), spec).toBe(false);
+    const cases: Array<[string, string[]]> = [
+      ['.storybook/**/*', ['.storybook']],
+      ['src/.gen', ['.gen']],
+      ['*.config', ['.config']],
+      ['src/**/*.ts', ['.ts']],
+      ['src/**/*.d.ts', ['.d.ts']],
+      ['/abs/.hidden/**', ['.hidden']],
+      ['a\\.b', ['.b']],
+      ['src', []],
+      ['packages/*/src', []],
+      ['**/*', []],
+      ['*', []],
+      ['?x', []],
+      ['./src', []],
+      ['../shared/**/*', []],
+      ['a*.ts', []],
+      ['${configDir}/src', []],
+    ];
+    for (const [spec, names] of cases) expect(includeDotNames(config([spec])), spec).toEqual(names);
+    expect(includeDotNames(config(['src/**/*.ts', '.storybook/*.tsx']))).toEqual(['.ts', '.storybook', '.tsx']);
   });
 
-  it('no include, or a text without one, cannot; an unreadable one or a malformed include may', () => {
-    expect(includeMatchesDotNames('{"compilerOptions": {"strict": true}}')).toBe(false);
-    expect(includeMatchesDotNames('{ "name": "dep", "version": "1.0.0" }')).toBe(false);
-    expect(includeMatchesDotNames('// comment\n{ "include": ["src",], }')).toBe(false);
-    expect(includeMatchesDotNames('\ufeff{ "include": [".x"] }')).toBe(true);
-    expect(includeMatchesDotNames('{ "include": "src" }')).toBe(true);
-    expect(includeMatchesDotNames('{ "include": [1] }')).toBe(true);
-    expect(includeMatchesDotNames('{ include: ["src"] }')).toBe(true);
-    expect(includeMatchesDotNames('{ "incl\\u0075de": [".x/**"] }')).toBe(true);
-    expect(includeMatchesDotNames('{ "incl\\u0075de": ["src"] }')).toBe(false);
+  it('a component that can match many dot names (a wildcard after its first character) makes any dot name possible', () => {
+    const config = (include: unknown) => JSON.stringify({ include });
+    for (const spec of ['src/*.*', '**.ts', '*?x', '.gen*', 'src/.*', '*.?s']) expect(includeDotNames(config(['src', spec])), spec).toBeNull();
+  });
+
+  it('no include, or a text without one, matches none; an unreadable one or a malformed include may match any', () => {
+    expect(includeDotNames('{"compilerOptions": {"strict": true}}')).toEqual([]);
+    expect(includeDotNames('{ "name": "dep", "version": "1.0.0" }')).toEqual([]);
+    expect(includeDotNames('// comment\n{ "include": ["src",], }')).toEqual([]);
+    expect(includeDotNames('\ufeff{ "include": [".x"] }')).toEqual(['.x']);
+    expect(includeDotNames('{ "include": "src" }')).toBeNull();
+    expect(includeDotNames('{ "include": [1] }')).toBeNull();
+    expect(includeDotNames('{ include: ["src"] }')).toBeNull();
+    expect(includeDotNames('{ "incl\\u0075de": [".x/**"] }')).toEqual(['.x']);
+    expect(includeDotNames('{ "incl\\u0075de": ["src"] }')).toEqual([]);
+  });
+
+  it('a listing bound to what tsc can include, plus dot names spelled out, keeps exactly those dot names, whatever their case', () => {
+    expect(typescriptNames([])).toBe('typescript');
+    expect(typescriptNames(['.TS', '.storybook', '.ts'])).toBe('typescript+.storybook/.ts');
+    const names = typescriptNames(['.ts', '.storybook']);
+    expect(keepsName(names, '.ts', 'file')).toBe(true);
+    expect(keepsName(names, '.TS', 'file')).toBe(true);
+    expect(keepsName(names, '.storybook', 'directory')).toBe(true);
+    expect(keepsName(names, '.claude', 'directory')).toBe(false);
+    expect(keepsName(names, '.mcp.json', 'file')).toBe(false);
+    expect(keepsName(names, '.tsx', 'file')).toBe(false);
+    // A dot name spelled out is still a file tsc must be able to take: .storybook as a file has no program extension.
+    expect(keepsName(names, '.storybook', 'file')).toBe(false);
+    expect(keepsName(names, 'README.md', 'file')).toBe(false);
+    expect(keepsName(names, 'a.ts', 'file')).toBe(true);
   });
 
   it('a config extending or referencing a config named like a program file names one; an unreadable one may', () => {
