@@ -51,11 +51,12 @@ export function verifiedOf(recorded: readonly EvidenceEntry[], entries: Evidence
  * holds them by, found in bulk: lstat'ed on the native addon's threads and matched against the
  * cache in one merge. The rest (links, directories, lookups, paths outside the root, a changed
  * file, or no addon) are looked at one by one. Each found entry is what look() would make.
+ * `among`: only these indexes (all by default).
  */
-function knownFiles(realRoot: string, recorded: readonly EvidenceEntry[], statCache: StatCache): Map<number, EvidenceEntry> {
+export function knownFiles(realRoot: string, recorded: readonly EvidenceEntry[], statCache: StatCache, among?: Iterable<number>): Map<number, EvidenceEntry> {
   const known = new Map<number, EvidenceEntry>();
   const indexes: number[] = [];
-  for (let index = 0; index < recorded.length; index++) {
+  for (const index of among ?? recorded.keys()) {
     const entry = recorded[index]!;
     if (entry.use === 'read' && entry.type === 'file' && entry.link === undefined && entry.executable === undefined && !entry.path.startsWith('/') && !entry.path.includes('\0')) indexes.push(index);
   }

@@ -3,7 +3,7 @@ import { absoluteEvidencePath, evidenceOf, sameEvidence, type EvidenceEntry } fr
 import { identityFields, nowNs } from '../core/identity.js';
 import type { StatCache } from '../core/statCache.js';
 import { EvidenceLooker } from '../fs/evidenceLook.js';
-import { lookAgain, verifiedOf, verifyEvidence, type VerifiedEvidence } from '../fs/verifyEvidence.js';
+import { knownFiles, lookAgain, verifiedOf, verifyEvidence, type VerifiedEvidence } from '../fs/verifyEvidence.js';
 import type { Change, ChangeLog, ChangeMark } from './changeLog.js';
 
 /**
@@ -49,10 +49,12 @@ export class KeptEvidence {
     this.counts.partial++;
     this.counts.looked += again.length;
     const looker = new EvidenceLooker(realRoot, this.statCache, nowNs());
+    // Files with a known identity in bulk, on the addon's threads, as a full look does: a package store's hard links are looked at on every answer.
+    const known = knownFiles(realRoot, recorded, this.statCache, again);
     const entries = kept.entries.slice();
     let same = true;
     for (const index of again) {
-      const entry = lookAgain(looker, recorded[index]!);
+      const entry = known.get(index) ?? lookAgain(looker, recorded[index]!);
       if (!sameEvidence(entry, entries[index]!)) same = false;
       entries[index] = entry;
       kept.always[index] = alwaysLooked(recorded[index]!, entry, this.statCache, kept.linkAbove) ? 1 : 0;
