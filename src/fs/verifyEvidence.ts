@@ -47,29 +47,40 @@ export function verifiedOf(recorded: readonly EvidenceEntry[], entries: Evidence
 }
 
 /**
- * The files read inside the root that are still regular files with the identity the stat cache
- * holds them by, found in bulk: lstat'ed on the native addon's threads and matched against the
- * cache in one merge. The rest (links, directories, lookups, paths outside the root, a changed
- * file, or no addon) are looked at one by one. Each found entry is what look() would make.
- * `among`: only these indexes (all by default).
+ * The files read that are still regular files with the identity the stat cache holds them by,
+ * found in bulk: lstat'ed on the native addon's threads and matched against the cache in one
+ * merge. The rest (links, directories, lookups, a changed file, or no addon) are looked at one by
+ * one. Each found entry is what look() would make.
+ * `among`: only these indexes (all by default); `identities`, when given, gets each found file's
+ * identity (core/identity.ts identityOf).
  */
-export function knownFiles(realRoot: string, recorded: readonly EvidenceEntry[], statCache: StatCache, among?: Iterable<number>): Map<number, EvidenceEntry> {
+export function knownFiles(realRoot: string, recorded: readonly EvidenceEntry[], statCache: StatCache, among?: Iterable<number>, identities?: Map<number, string>): Map<number, EvidenceEntry> {
   const known = new Map<number, EvidenceEntry>();
-  const indexes: number[] = [];
+  // Inside the root, relative to it; outside it (a tool's own files), relative to '/'.
+  const inside: number[] = [];
+  const outside: number[] = [];
   for (const index of among ?? recorded.keys()) {
     const entry = recorded[index]!;
-    if (entry.use === 'read' && entry.type === 'file' && entry.link === undefined && entry.executable === undefined && !entry.path.startsWith('/') && !entry.path.includes('\0')) indexes.push(index);
+    if (entry.use === 'read' && entry.type === 'file' && entry.link === undefined && entry.executable === undefined && !entry.path.includes('\0')) (entry.path.startsWith('/') ? outside : inside).push(index);
   }
-  if (indexes.length === 0) return known;
-  const paths = indexes.map((index) => recorded[index]!.path);
-  const stats = startPathStats(realRoot, paths)?.finish();
-  if (!stats) return known;
-  const digests = statCache.digestsFor(paths, stats.identities);
-  for (let at = 0; at < indexes.length; at++) {
-    const digest = digests[at];
-    if (digest === undefined) continue;
-    const entry = recorded[indexes[at]!]!;
-    known.set(indexes[at]!, entry.own ? { path: entry.path, use: 'read', own: true, type: 'file', digest } : { path: entry.path, use: 'read', type: 'file', digest });
+  const started = [
+    { indexes: inside, stats: inside.length > 0 ? startPathStats(realRoot, inside.map((index) => recorded[index]!.path)) : null },
+    { indexes: outside, stats: outside.length > 0 ? startPathStats('/', outside.map((index) => recorded[index]!.path.slice(1))) : null },
+  ];
+  for (const { indexes, stats: pending } of started) {
+    const stats = pending?.finish();
+    if (!stats) continue;
+    const digests = statCache.digestsFor(
+      indexes.map((index) => recorded[index]!.path),
+      stats.identities,
+    );
+    for (let at = 0; at < indexes.length; at++) {
+      const digest = digests[at];
+      if (digest === undefined) continue;
+      const entry = recorded[indexes[at]!]!;
+      identities?.set(indexes[at]!, stats.identities[at]!);
+      known.set(indexes[at]!, entry.own ? { path: entry.path, use: 'read', own: true, type: 'file', digest } : { path: entry.path, use: 'read', type: 'file', digest });
+    }
   }
   return known;
 }

@@ -1,6 +1,6 @@
 import { lstatSync, realpathSync } from 'node:fs';
-import { absoluteEvidencePath, evidenceOf, sameEvidence, type EvidenceEntry } from '../core/evidence.js';
-import { identityFields, nowNs } from '../core/identity.js';
+import { absoluteEvidencePath, evidenceOf, type EvidenceEntry } from '../core/evidence.js';
+import { IDENTITY_FIELDS, nowNs } from '../core/identity.js';
 import type { StatCache } from '../core/statCache.js';
 import { EvidenceLooker } from '../fs/evidenceLook.js';
 import { knownFiles, lookAgain, verifiedOf, verifyEvidence, type VerifiedEvidence } from '../fs/verifyEvidence.js';
@@ -50,14 +50,15 @@ export class KeptEvidence {
     this.counts.looked += again.length;
     const looker = new EvidenceLooker(realRoot, this.statCache, nowNs());
     // Files with a known identity in bulk, on the addon's threads, as a full look does: a package store's hard links are looked at on every answer.
-    const known = knownFiles(realRoot, recorded, this.statCache, again);
+    const identities = new Map<number, string>();
+    const known = knownFiles(realRoot, recorded, this.statCache, again, identities);
     const entries = kept.entries.slice();
     let same = true;
     for (const index of again) {
       const entry = known.get(index) ?? lookAgain(looker, recorded[index]!);
-      if (!sameEvidence(entry, entries[index]!)) same = false;
+      if (!sameEntry(entry, entries[index]!)) same = false;
       entries[index] = entry;
-      kept.always[index] = alwaysLooked(recorded[index]!, entry, this.statCache, kept.linkAbove) ? 1 : 0;
+      kept.always[index] = kept.unwatched[index] === 1 || alwaysLooked(recorded[index]!, entry, identities.get(index) ?? this.statCache.get(entry.path)?.identity) ? 1 : 0;
     }
     const verified = verifiedOf(recorded, entries, expectedDigest, same ? kept.digest : evidenceOf(entries).digest);
     this.keep(expectedDigest, { ...kept, mark, entries, digest: verified.digest });
@@ -71,18 +72,22 @@ export class KeptEvidence {
     if (mark === null) return verified;
     const linkAbove = linksAbove(realRoot);
     const always = new Uint8Array(recorded.length);
+    const unwatched = new Uint8Array(recorded.length);
     const byPath = new Map<string, number[]>();
     const above = new Set<string>();
+    const reads: number[] = [];
     for (let index = 0; index < recorded.length; index++) {
       const path = recorded[index]!.path;
-      always[index] = alwaysLooked(recorded[index]!, verified.entries[index]!, this.statCache, linkAbove) ? 1 : 0;
+      if (recorded[index]!.use === 'read') reads.push(index);
+      unwatched[index] = unwatchedPath(path, linkAbove) ? 1 : 0;
+      always[index] = unwatched[index] === 1 || alwaysLooked(recorded[index]!, verified.entries[index]!, this.statCache.get(path)?.identity) ? 1 : 0;
       const same = byPath.get(path);
       if (same) same.push(index);
       else byPath.set(path, [index]);
       if (path.startsWith('/')) continue;
       for (let slash = path.indexOf('/'); slash !== -1; slash = path.indexOf('/', slash + 1)) above.add(path.slice(0, slash));
     }
-    this.keep(expectedDigest, { mark, realRoot, recorded, entries: verified.entries, digest: verified.digest, always, byPath, above, linkAbove });
+    this.keep(expectedDigest, { mark, realRoot, recorded, entries: verified.entries, digest: verified.digest, always, unwatched, byPath, above, reads });
     return verified;
   }
 
@@ -103,57 +108,85 @@ interface Kept {
   digest: string;
   /** 1 for an entry looked at on every answer. */
   always: Uint8Array;
+  /** 1 for an entry whose path no event under the root names (outside it, through a link, not in the kernel's spelling): fixed until a full look. */
+  unwatched: Uint8Array;
   /** Indexes of the entries of each path. */
   byPath: Map<string, number[]>;
   /** Every directory above an entry inside the root, root-relative. */
   above: Set<string>;
-  linkAbove: (path: string) => boolean;
+  /** The indexes of the files read. */
+  reads: number[];
 }
 
 /**
  * The indexes to look at again, given the paths events named since the last look: those always
  * looked at, an entry of a named path, and the listing of a named path's directory. Null, and
- * everything is looked at again, when a directory above an entry was named, or the root itself;
- * or when a path was made that may be a new hard link to a file read (one that is not a directory
- * and has more than one link, or is already gone): the file's own path raises no event when it
- * gains a link, nor when it is written through the new one.
+ * everything is looked at again, when a directory above an entry was named, or the root itself.
+ * Every file read is looked at again (in bulk, by identity) when a path was made that may be a new
+ * hard link to one (not a directory, and with more than one link, or already gone: a temporary
+ * file; but not one of git's lock files): a file raises no event under its own path when it gains
+ * a link, nor when it is written through the new one, but its change time moves with either.
  */
 function affected(kept: Kept, changed: readonly Change[], realRoot: string): number[] | null {
   const again = new Set<number>();
   for (let index = 0; index < kept.always.length; index++) if (kept.always[index] === 1) again.add(index);
+  let reads = false;
   for (const { path, created } of changed) {
     if (path === '' || kept.above.has(path)) return null;
-    if (created && mayBeNewLink(absoluteEvidencePath(path, realRoot))) return null;
+    if (created && !reads && mayBeNewLink(absoluteEvidencePath(path, realRoot), path.startsWith('.git/'))) reads = true;
     for (const index of kept.byPath.get(path) ?? []) again.add(index);
     const slash = path.lastIndexOf('/');
     for (const index of kept.byPath.get(slash === -1 ? '.' : path.slice(0, slash)) ?? []) again.add(index);
   }
+  if (reads) for (const index of kept.reads) again.add(index);
   return [...again];
 }
 
-function mayBeNewLink(abs: string): boolean {
+/**
+ * `inGit`: a path under `.git/` that is gone again is git's own lock or temporary file (made with
+ * O_EXCL, then renamed or removed), or an observer's cookie: git makes no hard link to a file of
+ * the work tree, and its lock files come and go on every `git status` that refreshes the index.
+ */
+function mayBeNewLink(abs: string, inGit: boolean): boolean {
   try {
     const stats = lstatSync(abs, { throwIfNoEntry: false });
-    return stats === undefined || (!stats.isDirectory() && stats.nlink > 1);
+    return stats === undefined ? !inGit : !stats.isDirectory() && stats.nlink > 1;
   } catch {
     return true;
   }
 }
 
-/** Whether no event under the root can tell of a change to this entry (the list in KeptEvidence's comment). */
-function alwaysLooked(recorded: EvidenceEntry, now: EvidenceEntry, statCache: StatCache, linkAbove: (path: string) => boolean): boolean {
-  const path = recorded.path;
+/** Whether no event under the root names this path (the first items of KeptEvidence's list). */
+function unwatchedPath(path: string, linkAbove: (path: string) => boolean): boolean {
   // Events name paths in the kernel's spelling: plain ASCII, no '.' or '..' components, no '//'.
   if (path.startsWith('/') || !/^[\x20-\x7e]*$/.test(path) || (path !== '.' && /(^|\/)\.{1,2}(\/|$)|\/\/|\/$/.test(path))) return true;
-  if (recorded.link !== undefined || now.link !== undefined || now.type === 'error') return true;
-  if (now.type === 'file' && recorded.use === 'lookup') return true;
-  if (now.type === 'file' && recorded.use === 'read' && linkCount(statCache.get(path)?.identity) !== 1) return true;
   return linkAbove(path);
 }
 
-/** NaN when unknown. */
+/** Whether an entry as looked at now is one no event can tell of a change to (the rest of KeptEvidence's list); `identity`, its file's. */
+function alwaysLooked(recorded: EvidenceEntry, now: EvidenceEntry, identity: string | undefined): boolean {
+  if (recorded.link !== undefined || now.link !== undefined || now.type === 'error') return true;
+  if (now.type === 'file' && recorded.use === 'lookup') return true;
+  return now.type === 'file' && recorded.use === 'read' && linkCount(identity) !== 1;
+}
+
+const NLINK_FIELD = IDENTITY_FIELDS.indexOf('nlink');
+
+/** The link count field of core/identity.ts identityOf ("dev:ino:size:mode:nlink:…"); NaN when unknown. */
 function linkCount(identity: string | undefined): number {
-  return identity === undefined ? Number.NaN : Number(identityFields(identity).nlink);
+  if (identity === undefined) return Number.NaN;
+  let at = -1;
+  for (let field = 0; field < NLINK_FIELD; field++) {
+    at = identity.indexOf(':', at + 1);
+    if (at === -1) return Number.NaN;
+  }
+  const end = identity.indexOf(':', at + 1);
+  return Number(identity.slice(at + 1, end === -1 ? undefined : end));
+}
+
+/** Whether two looks at one path say the same: the fields of core/evidence.ts evidenceLine, without making the lines. */
+function sameEntry(a: EvidenceEntry, b: EvidenceEntry): boolean {
+  return a.path === b.path && a.use === b.use && a.own === b.own && a.type === b.type && a.link === b.link && a.digest === b.digest && a.executable === b.executable && a.names === b.names;
 }
 
 /** Whether a directory above a root-relative path, inside the root, is a symbolic link (or cannot be told), each directory lstat'ed once. */
