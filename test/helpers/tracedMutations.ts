@@ -193,6 +193,29 @@ export const CATEGORIES: Category[] = [
     },
   },
   {
+    // No event names the file read: the write goes through the other name (the observer's kept looks, src/observer/keptEvidence.ts).
+    name: 'a file the check reads, written through a hard link made in a directory it never listed',
+    expect: 'stale',
+    weight: 1,
+    apply(fx, draw) {
+      const path = draw.pick(['src/main.txt', '.env', 'lib/helper.js']);
+      const saved = save(join(fx.root, path));
+      const link = join(fx.root, 'docs', `linked-${draw.word()}`);
+      linkSync(saved.abs, link);
+      writeFileSync(link, draw.chance(0.5) ? sameSizeOther(saved.bytes, draw) : Buffer.concat([saved.bytes, Buffer.from('through a link\n')]));
+      const kept = draw.chance(0.5);
+      if (!kept) unlinkSync(link);
+      return {
+        variant: kept ? 'link kept' : 'link removed',
+        detail: `${path} written through ${link}${kept ? '' : ', then the link removed'}`,
+        revert() {
+          removePath(link);
+          restore(saved);
+        },
+      };
+    },
+  },
+  {
     name: 'an ignored file the check reads',
     expect: 'stale',
     weight: 1,
