@@ -69,25 +69,19 @@ export class KeptEvidence {
     this.counts.full++;
     this.counts.looked += recorded.length;
     const verified = verifyEvidence(this.root, recorded, this.statCache, expectedDigest);
-    if (mark === null) return verified;
+    // Entries are found by path with a binary search: evidence is stored sorted, and any that is not is looked at whole every time.
+    if (mark === null || !sortedByPath(recorded)) return verified;
     const linkAbove = linksAbove(realRoot);
     const always = new Uint8Array(recorded.length);
     const unwatched = new Uint8Array(recorded.length);
-    const byPath = new Map<string, number[]>();
-    const above = new Set<string>();
     const reads: number[] = [];
     for (let index = 0; index < recorded.length; index++) {
       const path = recorded[index]!.path;
       if (recorded[index]!.use === 'read') reads.push(index);
       unwatched[index] = unwatchedPath(path, linkAbove) ? 1 : 0;
       always[index] = unwatched[index] === 1 || alwaysLooked(recorded[index]!, verified.entries[index]!, this.statCache.get(path)?.identity) ? 1 : 0;
-      const same = byPath.get(path);
-      if (same) same.push(index);
-      else byPath.set(path, [index]);
-      if (path.startsWith('/')) continue;
-      for (let slash = path.indexOf('/'); slash !== -1; slash = path.indexOf('/', slash + 1)) above.add(path.slice(0, slash));
     }
-    this.keep(expectedDigest, { mark, realRoot, recorded, entries: verified.entries, digest: verified.digest, always, unwatched, byPath, above, reads });
+    this.keep(expectedDigest, { mark, realRoot, recorded, entries: verified.entries, digest: verified.digest, always, unwatched, reads });
     return verified;
   }
 
@@ -110,10 +104,6 @@ interface Kept {
   always: Uint8Array;
   /** 1 for an entry whose path no event under the root names (outside it, through a link, not in the kernel's spelling): fixed until a full look. */
   unwatched: Uint8Array;
-  /** Indexes of the entries of each path. */
-  byPath: Map<string, number[]>;
-  /** Every directory above an entry inside the root, root-relative. */
-  above: Set<string>;
   /** The indexes of the files read. */
   reads: number[];
 }
@@ -131,12 +121,16 @@ function affected(kept: Kept, changed: readonly Change[], realRoot: string): num
   const again = new Set<number>();
   for (let index = 0; index < kept.always.length; index++) if (kept.always[index] === 1) again.add(index);
   let reads = false;
+  const { recorded } = kept;
   for (const { path, created } of changed) {
-    if (path === '' || kept.above.has(path)) return null;
+    if (path === '') return null;
+    const below = lowerBound(recorded, `${path}/`);
+    if (below < recorded.length && recorded[below]!.path.startsWith(`${path}/`)) return null;
     if (created && !reads && mayBeNewLink(absoluteEvidencePath(path, realRoot), path.startsWith('.git/'))) reads = true;
-    for (const index of kept.byPath.get(path) ?? []) again.add(index);
     const slash = path.lastIndexOf('/');
-    for (const index of kept.byPath.get(slash === -1 ? '.' : path.slice(0, slash)) ?? []) again.add(index);
+    for (const named of [path, slash === -1 ? '.' : path.slice(0, slash)]) {
+      for (let index = lowerBound(recorded, named); index < recorded.length && recorded[index]!.path === named; index++) again.add(index);
+    }
   }
   if (reads) for (const index of kept.reads) again.add(index);
   return [...again];
@@ -147,6 +141,23 @@ function affected(kept: Kept, changed: readonly Change[], realRoot: string): num
  * O_EXCL, then renamed or removed), or an observer's cookie: git makes no hard link to a file of
  * the work tree, and its lock files come and go on every `git status` that refreshes the index.
  */
+/** The first index whose path is not before `path`, in core/evidence.ts compareEvidencePaths's order. */
+function lowerBound(recorded: readonly EvidenceEntry[], path: string): number {
+  let low = 0;
+  let high = recorded.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (recorded[middle]!.path < path) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+function sortedByPath(recorded: readonly EvidenceEntry[]): boolean {
+  for (let index = 1; index < recorded.length; index++) if (recorded[index - 1]!.path > recorded[index]!.path) return false;
+  return true;
+}
+
 function mayBeNewLink(abs: string, inGit: boolean): boolean {
   try {
     const stats = lstatSync(abs, { throwIfNoEntry: false });

@@ -194,6 +194,15 @@ describe('kept looks at a traced receipt', () => {
     expect(looks.counts).toMatchObject({ full: 4, partial: 0 });
   });
 
+  it('looks at evidence stored out of order whole, every time', async () => {
+    const { project, recorded, digest, changes } = await rig();
+    const looks = new KeptEvidence(project.root, new MemoryStatCache(), changes);
+    const reversed = recorded.slice().reverse();
+    looks.verify(reversed, digest);
+    looks.verify(reversed, digest);
+    expect(looks.counts).toMatchObject({ full: 2, partial: 0 });
+  });
+
   it("looks at everything again past the change log's length", async () => {
     const { project, changes, looks, answer } = await rig();
     answer();
