@@ -62,6 +62,13 @@ describe("listings bound to the names tsc can act on", () => {
     expect(filter.configs.get(tsconfig)).toBe(createHash('sha256').update(JSON.stringify({ compilerOptions: { strict: true }, include: ['src'] })).digest('hex'));
   });
 
+  it('a config whose include spells out dot names: the listings keep those names too', () => {
+    write('tsconfig.json', '{ "include": ["src/**/*.ts", ".generated/**/*"] }');
+    const extended = write('node_modules/base/tsconfig.json', '{ "include": ["*.config/**"] }');
+    const filter = listingFilterOf([listed('', [0])], [compiler({ configs: [...compiler().configs, extended] })]);
+    expect([...filter.names]).toEqual([[dir, 'typescript+.config/.generated/.ts']]);
+  });
+
   it('a listing any other program made too, or another compiler that does not check out, keeps all names', () => {
     const filter = listingFilterOf([listed('', [0], true), listed('src', [0, 1]), listed('lib', [0])], [compiler(), compiler({ watch: true })]);
     expect([...filter.names.keys()]).toEqual([join(dir, 'lib')]);
@@ -72,8 +79,8 @@ describe("listings bound to the names tsc can act on", () => {
     ['a file read before the script (a preload)', () => compiler({ firstRead: write('pre.cjs', 'void 0;\n') })],
     ['nothing read at all', () => compiler({ firstRead: null })],
     ['a script that is no tsc of a typescript package', () => compiler({ script: write('tools/tsc', 'void 0;\n'), firstRead: join(dir, 'tools/tsc') })],
-    ['a config whose include can match a dot name', () => (write('tsconfig.json', '{ "include": ["src", ".generated/**/*"] }'), compiler())],
-    ['a config extended from a package, whose include starts with *.', () => compiler({ configs: [...compiler().configs, write('node_modules/base/tsconfig.json', '{ "include": ["*.config/**"] }')] })],
+    ['a config whose include can match many dot names', () => (write('tsconfig.json', '{ "include": ["src", ".gen*/**/*"] }'), compiler())],
+    ['a config extended from a package, whose include can match many dot names', () => compiler({ configs: [...compiler().configs, write('node_modules/base/tsconfig.json', '{ "include": ["src/*.*"] }')] })],
     ['a config gone since', () => compiler({ configs: [join(dir, 'gone.json')] })],
     ['a config that is not JSON', () => (write('tsconfig.json', '{ "include": [ '), compiler())],
     ['a file with a program extension on its command line (`-p tsconfig.app.ts`)', () => compiler({ programArgument: true })],

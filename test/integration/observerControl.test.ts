@@ -90,6 +90,7 @@ describe('with an observer running', () => {
       'last_rescan',
       'patches',
       'last_patch',
+      'evidence_looks',
       'ready_ms',
       'socket',
     ]);
@@ -97,6 +98,7 @@ describe('with an observer running', () => {
     expect(report.last_rescan).toMatchObject({ reason: 'first-index' });
     expect(report.rescans_by_reason).toEqual([{ reason: 'first-index', count: report.rescans }]);
     expect([report.patches, report.last_patch]).toEqual([0, null]);
+    expect(report.evidence_looks).toEqual({ full: 0, partial: 0, entries: 0 });
     const text = await command(observerCommand, p);
     expect(text.stdout).toContain(`pid            ${process.pid}`);
   });

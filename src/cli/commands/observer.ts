@@ -68,7 +68,7 @@ function text(info: ObserverInfo | null): string {
     ['last rescan', info.lastRescan ? `${iso(info.lastRescan.at)}, ${formatDuration(info.lastRescan.durationMs)} (${info.lastRescan.reason})` : '-'],
     ['patches', String(info.patches)],
     ['last patch', info.lastPatch ? `${iso(info.lastPatch.at)}, ${formatDuration(info.lastPatch.durationMs)} (${info.lastPatch.paths} ${info.lastPatch.paths === 1 ? 'path' : 'paths'})` : '-'],
-    ['evidence looks', `${info.evidenceLooks.full} whole, ${info.evidenceLooks.partial} partial (${info.evidenceLooks.entries} entries)`],
+    ['evidence', `${info.evidenceLooks.full} whole, ${info.evidenceLooks.partial} partial looks (${info.evidenceLooks.entries} entries)`],
     ['socket', info.socket],
   ];
   return table(rows);
