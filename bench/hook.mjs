@@ -14,7 +14,12 @@
 // wrong decision fails the benchmark.
 //
 //   node bench/hook.mjs [--runs 30] [--warmup 3] [--sources 1000] [--installed 10000]
-//                       [--modes observer,scan] [--vouch dist/bin/main.js] [--out FILE] [--keep]
+//                       [--modes observer,scan] [--vouch dist/bin/main.js] [--baseline OTHER/main.js]
+//                       [--env NAME=VALUE] [--out FILE] [--keep]
+//
+// --baseline adds each vouch case again, run by another build (an older checkout's dist/bin/main.js),
+// and --env each again with a variable set (VOUCH_OBSERVER_TIMEOUT_MS=1, say), in the
+// same rounds, so that a change is measured side by side under the same load.
 //
 // Every observer it starts is stopped before it exits, also on an error or Ctrl-C.
 
@@ -40,13 +45,15 @@ function parseOptions() {
       installed: { type: "string", default: "10000" },
       modes: { type: "string", default: "observer,scan" },
       vouch: { type: "string", default: join(REPO, "dist", "bin", "main.js") },
+      baseline: { type: "string" },
+      env: { type: "string" },
       out: { type: "string" },
       keep: { type: "boolean", default: false },
       help: { type: "boolean", default: false },
     },
   });
   if (values.help) {
-    console.log("usage: node bench/hook.mjs [--runs N] [--warmup N] [--sources N] [--installed N] [--modes observer,scan] [--vouch PATH] [--out FILE] [--keep]");
+    console.log("usage: node bench/hook.mjs [--runs N] [--warmup N] [--sources N] [--installed N] [--modes observer,scan] [--vouch PATH] [--baseline PATH] [--env NAME=VALUE] [--out FILE] [--keep]");
     process.exit(0);
   }
   const whole = (flag, min) => {
@@ -63,9 +70,21 @@ function parseOptions() {
     installed: whole("installed", 0),
     modes,
     vouch: resolve(values.vouch),
+    baseline: values.baseline === undefined ? undefined : resolve(values.baseline),
+    extraEnv: values.env === undefined ? undefined : envPair(values.env),
     out: values.out ?? join(tmpdir(), `vouch-bench-hook-${Date.now()}.json`),
     keep: values.keep,
   };
+}
+
+function envOption(options) {
+  return options.extraEnv === undefined ? null : `${options.extraEnv.name}=${options.extraEnv.value}`;
+}
+
+function envPair(text) {
+  const at = text.indexOf("=");
+  if (at < 1) throw new Error(`--env wants NAME=VALUE, not "${text}"`);
+  return { name: text.slice(0, at), value: text.slice(at + 1) };
 }
 
 /** Claude Code's PreToolUse input for its Bash tool (hooks reference, "Common input fields"). */
@@ -155,9 +174,18 @@ async function run(options) {
       },
     ];
 
+    const own = cases.slice(1);
+    if (options.baseline !== undefined) {
+      for (const c of own) cases.push({ ...c, name: `${c.name} [baseline]`, argv: c.argv.map((arg) => (arg === options.vouch ? options.baseline : arg)) });
+    }
+    if (options.extraEnv !== undefined) {
+      const { name, value } = options.extraEnv;
+      for (const c of own) cases.push({ ...c, name: `${c.name} [${name}=${value}]`, env: { ...env, [name]: value } });
+    }
+
     const results = {
       machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model ?? null, memory_gb: Math.round(totalmem() / 2 ** 30), kernel: release(), node: process.version, load_average_at_start: loadavg().map((x) => Math.round(x * 100) / 100) },
-      options: { runs: options.runs, warmup: options.warmup, sources: options.sources, installed: options.installed, vouch: options.vouch },
+      options: { runs: options.runs, warmup: options.warmup, sources: options.sources, installed: options.installed, vouch: options.vouch, baseline: options.baseline ?? null, env: envOption(options) },
       modes: {},
     };
     for (const mode of options.modes) {
@@ -170,7 +198,7 @@ async function run(options) {
       const samples = new Map(cases.map((c) => [c.name, []]));
       for (let round = 0; round < options.warmup + options.runs; round++) {
         for (const c of cases) {
-          const result = await timed(c.argv, c.stdin, c.cwd, env);
+          const result = await timed(c.argv, c.stdin, c.cwd, c.env ?? env);
           let ok = false;
           try {
             ok = result.code === 0 && c.expect(result.stdout);

@@ -91,7 +91,7 @@ async function answerBash(host: Host, event: BashEvent, context: HookContext, se
         evaluated: decision,
         answers: seen.answers ?? [],
         forced: forced && decision.kind !== 'deny' && decision.checks.length > 0,
-        latencyMs: performance.now(),
+        latencyMs: sinceStart(),
         at: Date.now(),
       });
       await recordLedger(seen.stateDir, entry, retentionOf(seen.configText));
@@ -106,7 +106,7 @@ async function answerBash(host: Host, event: BashEvent, context: HookContext, se
     decision: response.decision,
     why: response.why,
     checks: decision.checks,
-    latency_ms: Math.round(performance.now()),
+    latency_ms: Math.round(sinceStart()),
     source,
     ...(mode === 'shadow' ? { mode } : {}),
   });
@@ -122,4 +122,9 @@ async function sayOnce(host: Host, cwd: string, sessionId: string | null, notice
   const out = noticeOutput(host.name, `vouch: ${notice}. Until then, the vouch hook lets every command run as typed.`);
   if (out.stderr !== '') context.warn?.(out.stderr);
   return out.stdout;
+}
+
+/** Milliseconds since this process started, as performance.now() says, without loading perf_hooks for the global (about 0.6 ms). */
+function sinceStart(): number {
+  return process.uptime() * 1000;
 }

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, constants, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, renameSync, unlinkSync, writeSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { VouchError } from '../core/errors.js';
@@ -128,7 +127,10 @@ export function openStateFile(path: string, mode: StateFileMode, stateDir: strin
 
 /** Writes a whole file in the state dir: a reader sees the old one or the new one, and a link at `path` is replaced, not followed. */
 export function writeStateFile(path: string, data: string, stateDir: string): void {
-  const temporary = `${path}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
+  // Unique by the pid among running processes (this write is synchronous); the random part only
+  // steps past a leftover of a dead process with the same pid. O_EXCL and O_NOFOLLOW make any clash
+  // an error, never a write elsewhere, so it needs no node:crypto, whose load costs the hook 2-3 ms.
+  const temporary = `${path}.${process.pid}-${Math.random().toString(16).slice(2, 10)}.tmp`;
   const fd = openStateFile(temporary, 'exclusive', stateDir);
   try {
     writeSync(fd, data);
