@@ -36,7 +36,7 @@ export function saveStatCache(db: Database.Database, cache: MemoryStatCache): bo
       const remove = live.prepare('DELETE FROM stat_cache WHERE path = ?');
       live.transaction(() => {
         for (const path of cache.dirty) {
-          const entry = cache.entries.get(path);
+          const entry = cache.get(path);
           if (entry) upsert.run(path, entry.identity, entry.digest);
           else remove.run(path);
         }
