@@ -43,9 +43,16 @@ export class MemoryStatCache implements StatCache {
    */
   private mayPin: Uint8Array;
 
-  /** The rows are used as they are; they must be sorted by path, byte by byte (as the store holds them). */
-  constructor(private rows: StatCacheRows = { paths: [], identities: [], digests: [] }) {
-    this.mayPin = new Uint8Array(rows.paths.length).fill(1);
+  /**
+   * The rows are used as they are; they must be sorted by path, byte by byte (as the store holds
+   * them). `longLived`: the process keeps the cache across scans (the observer), and its paths are
+   * shared with each listing as above; a command that exits after one scan does not pay for it.
+   */
+  constructor(
+    private rows: StatCacheRows = { paths: [], identities: [], digests: [] },
+    private readonly longLived = false,
+  ) {
+    this.mayPin = new Uint8Array(longLived ? rows.paths.length : 0).fill(1);
   }
 
   /** Every entry, in a map made for the asking. */
@@ -67,14 +74,21 @@ export class MemoryStatCache implements StatCache {
   set(path: string, identity: string, digest: string) {
     const old = this.get(path);
     if (old?.identity === identity && old.digest === digest) return;
-    this.changes.set(path, { identity, digest });
-    this.dirty.add(path);
+    const key = this.ownPath(path);
+    this.changes.set(key, { identity, digest });
+    this.dirty.add(key);
   }
 
   delete(path: string) {
     if (this.get(path) === undefined) return;
-    this.changes.set(path, null);
-    this.dirty.add(path);
+    const key = this.ownPath(path);
+    this.changes.set(key, null);
+    this.dirty.add(key);
+  }
+
+  /** Kept until the process saves the cache, which the observer does when it stops: no slice of a listing. */
+  private ownPath(path: string): string {
+    return this.longLived ? unsliced(path) : path;
   }
 
   /**
@@ -106,7 +120,7 @@ export class MemoryStatCache implements StatCache {
       push(added[next]!, entry.identity, entry.digest);
     }
     this.rows = rows;
-    this.mayPin = new Uint8Array(rows.paths.length).fill(1);
+    this.mayPin = new Uint8Array(this.longLived ? rows.paths.length : 0).fill(1);
     this.changes = new Map();
   }
 
@@ -129,7 +143,7 @@ export class MemoryStatCache implements StatCache {
     const changes = this.changes.size > 0 ? this.changes : null;
     // The rows are merged with the paths, both ascending; a listing that goes back is looked up path by path.
     let merging = true;
-    const taken = new Uint8Array(rows.paths.length);
+    const taken = this.longLived ? new Uint8Array(rows.paths.length) : null;
     let row = 0;
     let merged = '';
     for (let index = 0; index < paths.length; index++) {
@@ -152,8 +166,10 @@ export class MemoryStatCache implements StatCache {
             found = { identity: rows.identities[row]!, digest: rows.digests[row]! };
             // The listing's own string from now on: the rows' copy of every path (a slice of the
             // store's column) is let go.
-            rows.paths[row] = path;
-            taken[row] = 1;
+            if (taken !== null) {
+              rows.paths[row] = path;
+              taken[row] = 1;
+            }
           }
           // Beyond the BMP, JavaScript orders strings otherwise than bytes do, and the merge may
           // stop short of the row at one that sorts otherwise. A miss is never a wrong digest, but
@@ -166,7 +182,7 @@ export class MemoryStatCache implements StatCache {
       if (found !== undefined && found.identity === identity) digests[index] = found.digest;
     }
     const mayPin = this.mayPin;
-    for (let at = 0; at < rows.paths.length; at++) {
+    for (let at = 0; taken !== null && at < rows.paths.length; at++) {
       if (taken[at] === 1) mayPin[at] = 1;
       else if (mayPin[at] === 1) {
         rows.paths[at] = unsliced(rows.paths[at]!);

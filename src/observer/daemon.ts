@@ -64,7 +64,7 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
   // Not opened to read on a full disk: that connection would lock every other vouch process
   // out for as long as the observer lives. It fails to start instead, and commands scan directly.
   const store = openStore(options.stateDir, { readWhenFull: false });
-  const statCache = loadStatCache(store.db);
+  const statCache = loadStatCache(store.db, true);
   // The same key the CLI uses: the daemon runs as the same user, with the environment "vouch start" had.
   const key = envKey({ root: options.root, stateDir: options.stateDir }, options.env);
   let readyMs: number | null = null;

@@ -47,7 +47,7 @@ describe('the stat cache', () => {
       // As git lists them (by bytes), or, now and then, in another order.
       if (next(4) > 0) listed.sort(byBytes);
       const identities = listed.map((path) => [null, `id-${path}`, `id-${path}`, `changed-${path}`][next(4)] ?? null);
-      const bulk = new MemoryStatCache(rows).digestsFor(listed, identities);
+      const bulk = new MemoryStatCache({ paths: rows.paths.slice(), identities: rows.identities, digests: rows.digests }, round % 2 === 1).digestsFor(listed, identities);
       const oneByOne = expectedDigests(new MemoryStatCache(rows), listed, identities);
       expect(bulk, `${SEED.replay()}, round ${round}: ${JSON.stringify(listed)}`).toEqual(oneByOne);
     }
@@ -76,7 +76,8 @@ describe('the stat cache', () => {
     for (let round = 0; round < 100; round++) {
       const word = () => Array.from({ length: 1 + next(4) }, () => ALPHABET[next(ALPHABET.length)]).join('');
       const loaded = [...new Set(Array.from({ length: next(40) }, word))].sort(byBytes);
-      const cache = new MemoryStatCache({ paths: loaded.slice(), identities: loaded.map((path) => `id-${path}`), digests: loaded.map((path) => `digest-${path}`) });
+      // Every other round as the observer keeps it, sharing its paths with each listing.
+      const cache = new MemoryStatCache({ paths: loaded.slice(), identities: loaded.map((path) => `id-${path}`), digests: loaded.map((path) => `digest-${path}`) }, round % 2 === 1);
       const truth = new Map(loaded.map((path) => [path, { identity: `id-${path}`, digest: `digest-${path}` }]));
       for (let step = 0; step < 60; step++) {
         const path = word();
