@@ -79,7 +79,8 @@ export function plainPathAt(plain: PlainLines, index: number): string {
   return plain.lines.toString('latin1', colon + 1, colon + 1 + length);
 }
 
-function plainEntryAt(plain: PlainLines, index: number): InputEntry {
+/** One plain line as the installed entry it stands for. */
+export function plainEntryAt(plain: PlainLines, index: number): InputEntry & { origin: 'installed'; type: 'file' } {
   const start = plain.offsets[index] as number;
   const end = plain.offsets[index + 1] as number;
   const colon = plain.lines.indexOf(58, start);

@@ -49,7 +49,7 @@ export class InputScanner {
   }
 
   /** The observation and what its manifest was made of, for an index that patches it later. */
-  observeWithBasis(definition: CheckDefinition): { observation: Observation; basis: ManifestBasis } {
+  observeWithBasis(definition: CheckDefinition): { observation: Observation; basis: ManifestBasis; eachSourceIdentity: (visit: (path: string, identity: string) => void) => void } {
     this.installedScans.start(definition.installed);
     const sources = this.listSources();
     const problems: Reason[] = [...sources.problems];
@@ -86,7 +86,11 @@ export class InputScanner {
     const basis: ManifestBasis = { entries: sorted, plain: native ? native.plain : null };
     const manifest = manifestFromBasis(basis);
     let identities: Map<string, string> | undefined;
-    const identitiesOf = () => this.identitiesOf(selected);
+    const identitiesOf = () => {
+      const map = new Map<string, string>();
+      this.eachIdentity(selected, (path, identity) => map.set(path, identity));
+      return map;
+    };
     const observation: Observation = {
       manifest,
       problems: boundedReasons(problems),
@@ -98,7 +102,7 @@ export class InputScanner {
         return identities;
       },
     };
-    return { observation, basis };
+    return { observation, basis, eachSourceIdentity: (visit) => this.eachIdentity(selected, visit) };
   }
 
   /**
@@ -138,16 +142,15 @@ export class InputScanner {
     return entries;
   }
 
-  private identitiesOf(selected: readonly number[]): Map<string, string> {
-    const identities = new Map<string, string>();
+  /** The identity of each selected source, as sourceIdentities has it. */
+  private eachIdentity(selected: readonly number[], visit: (path: string, identity: string) => void): void {
     const paths = this.listSources().paths;
     const rows = this.sourceRows;
     for (const index of selected) {
       const path = paths[index]!;
       const identity = this.sourceIdentity.get(path) ?? (rows?.digests[index] !== undefined ? rows.identities[index] : undefined);
-      if (identity !== undefined && identity !== null) identities.set(path, identity);
+      if (identity !== undefined && identity !== null) visit(path, identity);
     }
-    return identities;
   }
 
   /** Per source (aligned with the listing): the native lstat's identity, and the cached digest it matches. */

@@ -46,6 +46,8 @@ export interface ObserverReady {
 
 const FIRST_INDEX_DEADLINE_MS = 30_000;
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+/** Fewer changes than this stay in the stat cache's map of changes: folding costs a copy of its columns. */
+const FOLD_CHANGES = 1024;
 
 /**
  * Runs the observer until it is stopped (by "stop", a signal, or the idle
@@ -62,7 +64,7 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
   // Not opened to read on a full disk: that connection would lock every other vouch process
   // out for as long as the observer lives. It fails to start instead, and commands scan directly.
   const store = openStore(options.stateDir, { readWhenFull: false });
-  const statCache = loadStatCache(store.db);
+  const statCache = loadStatCache(store.db, true);
   // The same key the CLI uses: the daemon runs as the same user, with the environment "vouch start" had.
   const key = envKey({ root: options.root, stateDir: options.stateDir }, options.env);
   let readyMs: number | null = null;
@@ -93,9 +95,9 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
     onSnapshot: (snapshot) => {
       session.scanned(snapshot);
       collectSoon();
-      // The stat cache's lookup table is made on its first lookup alone (28 ms at 150k files): the
-      // first patch after an edit would pay for it, so it is made now, while nothing waits.
-      setImmediate(() => statCache.get(''));
+      // What the scan changed in the stat cache (every file on a first index without a store) is
+      // folded into its columns, so each path is held once and no map of them lives on.
+      setImmediate(() => statCache.fold(FOLD_CHANGES));
     },
     ruleFiles: outsideRuleFiles(options.root, options.env),
     ...(queue ? { queue } : {}),

@@ -3,7 +3,8 @@ import { setImmediate as yieldToEvents } from 'node:timers/promises';
 import type { CheckDefinition } from '../core/definition.js';
 import { identityOf, nowNs } from '../core/identity.js';
 import type { Observation } from '../core/observation.js';
-import type { StatCache } from '../core/statCache.js';
+import { unsliced, type StatCache } from '../core/statCache.js';
+import { plainEntryAt, plainLineCount, type ManifestBasis } from '../core/manifest.js';
 import { InputScanner } from '../fs/inputScanner.js';
 import { patchIndex, type IndexedCheck } from './indexPatch.js';
 import { isCalm, isStalled, type QueueWindows } from './queueWatch.js';
@@ -335,24 +336,40 @@ export class WarmIndex {
     const observations = new Map<string, Observation>();
     const indexed = new Map<string, IndexedCheck>();
     const linked = new Map<string, string>();
-    const paths = new Set<string>();
+    // One check (the usual case) counts its files without a set of every path.
+    const paths = this.tracked.size > 1 ? new Set<string>() : null;
+    let files = 0;
     const directories = new Set<string>();
     for (const [key, check] of this.tracked) {
-      const { observation: scanned, basis } = scanner.observeWithBasis(check as unknown as CheckDefinition);
-      for (const [path, identity] of scanned.sourceIdentities) if (linkCount(identity) > 1) linked.set(path, identity);
+      const { observation: scanned, basis, eachSourceIdentity } = scanner.observeWithBasis(check as unknown as CheckDefinition);
+      // Not scanned.sourceIdentities: a map of every source, where only the hard-linked ones are kept.
+      eachSourceIdentity((path, identity) => {
+        if (linkCount(identity) > 1) linked.set(path, identity);
+      });
       // Kept without the scanner behind its source identities: only the hard-linked ones matter here, in `linked`.
       const observation: Observation = { manifest: scanned.manifest, problems: scanned.problems, healthy: scanned.healthy, source: scanned.source, sourceIdentities: NO_IDENTITIES };
       observations.set(key, observation);
       indexed.set(key, { check, observation, basis });
-      for (const entry of observation.manifest.entries) {
-        if (paths.has(entry.path)) continue;
-        paths.add(entry.path);
-        const slash = entry.path.lastIndexOf('/');
-        directories.add(slash < 0 ? '' : entry.path.slice(0, slash));
-        if (entry.type === 'file' && entry.origin === 'installed' && linkCount(entry.identity) > 1) linked.set(entry.path, entry.identity);
-      }
+      // From the basis, not manifest.entries: that would make an entry of every installed line and
+      // keep them with the snapshot (11 MB at 50k installed files).
+      eachBasisFile(basis, (path, identity) => {
+        if (paths !== null) {
+          if (paths.has(path)) return;
+          paths.add(path);
+        }
+        files++;
+        const slash = path.lastIndexOf('/');
+        if (slash < 0) directories.add('');
+        else {
+          const directory = path.slice(0, slash);
+          // A copy: a slice would keep this scan's whole git listing alive for as long as the
+          // watch session keeps the directories (3 MB at 100k sources).
+          if (!directories.has(directory)) directories.add(unsliced(directory));
+        }
+        if (identity !== null && linkCount(identity) > 1) linked.set(path, identity);
+      });
     }
-    this.snapshot = { generation, observedAt: started, observations, indexed, linked: [...linked], files: paths.size, directories, rules, calm: this.queue === null ? null : calm };
+    this.snapshot = { generation, observedAt: started, observations, indexed, linked: [...linked], files, directories, rules, calm: this.queue === null ? null : calm };
     this.lastFull = started;
     this.patchedSinceFull = false;
     for (const [code, gap] of this.gaps) if (!gap.lasting && gap.generation <= generation) this.gaps.delete(code);
@@ -368,11 +385,29 @@ export class WarmIndex {
   }
 }
 
+/** Every path of a manifest's basis, with its identity when it is an installed file (null otherwise). */
+function eachBasisFile(basis: ManifestBasis, visit: (path: string, identity: string | null) => void): void {
+  for (const entry of basis.entries) visit(entry.path, entry.type === 'file' && entry.origin === 'installed' ? entry.identity : null);
+  if (basis.plain === null) return;
+  const count = plainLineCount(basis.plain);
+  for (let index = 0; index < count; index++) {
+    const entry = plainEntryAt(basis.plain, index);
+    visit(entry.path, entry.identity);
+  }
+}
+
 function keyOf(check: ObservedInputs): string {
   return JSON.stringify([check.inputs, check.installed]);
 }
 
 /** The nlink field of an identity (dev:ino:size:mode:nlink:mtime:ctime). */
 function linkCount(identity: string): number {
-  return Number(identity.split(':')[4] ?? 1);
+  // Without split: a full scan asks this of every input, and 100k arrays of 7 strings were 20 MB of garbage.
+  let at = -1;
+  for (let field = 0; field < 4; field++) {
+    at = identity.indexOf(':', at + 1);
+    if (at < 0) return 1;
+  }
+  const end = identity.indexOf(':', at + 1);
+  return Number(identity.slice(at + 1, end < 0 ? identity.length : end));
 }

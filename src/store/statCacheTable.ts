@@ -9,7 +9,7 @@ import { withRecovery } from './openStore.js';
  * JavaScript than a row object each. No field holds a NUL; if one did, the columns would not
  * line up, and the cache is dropped (it only saves work).
  */
-export function loadStatCache(db: Database.Database): MemoryStatCache {
+export function loadStatCache(db: Database.Database, longLived = false): MemoryStatCache {
   const [paths, identities, digests] = withRecovery(db, (live) =>
     live
       .prepare(
@@ -18,10 +18,10 @@ export function loadStatCache(db: Database.Database): MemoryStatCache {
       .raw()
       .get(),
   ) as [string | null, string | null, string | null];
-  if (paths === null || identities === null || digests === null) return new MemoryStatCache();
+  if (paths === null || identities === null || digests === null) return new MemoryStatCache(undefined, longLived);
   const rows: StatCacheRows = { paths: paths.split('\0'), identities: identities.split('\0'), digests: digests.split('\0') };
-  if (rows.identities.length !== rows.paths.length || rows.digests.length !== rows.paths.length) return new MemoryStatCache();
-  return new MemoryStatCache(rows);
+  if (rows.identities.length !== rows.paths.length || rows.digests.length !== rows.paths.length) return new MemoryStatCache(undefined, longLived);
+  return new MemoryStatCache(rows, longLived);
 }
 
 /**
@@ -36,7 +36,7 @@ export function saveStatCache(db: Database.Database, cache: MemoryStatCache): bo
       const remove = live.prepare('DELETE FROM stat_cache WHERE path = ?');
       live.transaction(() => {
         for (const path of cache.dirty) {
-          const entry = cache.entries.get(path);
+          const entry = cache.get(path);
           if (entry) upsert.run(path, entry.identity, entry.digest);
           else remove.run(path);
         }

@@ -47,7 +47,7 @@ describe('the stat cache', () => {
       // As git lists them (by bytes), or, now and then, in another order.
       if (next(4) > 0) listed.sort(byBytes);
       const identities = listed.map((path) => [null, `id-${path}`, `id-${path}`, `changed-${path}`][next(4)] ?? null);
-      const bulk = new MemoryStatCache(rows).digestsFor(listed, identities);
+      const bulk = new MemoryStatCache({ paths: rows.paths.slice(), identities: rows.identities, digests: rows.digests }, round % 2 === 1).digestsFor(listed, identities);
       const oneByOne = expectedDigests(new MemoryStatCache(rows), listed, identities);
       expect(bulk, `${SEED.replay()}, round ${round}: ${JSON.stringify(listed)}`).toEqual(oneByOne);
     }
@@ -69,6 +69,36 @@ describe('the stat cache', () => {
     expect(cache.digestsFor(['a', 'b', 'c'], ['1', '2', '3'])).toEqual(['da', undefined, undefined]);
     expect(cache.digestsFor(['a', 'b', 'c'], ['1', '9', '3'])).toEqual(['da', 'db2', undefined]);
     expect([...cache.dirty].sort()).toEqual(['b', 'c']);
+  });
+
+  it('answers the same, path by path and in bulk, after its changes are folded into its rows', () => {
+    const next = random(SEED.value + 7);
+    for (let round = 0; round < 100; round++) {
+      const word = () => Array.from({ length: 1 + next(4) }, () => ALPHABET[next(ALPHABET.length)]).join('');
+      const loaded = [...new Set(Array.from({ length: next(40) }, word))].sort(byBytes);
+      // Every other round as the observer keeps it, sharing its paths with each listing.
+      const cache = new MemoryStatCache({ paths: loaded.slice(), identities: loaded.map((path) => `id-${path}`), digests: loaded.map((path) => `digest-${path}`) }, round % 2 === 1);
+      const truth = new Map(loaded.map((path) => [path, { identity: `id-${path}`, digest: `digest-${path}` }]));
+      for (let step = 0; step < 60; step++) {
+        const path = word();
+        const what = next(10);
+        if (what < 3) {
+          cache.delete(path);
+          truth.delete(path);
+        } else if (what < 8) {
+          cache.set(path, `id-${path}-${step}`, `digest-${path}-${step}`);
+          truth.set(path, { identity: `id-${path}-${step}`, digest: `digest-${path}-${step}` });
+        } else {
+          cache.fold(next(3));
+        }
+        const universe = [...new Set([...truth.keys(), ...loaded, path])].sort(byBytes);
+        const identities = universe.map((each) => truth.get(each)?.identity ?? `id-${each}`);
+        const where = `${SEED.replay()}, round ${round}, step ${step}`;
+        expect(cache.digestsFor(universe, identities), where).toEqual(universe.map((each) => truth.get(each)?.digest));
+        for (const each of universe) expect(cache.get(each), where).toEqual(truth.get(each));
+      }
+      expect(new Map([...cache.entries].map(([path, entry]) => [path, { ...entry }]))).toEqual(truth);
+    }
   });
 
   it('round-trips through the store in byte order, after edits and deletes, and with two sessions saving', () => {
