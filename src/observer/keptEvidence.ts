@@ -1,6 +1,6 @@
 import { lstatSync, realpathSync } from 'node:fs';
 import { absoluteEvidencePath, evidenceOf, type EvidenceEntry } from '../core/evidence.js';
-import { IDENTITY_FIELDS, nowNs } from '../core/identity.js';
+import { linkCountOf, nowNs } from '../core/identity.js';
 import type { StatCache } from '../core/statCache.js';
 import { EvidenceLooker } from '../fs/evidenceLook.js';
 import { knownFiles, lookAgain, verifiedOf, verifyEvidence, type VerifiedEvidence } from '../fs/verifyEvidence.js';
@@ -136,11 +136,6 @@ function affected(kept: Kept, changed: readonly Change[], realRoot: string): num
   return [...again];
 }
 
-/**
- * `inGit`: a path under `.git/` that is gone again is git's own lock or temporary file (made with
- * O_EXCL, then renamed or removed), or an observer's cookie: git makes no hard link to a file of
- * the work tree, and its lock files come and go on every `git status` that refreshes the index.
- */
 /** The first index whose path is not before `path`, in core/evidence.ts compareEvidencePaths's order. */
 function lowerBound(recorded: readonly EvidenceEntry[], path: string): number {
   let low = 0;
@@ -158,6 +153,11 @@ function sortedByPath(recorded: readonly EvidenceEntry[]): boolean {
   return true;
 }
 
+/**
+ * `inGit`: a path under `.git/` that is gone again is git's own lock or temporary file (made with
+ * O_EXCL, then renamed or removed), or an observer's cookie: git makes no hard link to a file of
+ * the work tree, and its lock files come and go on every `git status` that refreshes the index.
+ */
 function mayBeNewLink(abs: string, inGit: boolean): boolean {
   try {
     const stats = lstatSync(abs, { throwIfNoEntry: false });
@@ -178,21 +178,7 @@ function unwatchedPath(path: string, linkAbove: (path: string) => boolean): bool
 function alwaysLooked(recorded: EvidenceEntry, now: EvidenceEntry, identity: string | undefined): boolean {
   if (recorded.link !== undefined || now.link !== undefined || now.type === 'error') return true;
   if (now.type === 'file' && recorded.use === 'lookup') return true;
-  return now.type === 'file' && recorded.use === 'read' && linkCount(identity) !== 1;
-}
-
-const NLINK_FIELD = IDENTITY_FIELDS.indexOf('nlink');
-
-/** The link count field of core/identity.ts identityOf ("dev:ino:size:mode:nlink:…"); NaN when unknown. */
-function linkCount(identity: string | undefined): number {
-  if (identity === undefined) return Number.NaN;
-  let at = -1;
-  for (let field = 0; field < NLINK_FIELD; field++) {
-    at = identity.indexOf(':', at + 1);
-    if (at === -1) return Number.NaN;
-  }
-  const end = identity.indexOf(':', at + 1);
-  return Number(identity.slice(at + 1, end === -1 ? undefined : end));
+  return now.type === 'file' && recorded.use === 'read' && (identity === undefined ? Number.NaN : linkCountOf(identity)) !== 1;
 }
 
 /** Whether two looks at one path say the same: the fields of core/evidence.ts evidenceLine, without making the lines. */

@@ -1,7 +1,7 @@
 import { lstatSync } from 'node:fs';
 import { setImmediate as yieldToEvents } from 'node:timers/promises';
 import type { CheckDefinition } from '../core/definition.js';
-import { identityOf, nowNs } from '../core/identity.js';
+import { identityOf, linkCountOf, nowNs } from '../core/identity.js';
 import type { Observation } from '../core/observation.js';
 import { unsliced, type StatCache } from '../core/statCache.js';
 import { plainEntryAt, plainLineCount, type ManifestBasis } from '../core/manifest.js';
@@ -316,7 +316,7 @@ export class WarmIndex {
     const observations = new Map<string, Observation>();
     for (const [key, indexed] of patched.checks) observations.set(key, indexed.observation);
     const linked = snapshot.linked.filter(([path]) => !patched.identities.has(path));
-    for (const [path, identity] of patched.identities) if (linkCount(identity) > 1) linked.push([path, identity]);
+    for (const [path, identity] of patched.identities) if (linkCountOf(identity) > 1) linked.push([path, identity]);
     this.snapshot = { ...snapshot, generation, observedAt: started, observations, indexed: patched.checks, linked };
     this.patches++;
     this.patchedSinceFull = true;
@@ -344,7 +344,7 @@ export class WarmIndex {
       const { observation: scanned, basis, eachSourceIdentity } = scanner.observeWithBasis(check as unknown as CheckDefinition);
       // Not scanned.sourceIdentities: a map of every source, where only the hard-linked ones are kept.
       eachSourceIdentity((path, identity) => {
-        if (linkCount(identity) > 1) linked.set(path, identity);
+        if (linkCountOf(identity) > 1) linked.set(path, identity);
       });
       // Kept without the scanner behind its source identities: only the hard-linked ones matter here, in `linked`.
       const observation: Observation = { manifest: scanned.manifest, problems: scanned.problems, healthy: scanned.healthy, source: scanned.source, sourceIdentities: NO_IDENTITIES };
@@ -366,7 +366,7 @@ export class WarmIndex {
           // watch session keeps the directories (3 MB at 100k sources).
           if (!directories.has(directory)) directories.add(unsliced(directory));
         }
-        if (identity !== null && linkCount(identity) > 1) linked.set(path, identity);
+        if (identity !== null && linkCountOf(identity) > 1) linked.set(path, identity);
       });
     }
     this.snapshot = { generation, observedAt: started, observations, indexed, linked: [...linked], files, directories, rules, calm: this.queue === null ? null : calm };
@@ -398,16 +398,4 @@ function eachBasisFile(basis: ManifestBasis, visit: (path: string, identity: str
 
 function keyOf(check: ObservedInputs): string {
   return JSON.stringify([check.inputs, check.installed]);
-}
-
-/** The nlink field of an identity (dev:ino:size:mode:nlink:mtime:ctime). */
-function linkCount(identity: string): number {
-  // Without split: a full scan asks this of every input, and 100k arrays of 7 strings were 20 MB of garbage.
-  let at = -1;
-  for (let field = 0; field < 4; field++) {
-    at = identity.indexOf(':', at + 1);
-    if (at < 0) return 1;
-  }
-  const end = identity.indexOf(':', at + 1);
-  return Number(identity.slice(at + 1, end < 0 ? identity.length : end));
 }
