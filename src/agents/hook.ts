@@ -23,6 +23,8 @@ export interface HookContext {
   shadow?: boolean;
   /** Writes to the hook's stderr: where Codex shows a notice (agents/hookNotice.ts). */
   warn?: (text: string) => void;
+  /** When the call began, in process.uptime() milliseconds: 0 (the process's start) for a hook process; a resident server (agents/hookServer.ts) gives each call its own. */
+  startedAt?: number;
 }
 
 /** Returns exactly what goes to stdout. Never throws. */
@@ -91,7 +93,7 @@ async function answerBash(host: Host, event: BashEvent, context: HookContext, se
         evaluated: decision,
         answers: seen.answers ?? [],
         forced: forced && decision.kind !== 'deny' && decision.checks.length > 0,
-        latencyMs: sinceStart(),
+        latencyMs: sinceStart(context),
         at: Date.now(),
       });
       await recordLedger(seen.stateDir, entry, retentionOf(seen.configText));
@@ -106,7 +108,7 @@ async function answerBash(host: Host, event: BashEvent, context: HookContext, se
     decision: response.decision,
     why: response.why,
     checks: decision.checks,
-    latency_ms: Math.round(sinceStart()),
+    latency_ms: Math.round(sinceStart(context)),
     source,
     ...(mode === 'shadow' ? { mode } : {}),
   });
@@ -124,7 +126,7 @@ async function sayOnce(host: Host, cwd: string, sessionId: string | null, notice
   return out.stdout;
 }
 
-/** Milliseconds since this process started, as performance.now() says, without loading perf_hooks for the global (about 0.6 ms). */
-function sinceStart(): number {
-  return process.uptime() * 1000;
+/** Milliseconds since the call began; process.uptime(), not performance.now(), which loads perf_hooks for the global (about 0.6 ms). */
+function sinceStart(context: HookContext): number {
+  return process.uptime() * 1000 - (context.startedAt ?? 0);
 }

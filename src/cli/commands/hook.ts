@@ -40,11 +40,15 @@ const STDIN_TIMEOUT_MS = 5_000;
 const STDIN_MAX_BYTES = 16 * 1024 * 1024;
 
 export async function run(argv: string[], io: CliIo): Promise<number> {
-  const name = argv[0];
+  if (argv[0] === 'serve') return await serve(argv.slice(1), io);
+  // `--serve SOCKET` comes last, from the native client (native/hookClient.c) when it found no server.
+  const serveAt = argv.length >= 3 && argv.at(-2) === '--serve' ? argv.at(-1) : undefined;
+  const args = serveAt === undefined ? argv : argv.slice(0, -2);
+  const name = args[0];
   const host = name !== undefined && Object.hasOwn(HOSTS, name) ? HOSTS[name] : undefined;
-  const shadow = argv[1] === '--shadow';
+  const shadow = args[1] === '--shadow';
   // Exit 2 would block the agent's tool call in both hosts: even a usage error exits 0.
-  if (host === undefined || argv.length > (shadow ? 2 : 1)) {
+  if (host === undefined || args.length > (shadow ? 2 : 1)) {
     io.stderr.write(`vouch: hook takes one argument, claude or codex, and --shadow; see "vouch hook --help"\n`);
     return 0;
   }
@@ -56,6 +60,18 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   if (stdin === null) return 0;
   const out = await runHook(host, stdin, { env: io.env, cwd: io.cwd, entry: process.argv[1], shadow, warn: (text) => io.stderr.write(text) });
   if (out !== '') io.stdout.write(out);
+  if (serveAt !== undefined) (await import('../../agents/startHookServer.js')).startHookServer(serveAt, io.env, process.argv[1]);
+  return 0;
+}
+
+/** `vouch hook serve SOCKET`: the resident server the native client asks (agents/hookServer.ts). */
+async function serve(argv: string[], io: CliIo): Promise<number> {
+  if (argv.length !== 1 || argv[0] === undefined || process.argv[1] === undefined) {
+    io.stderr.write('vouch: hook serve takes one argument, the socket path; "vouch_hook" starts it\n');
+    return 2;
+  }
+  const { serveHooks } = await import('../../agents/hookServer.js');
+  await serveHooks({ socket: argv[0], entry: process.argv[1], env: io.env });
   return 0;
 }
 

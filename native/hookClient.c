@@ -1,0 +1,305 @@
+// vouch_hook: the hook's front door, a small program instead of a Node process per shell command.
+//
+//   vouch_hook NODE MAIN hook HOST [--shadow]
+//
+// It reads the host's event from stdin and hands it, with its argv, cwd and environment, to a
+// resident hook server (src/agents/hookServer.ts) over a unix socket, then prints the server's
+// answer. The server runs the same decision as `NODE MAIN hook HOST`, in a process that has its
+// modules loaded already. Whenever no server answers, this program execs exactly that command with
+// the same stdin, so the agent gets the Node hook's answer; when there was no server at all, it
+// adds `--serve SOCKET` and the Node hook starts one for the next call.
+//
+// The socket lives in a directory only this user can enter, named after a digest of NODE, MAIN
+// and the whole environment: a server answers only for callers with its exact environment, and
+// checks that again on every request.
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+// The Node hook gives up on stdin past these (src/cli/commands/hook.ts); so does this program.
+#define STDIN_MAX_BYTES (16u * 1024 * 1024)
+#define STDIN_TIMEOUT_MS 5000
+#define ANSWER_MAX_BYTES (16u * 1024 * 1024)
+#define DEFAULT_TIMEOUT_MS 30000
+#define MAGIC "VHK1"
+
+typedef struct {
+  char *data;
+  size_t length, capacity;
+} Bytes;
+
+static int grow(Bytes *bytes, size_t more) {
+  if (bytes->length + more <= bytes->capacity) return 0;
+  size_t capacity = bytes->capacity ? bytes->capacity : 4096;
+  while (capacity < bytes->length + more) capacity *= 2;
+  char *data = realloc(bytes->data, capacity);
+  if (!data) return -1;
+  bytes->data = data;
+  bytes->capacity = capacity;
+  return 0;
+}
+
+static int append(Bytes *bytes, const void *data, size_t length) {
+  if (grow(bytes, length) != 0) return -1;
+  memcpy(bytes->data + bytes->length, data, length);
+  bytes->length += length;
+  return 0;
+}
+
+static int append_u32(Bytes *bytes, uint32_t value) {
+  unsigned char le[4] = {value & 0xff, (value >> 8) & 0xff, (value >> 16) & 0xff, value >> 24};
+  return append(bytes, le, 4);
+}
+
+static int append_field(Bytes *bytes, const void *data, size_t length) {
+  if (length > UINT32_MAX) return -1;
+  return append_u32(bytes, (uint32_t)length) || append(bytes, data, length);
+}
+
+static uint32_t read_u32(const unsigned char *at) { return (uint32_t)at[0] | (uint32_t)at[1] << 8 | (uint32_t)at[2] << 16 | (uint32_t)at[3] << 24; }
+
+static long long now_ms(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+// 1 when ready, 0 on timeout, -1 on error.
+static int wait_for(int fd, short events, long long deadline) {
+  for (;;) {
+    long long left = deadline - now_ms();
+    if (left <= 0) return 0;
+    struct pollfd entry = {.fd = fd, .events = events};
+    int ready = poll(&entry, 1, (int)left);
+    if (ready > 0) return 1;
+    if (ready == 0) return 0;
+    if (errno != EINTR) return -1;
+  }
+}
+
+// All of stdin: 0, or -1 when it fails, is too large or does not end in time (the Node hook then
+// prints nothing and exits 0, and so does this program).
+static int read_stdin(Bytes *input) {
+  long long deadline = now_ms() + STDIN_TIMEOUT_MS;
+  for (;;) {
+    if (grow(input, 65536) != 0) return -1;
+    ssize_t got = read(0, input->data + input->length, input->capacity - input->length);
+    if (got > 0) {
+      input->length += (size_t)got;
+      if (input->length > STDIN_MAX_BYTES) return -1;
+      continue;
+    }
+    if (got == 0) return 0;
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN) return -1;
+    if (wait_for(0, POLLIN, deadline) != 1) return -1;
+  }
+}
+
+// FNV-1a, 64 bits (http://www.isthe.com/chongo/tech/comp/fnv/): a name, not a secret; the server
+// compares the whole environment itself.
+static uint64_t fnv1a(uint64_t hash, const char *data, size_t length) {
+  for (size_t i = 0; i < length; i++) {
+    hash ^= (unsigned char)data[i];
+    hash *= 0x100000001b3ULL;
+  }
+  return hash;
+}
+
+static int compare_entries(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+static const char *env_value(const char *name) {
+  const char *value = getenv(name);
+  return value && value[0] == '/' ? value : NULL;
+}
+
+// Where the server for this NODE, MAIN and environment listens: a directory only this user can
+// enter. 1 with `path` filled, 0 when there can be none here (no such directory can be named).
+static int socket_path(char *path, size_t size, char *dir, size_t dir_size, const char *node, const char *main_script) {
+  const char *runtime = env_value("XDG_RUNTIME_DIR");
+  const char *cache = env_value("XDG_CACHE_HOME");
+  const char *home = env_value("HOME");
+  int n;
+  if (runtime) n = snprintf(dir, dir_size, "%s/vouch", runtime);
+  else if (cache) n = snprintf(dir, dir_size, "%s/vouch", cache);
+  else if (home) n = snprintf(dir, dir_size, "%s/.cache/vouch", home);
+  else return 0;
+  if (n < 0 || (size_t)n >= dir_size) return 0;
+  size_t count = 0;
+  while (environ[count]) count++;
+  const char **entries = malloc((count + 1) * sizeof *entries);
+  if (!entries) return 0;
+  memcpy(entries, environ, count * sizeof *entries);
+  qsort(entries, count, sizeof *entries, compare_entries);
+  uint64_t hash = 0xcbf29ce484222325ULL;
+  hash = fnv1a(hash, node, strlen(node) + 1);
+  hash = fnv1a(hash, main_script, strlen(main_script) + 1);
+  for (size_t i = 0; i < count; i++) hash = fnv1a(hash, entries[i], strlen(entries[i]) + 1);
+  free(entries);
+  n = snprintf(path, size, "%s/hook-%016llx.sock", dir, (unsigned long long)hash);
+  return n > 0 && (size_t)n < size && (size_t)n < sizeof(((struct sockaddr_un *)0)->sun_path);
+}
+
+typedef enum { ASK_ANSWERED, ASK_ABSENT, ASK_FAILED } AskOutcome;
+
+// A directory or socket another user could have made is never trusted.
+static AskOutcome check_owned(const char *dir, const char *path) {
+  struct stat info;
+  if (lstat(dir, &info) != 0) return errno == ENOENT ? ASK_ABSENT : ASK_FAILED;
+  if (!S_ISDIR(info.st_mode) || info.st_uid != getuid() || (info.st_mode & 077) != 0) return ASK_FAILED;
+  if (lstat(path, &info) != 0) return errno == ENOENT ? ASK_ABSENT : ASK_FAILED;
+  if (!S_ISSOCK(info.st_mode) || info.st_uid != getuid()) return ASK_FAILED;
+  return ASK_ANSWERED;
+}
+
+static AskOutcome exchange(int fd, const char *path, const Bytes *request, Bytes *answer, long long deadline) {
+  struct sockaddr_un address = {.sun_family = AF_UNIX};
+  memcpy(address.sun_path, path, strlen(path) + 1);
+  if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0) {
+    if (errno == ENOENT || errno == ECONNREFUSED) return ASK_ABSENT;
+    return ASK_FAILED;
+  }
+  for (size_t sent = 0; sent < request->length;) {
+    ssize_t wrote = send(fd, request->data + sent, request->length - sent, MSG_NOSIGNAL);
+    if (wrote > 0) {
+      sent += (size_t)wrote;
+      continue;
+    }
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN || wait_for(fd, POLLOUT, deadline) != 1) return ASK_FAILED;
+  }
+  for (;;) {
+    if (grow(answer, 65536) != 0) return ASK_FAILED;
+    ssize_t got = recv(fd, answer->data + answer->length, answer->capacity - answer->length, 0);
+    if (got > 0) {
+      answer->length += (size_t)got;
+      if (answer->length > ANSWER_MAX_BYTES) return ASK_FAILED;
+      continue;
+    }
+    if (got == 0) return ASK_ANSWERED;
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN || wait_for(fd, POLLIN, deadline) != 1) return ASK_FAILED;
+  }
+}
+
+static int write_all(int fd, const char *data, size_t length) {
+  while (length > 0) {
+    ssize_t wrote = write(fd, data, length);
+    if (wrote < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    data += wrote;
+    length -= (size_t)wrote;
+  }
+  return 0;
+}
+
+// The server's answer: MAGIC, kind (0 answered, 1 ask the Node hook), exit code, stdout, stderr.
+// Returns the exit code, or -1 when the answer says to fall back or is malformed.
+static int print_answer(const Bytes *answer) {
+  const unsigned char *at = (const unsigned char *)answer->data;
+  size_t left = answer->length;
+  if (left < 16 || memcmp(at, MAGIC, 4) != 0) return -1;
+  uint32_t kind = read_u32(at + 4), code = read_u32(at + 8);
+  if (kind != 0 || code > 255) return -1;
+  at += 12;
+  left -= 12;
+  uint32_t out_length = read_u32(at);
+  if (out_length > left - 4 || left - 4 - out_length < 4) return -1;
+  const char *out = (const char *)at + 4;
+  at += 4 + out_length;
+  left -= 4 + out_length;
+  uint32_t err_length = read_u32(at);
+  if (err_length != left - 4) return -1;
+  const char *err = (const char *)at + 4;
+  if (write_all(1, out, out_length) != 0) return 0;
+  write_all(2, err, err_length);
+  return (int)code;
+}
+
+// Runs the Node hook with the stdin this program read: what the host would have run without it.
+static void fall_back(char **argv, int argc, const Bytes *input, const char *serve) {
+  char *args[10];
+  int n = 0;
+  for (int i = 1; i < argc && n < 6; i++) args[n++] = argv[i];
+  if (serve) {
+    args[n++] = "--serve";
+    args[n++] = (char *)serve;
+  }
+  args[n] = NULL;
+  if (input) {
+    int fd = memfd_create("vouch-hook-stdin", 0);
+    if (fd < 0 || write_all(fd, input->data, input->length) != 0 || lseek(fd, 0, SEEK_SET) != 0 || dup2(fd, 0) < 0) _exit(0);
+    if (fd != 0) close(fd);
+  }
+  execv(args[0], args);
+  // No Node to run: the hook fails open, as the Node hook does on any failure.
+  _exit(0);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 5) {
+    fputs("vouch_hook: run as \"vouch_hook NODE MAIN hook claude|codex [--shadow]\"; \"vouch agent setup\" writes it\n", stderr);
+    return 0;
+  }
+  const char *host = argv[4];
+  int well_formed = argc <= 6 && strcmp(argv[3], "hook") == 0 && (strcmp(host, "claude") == 0 || strcmp(host, "codex") == 0) &&
+                    (argc == 5 || strcmp(argv[5], "--shadow") == 0);
+  const char *off = getenv("VOUCH_HOOK_SERVER");
+  // The Node hook answers a terminal and a malformed call itself (with a usage line).
+  if (!well_formed || isatty(0) || (off && strcmp(off, "0") == 0)) fall_back(argv, argc, NULL, NULL);
+
+  Bytes input = {0};
+  int flags = fcntl(0, F_GETFL);
+  if (flags >= 0) fcntl(0, F_SETFL, flags | O_NONBLOCK);
+  if (read_stdin(&input) != 0) return 0;
+  if (flags >= 0) fcntl(0, F_SETFL, flags);
+
+  char dir[4096], path[4096];
+  if (!socket_path(path, sizeof path, dir, sizeof dir, argv[1], argv[2])) fall_back(argv, argc, &input, NULL);
+  AskOutcome owned = check_owned(dir, path);
+  if (owned != ASK_ANSWERED) fall_back(argv, argc, &input, owned == ASK_ABSENT ? path : NULL);
+
+  char cwd[4096];
+  if (!getcwd(cwd, sizeof cwd)) fall_back(argv, argc, &input, NULL);
+  Bytes request = {0};
+  int failed = append(&request, MAGIC, 4) || append_u32(&request, 0);
+  failed = failed || append_field(&request, argv[1], strlen(argv[1])) || append_field(&request, argv[2], strlen(argv[2]));
+  Bytes args = {0};
+  for (int i = 3; i < argc && !failed; i++) failed = append(&args, argv[i], strlen(argv[i]) + 1);
+  failed = failed || append_field(&request, args.data, args.length) || append_field(&request, cwd, strlen(cwd));
+  Bytes env = {0};
+  for (char **entry = environ; *entry && !failed; entry++) failed = append(&env, *entry, strlen(*entry) + 1);
+  failed = failed || append_field(&request, env.data, env.length) || append_field(&request, input.data, input.length);
+  if (failed || request.length - 8 > UINT32_MAX) fall_back(argv, argc, &input, NULL);
+  uint32_t body = (uint32_t)(request.length - 8);
+  unsigned char le[4] = {body & 0xff, (body >> 8) & 0xff, (body >> 16) & 0xff, body >> 24};
+  memcpy(request.data + 4, le, 4);
+
+  const char *timeout_text = getenv("VOUCH_HOOK_CLIENT_TIMEOUT_MS");
+  long timeout = timeout_text ? strtol(timeout_text, NULL, 10) : 0;
+  long long deadline = now_ms() + (timeout > 0 ? timeout : DEFAULT_TIMEOUT_MS);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) fall_back(argv, argc, &input, NULL);
+  Bytes answer = {0};
+  AskOutcome asked = exchange(fd, path, &request, &answer, deadline);
+  close(fd);
+  if (asked != ASK_ANSWERED) fall_back(argv, argc, &input, asked == ASK_ABSENT ? path : NULL);
+  int code = print_answer(&answer);
+  if (code < 0) fall_back(argv, argc, &input, NULL);
+  return code;
+}

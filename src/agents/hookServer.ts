@@ -1,0 +1,249 @@
+import { lstatSync, realpathSync, renameSync, statSync, unlinkSync } from 'node:fs';
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { resolve } from 'node:path';
+import { allowBlockingObserverCalls } from '../observer/callMode.js';
+import { runHook } from './hook.js';
+import type { Host } from './host.js';
+import { claude } from './hostClaude.js';
+import { codex } from './hostCodex.js';
+import { prepareHookSocketDir } from './hookSocket.js';
+
+/*
+ * The resident hook server: answers the native client (native/hookClient.c)
+ * with exactly what `vouch hook HOST` would print, from a process whose
+ * modules are loaded already. A hook call then costs a small program and one
+ * exchange instead of a Node start-up.
+ *
+ * It answers only a caller whose environment equals its own and who names the
+ * same Node and entry script: everything the decision reads from its process
+ * is then what the Node hook would have read. Anything else, and a build
+ * changed under it, gets "ask the Node hook" (the client runs it), so the
+ * server can make a call slower but never change its answer.
+ *
+ * Request: "VHK1", u32 length of the rest, then six fields, each a u32 length
+ * and bytes: node, entry script, the arguments after them (NUL-terminated),
+ * cwd, the environment (NUL-terminated entries), stdin. Answer: "VHK1", u32
+ * kind (0 answered, 1 ask the Node hook), u32 exit code, stdout and stderr as
+ * fields. Integers are little-endian.
+ */
+
+const MAGIC = Buffer.from('VHK1');
+const ANSWERED = 0;
+const ASK_NODE = 1;
+/** Hook stdin is capped at 16 MiB by both hooks; the environment is small. */
+const REQUEST_MAX_BYTES = 24 * 1024 * 1024;
+const DEFAULT_IDLE_MS = 30 * 60_000;
+const HOSTS: Record<string, Host> = { claude, codex };
+
+export interface HookRequest {
+  node: string;
+  entry: string;
+  args: string[];
+  cwd: string;
+  env: string[];
+  stdin: Buffer;
+}
+
+/** The request in `bytes` (header included); null when it is not one, or not whole. */
+export function parseHookRequest(bytes: Buffer): HookRequest | null {
+  if (bytes.length < 8 || !bytes.subarray(0, 4).equals(MAGIC) || bytes.readUInt32LE(4) !== bytes.length - 8) return null;
+  const fields: Buffer[] = [];
+  let at = 8;
+  while (fields.length < 6) {
+    if (at + 4 > bytes.length) return null;
+    const length = bytes.readUInt32LE(at);
+    if (at + 4 + length > bytes.length) return null;
+    fields.push(bytes.subarray(at + 4, at + 4 + length));
+    at += 4 + length;
+  }
+  if (at !== bytes.length) return null;
+  const [node, entry, args, cwd, env, stdin] = fields as [Buffer, Buffer, Buffer, Buffer, Buffer, Buffer];
+  const list = (field: Buffer) => (field.length === 0 ? [] : field.toString('utf8').replace(/\0$/, '').split('\0'));
+  return { node: node.toString('utf8'), entry: entry.toString('utf8'), args: list(args), cwd: cwd.toString('utf8'), env: list(env), stdin };
+}
+
+export function encodeHookAnswer(kind: number, code: number, stdout: string, stderr: string): Buffer {
+  const out = Buffer.from(stdout);
+  const err = Buffer.from(stderr);
+  const head = Buffer.alloc(16);
+  MAGIC.copy(head);
+  head.writeUInt32LE(kind, 4);
+  head.writeUInt32LE(code, 8);
+  head.writeUInt32LE(out.length, 12);
+  const errLength = Buffer.alloc(4);
+  errLength.writeUInt32LE(err.length);
+  return Buffer.concat([head, out, errLength, err]);
+}
+
+const askNode = (): Buffer => encodeHookAnswer(ASK_NODE, 0, '', '');
+
+export interface HookServerOptions {
+  socket: string;
+  /** The entry script this process runs (process.argv[1]). */
+  entry: string;
+  env?: NodeJS.ProcessEnv;
+  idleMs?: number;
+}
+
+/**
+ * Listens on `socket` until idle for `idleMs`, SIGTERM, or its build changes.
+ * Resolves when it stops; resolves at once when another server answers there
+ * already. Throws when the socket cannot be made.
+ */
+export async function serveHooks(options: HookServerOptions): Promise<void> {
+  const env = options.env ?? process.env;
+  const problem = prepareHookSocketDir(options.socket);
+  if (problem !== null) throw new Error(problem);
+  if (await answers(options.socket)) return;
+  // A process serving several callers at once must not block on one observer call.
+  allowBlockingObserverCalls(false);
+  const ownEnv = sortedEnv(env);
+  const entryPath = realpathSync(options.entry);
+  const built = buildStamp(entryPath);
+  const nodePath = realpathSync(process.execPath);
+  const sameProgram = new Map<string, boolean>();
+  const idleMs = options.idleMs ?? idleFrom(env);
+
+  let server!: Server;
+  let idle: NodeJS.Timeout | undefined;
+  const stopped = new Promise<void>((resolveStopped) => {
+    server = createServer((socket) => {
+      armIdle();
+      serveOne(socket, async (request) => {
+        if (!sameList(sortedCopy(request.env), ownEnv)) return askNode();
+        const key = `${request.node}\0${request.entry}`;
+        if (!sameProgram.has(key)) sameProgram.set(key, realOrNull(request.node) === nodePath && realOrNull(request.entry) === entryPath);
+        if (!sameProgram.get(key)) return askNode();
+        // The build changed under this process: its code is not the hook's any more.
+        if (buildStamp(entryPath) !== built) {
+          stop();
+          return askNode();
+        }
+        const [word, hostName, ...rest] = request.args;
+        const host = hostName !== undefined && Object.hasOwn(HOSTS, hostName) ? HOSTS[hostName] : undefined;
+        const shadow = rest.length === 1 && rest[0] === '--shadow';
+        if (word !== 'hook' || host === undefined || (rest.length > 0 && !shadow)) return askNode();
+        const warnings: string[] = [];
+        const stdout = await runHook(host, request.stdin.toString('utf8'), {
+          env,
+          cwd: request.cwd,
+          entry: resolve(request.entry),
+          shadow,
+          warn: (text) => warnings.push(text),
+          startedAt: process.uptime() * 1000,
+        });
+        return encodeHookAnswer(ANSWERED, 0, stdout, warnings.join(''));
+      });
+    });
+    server.on('close', () => resolveStopped());
+  });
+  const armIdle = () => {
+    clearTimeout(idle);
+    idle = setTimeout(stop, idleMs);
+    idle.unref();
+  };
+  let ino = -1;
+  const stop = () => {
+    clearTimeout(idle);
+    process.off('SIGTERM', stop);
+    try {
+      // Only this server's socket: another may have taken the name since.
+      if (lstatSync(options.socket).ino === ino) unlinkSync(options.socket);
+    } catch {
+      // gone already
+    }
+    server.close();
+  };
+
+  // Bound under a private name and renamed into place, so a client never meets a half-made socket.
+  const temporary = `${options.socket}.${process.pid}`;
+  try {
+    unlinkSync(temporary);
+  } catch {
+    // none left over
+  }
+  await new Promise<void>((resolveListen, reject) => {
+    server.once('error', reject);
+    server.listen(temporary, () => resolveListen());
+  });
+  renameSync(temporary, options.socket);
+  ino = lstatSync(options.socket).ino;
+  process.on('SIGTERM', stop);
+  armIdle();
+  // Idle is the only thing that keeps it up; the server itself holds the loop.
+  await stopped;
+}
+
+/** Reads one request, answers it, closes. A malformed or oversized request gets "ask the Node hook". */
+function serveOne(socket: Socket, answer: (request: HookRequest) => Promise<Buffer>): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let expected = -1;
+  let done = false;
+  const reply = (bytes: Buffer) => {
+    if (done) return;
+    done = true;
+    socket.end(bytes);
+  };
+  socket.on('error', () => socket.destroy());
+  socket.on('data', (chunk: Buffer) => {
+    if (done) return;
+    chunks.push(chunk);
+    size += chunk.length;
+    if (expected < 0 && size >= 8) {
+      const head = Buffer.concat(chunks);
+      expected = head.subarray(0, 4).equals(MAGIC) ? head.readUInt32LE(4) + 8 : Number.POSITIVE_INFINITY;
+    }
+    if (size > REQUEST_MAX_BYTES || expected === Number.POSITIVE_INFINITY) return reply(askNode());
+    if (expected >= 0 && size >= expected) {
+      const request = parseHookRequest(Buffer.concat(chunks));
+      if (request === null) return reply(askNode());
+      answer(request).then(reply, () => reply(askNode()));
+    }
+  });
+}
+
+function answers(socket: string): Promise<boolean> {
+  return new Promise((resolveAnswer) => {
+    const connection = createConnection(socket);
+    connection.once('connect', () => {
+      connection.destroy();
+      resolveAnswer(true);
+    });
+    connection.once('error', () => resolveAnswer(false));
+  });
+}
+
+function buildStamp(path: string): string {
+  try {
+    const stats = statSync(path);
+    return `${stats.ino}:${stats.size}:${stats.mtimeMs}`;
+  } catch {
+    return 'gone';
+  }
+}
+
+function sortedEnv(env: NodeJS.ProcessEnv): string[] {
+  return sortedCopy(Object.entries(env).map(([key, value]) => `${key}=${value}`));
+}
+
+function sortedCopy(list: string[]): string[] {
+  return list.map((item) => Buffer.from(item)).sort(Buffer.compare).map((item) => item.toString());
+}
+
+function sameList(a: string[], b: string[]): boolean {
+  return a.length === b.length && a.every((item, index) => item === b[index]);
+}
+
+function realOrNull(path: string): string | null {
+  try {
+    return realpathSync(path);
+  } catch {
+    return null;
+  }
+}
+
+function idleFrom(env: NodeJS.ProcessEnv): number {
+  const value = Number(env.VOUCH_HOOK_SERVER_IDLE_MS);
+  return Number.isFinite(value) && value > 0 ? value : DEFAULT_IDLE_MS;
+}

@@ -1,0 +1,20 @@
+import { spawn } from 'node:child_process';
+
+/*
+ * Starts a resident hook server (agents/hookServer.ts) for the next calls, once
+ * the native client found none at `socket`. Detached and unwaited for, like
+ * SessionStart's observer (agents/startObserverDetached.ts): ignored stdio, its
+ * own session, unref'd. Its environment is this hook's exactly, which is what
+ * the server answers for.
+ */
+export function startHookServer(socket: string, env: NodeJS.ProcessEnv, entry: string | undefined): boolean {
+  if (entry === undefined || entry === '') return false;
+  try {
+    const child = spawn(process.execPath, [entry, 'hook', 'serve', socket], { cwd: '/', env, detached: true, stdio: 'ignore' });
+    child.on('error', () => undefined);
+    child.unref();
+    return true;
+  } catch {
+    return false;
+  }
+}
