@@ -25,6 +25,8 @@ export interface HookContext {
   warn?: (text: string) => void;
   /** When the call began, in process.uptime() milliseconds: 0 (the process's start) for a hook process; a resident server (agents/hookServer.ts) gives each call its own. */
   startedAt?: number;
+  /** Answered by the resident hook server: said in the hook log. */
+  server?: boolean;
 }
 
 /** Returns exactly what goes to stdout. Never throws. */
@@ -111,6 +113,7 @@ async function answerBash(host: Host, event: BashEvent, context: HookContext, se
     latency_ms: Math.round(sinceStart(context)),
     source,
     ...(mode === 'shadow' ? { mode } : {}),
+    ...(context.server === true ? { server: true } : {}),
   });
   if (notice !== undefined && response.stdout === '') return await sayOnce(host, cwd, sessionId, notice, context);
   // Shadow mode: decided and recorded exactly as in enforce mode; the command runs as typed.

@@ -131,6 +131,7 @@ export async function serveHooks(options: HookServerOptions): Promise<void> {
           shadow,
           warn: (text) => warnings.push(text),
           startedAt: process.uptime() * 1000,
+          server: true,
         });
         return encodeHookAnswer(ANSWERED, 0, stdout, warnings.join(''));
       });
