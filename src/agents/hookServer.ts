@@ -1,7 +1,6 @@
 import { lstatSync, realpathSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { resolve } from 'node:path';
-import { allowBlockingObserverCalls } from '../observer/callMode.js';
 import { runHook } from './hook.js';
 import type { Host } from './host.js';
 import { claude } from './hostClaude.js';
@@ -95,8 +94,6 @@ export async function serveHooks(options: HookServerOptions): Promise<void> {
   const problem = prepareHookSocketDir(options.socket);
   if (problem !== null) throw new Error(problem);
   if (await answers(options.socket)) return;
-  // A process serving several callers at once must not block on one observer call.
-  allowBlockingObserverCalls(false);
   const ownEnv = sortedEnv(env);
   const entryPath = realpathSync(options.entry);
   const built = buildStamp(entryPath);

@@ -13,6 +13,10 @@ import { CLI as BUILT_CLI, cleanEnv, REPO, tempProject, type TempProject } from 
 /** The built CLI; VOUCH_AGENT_TEST_CLI points these tests at another build of it (an unbundled one while dist/ is being rebuilt). */
 const CLI = process.env.VOUCH_AGENT_TEST_CLI ?? BUILT_CLI;
 const THIS_INSTALL = realpathSync(CLI);
+/** The native hook client of this checkout, when built: setup then writes it in front of this Node and entry script. */
+const HOOK_CLIENT = process.platform === 'linux' && existsSync(join(REPO, 'build', 'Release', 'vouch_hook')) ? join(REPO, 'build', 'Release', 'vouch_hook') : null;
+/** What the hook handlers run, given what the instructions call vouch. */
+const hookProgram = (program: string): string => (HOOK_CLIENT === null ? program : `${HOOK_CLIENT} ${process.execPath} ${THIS_INSTALL}`);
 
 // ---------------------------------------------------------------- schemas
 
@@ -208,7 +212,7 @@ describe('vouch agent setup/remove claude, on a real project', () => {
       ['skill', 'missing', 'create'],
       ['mcp', 'missing', 'create'],
     ]);
-    expect(setup.out.command).toMatchObject({ program: 'vouch', same_install: true, hook_command: 'vouch hook claude', this_install: THIS_INSTALL, mcp_server: { command: 'vouch', args: ['mcp'] } });
+    expect(setup.out.command).toMatchObject({ program: 'vouch', same_install: true, hook_command: `${hookProgram('vouch')} hook claude`, hook_client: HOOK_CLIENT, this_install: THIS_INSTALL, mcp_server: { command: 'vouch', args: ['mcp'] } });
     expect(setup.out.command.lookup).toMatchObject({ shell: shellFound, found: THIS_INSTALL, resolved: THIS_INSTALL, error: null });
 
     // Settings: valid for Claude Code, the user's permissions and hooks kept byte for byte, vouch's hooks added.
@@ -219,8 +223,8 @@ describe('vouch agent setup/remove claude, on a real project', () => {
     const original = JSON.parse(USER_SETTINGS);
     expect(settings.permissions).toEqual(original.permissions);
     expect(settings.hooks.PostToolUse).toEqual(original.hooks.PostToolUse);
-    expect(settings.hooks.PreToolUse).toEqual([{ matcher: 'Bash', hooks: [{ type: 'command', command: 'vouch hook claude', timeout: 30 }] }]);
-    expect(settings.hooks.SessionStart).toEqual([{ matcher: 'startup|resume|clear|compact', hooks: [{ type: 'command', command: 'vouch hook claude', timeout: 10 }] }]);
+    expect(settings.hooks.PreToolUse).toEqual([{ matcher: 'Bash', hooks: [{ type: 'command', command: `${hookProgram('vouch')} hook claude`, timeout: 30 }] }]);
+    expect(settings.hooks.SessionStart).toEqual([{ matcher: 'startup|resume|clear|compact', hooks: [{ type: 'command', command: `${hookProgram('vouch')} hook claude`, timeout: 10 }] }]);
 
     // CLAUDE.md: the user's text first, untouched; one short managed section after it.
     const claudeMd = read(project, 'CLAUDE.md');
@@ -301,19 +305,20 @@ describe('vouch agent setup/remove claude, on a real project', () => {
       const setup = json(other, ['agent', 'setup', 'claude', '--apply'], shellNone);
       expect(setup.code).toBe(0);
       const program = `${process.execPath} ${THIS_INSTALL}`;
-      expect(setup.out.command).toMatchObject({ same_install: false, program, hook_command: `${program} hook claude` });
+      expect(setup.out.command).toMatchObject({ same_install: false, program, hook_command: `${hookProgram(program)} hook claude` });
       expect(setup.out.notes.join('\n')).toContain('finds no vouch');
       const settingsText = read(other, '.claude/settings.local.json');
       expectClaudeSettingsValid(settingsText);
-      expect(JSON.parse(settingsText).hooks.PreToolUse[0].hooks[0].command).toBe(`${program} hook claude`);
+      expect(JSON.parse(settingsText).hooks.PreToolUse[0].hooks[0].command).toBe(`${hookProgram(program)} hook claude`);
       expect(read(other, '.claude/skills/vouch/SKILL.md')).toContain(`\`${program} run typecheck --if-due\``);
       expect(JSON.parse(read(other, '.mcp.json')).mcpServers.vouch).toEqual({ command: process.execPath, args: [THIS_INSTALL, 'mcp'] });
 
-      // Once vouch is on PATH, setup again switches the intact hooks to plain "vouch", in place.
+      // Once vouch is on PATH, setup again switches the intact items to plain "vouch", in place; hooks that
+      // run the native client name this install by path either way, so they stay as they are.
       const upgrade = json(other, ['agent', 'setup', 'claude', '--apply']);
-      expect(upgrade.out.items.map((item: any) => item.action)).toEqual(['update', 'update', 'update', 'update']);
+      expect(upgrade.out.items.map((item: any) => item.action)).toEqual([HOOK_CLIENT === null ? 'update' : 'unchanged', 'update', 'update', 'update']);
       const settings = JSON.parse(read(other, '.claude/settings.local.json'));
-      expect(settings.hooks.PreToolUse).toEqual([{ matcher: 'Bash', hooks: [{ type: 'command', command: 'vouch hook claude', timeout: 30 }] }]);
+      expect(settings.hooks.PreToolUse).toEqual([{ matcher: 'Bash', hooks: [{ type: 'command', command: `${hookProgram('vouch')} hook claude`, timeout: 30 }] }]);
       expect(JSON.parse(read(other, '.mcp.json')).mcpServers.vouch).toEqual({ command: 'vouch', args: ['mcp'] });
     } finally {
       other.remove();
@@ -423,7 +428,7 @@ describe('vouch agent setup/remove claude, on a real project', () => {
         ['.claude/skills/vouch/SKILL.md', 'create'],
         ['.mcp.json', 'create'],
       ]);
-      expect(dry.out.files[0].diff).toContain('+            "command": "vouch hook claude",');
+      expect(dry.out.files[0].diff).toContain(`+            "command": "${hookProgram('vouch')} hook claude",`);
       const human = vouch(other, ['agent', 'setup', 'claude', '--dry-run']);
       expect(human.code).toBe(0);
       expect(human.stdout).toContain('--- a/CLAUDE.md\n+++ b/CLAUDE.md\n');
@@ -585,8 +590,8 @@ describe('vouch agent setup/remove codex, on a real project', () => {
       expect(setup.out.conflicts).toEqual([]);
       expect(JSON.parse(read(project, '.codex/hooks.json'))).toEqual({
         hooks: {
-          PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'vouch hook codex', timeout: 30 }] }],
-          SessionStart: [{ matcher: 'startup|resume|clear', hooks: [{ type: 'command', command: 'vouch hook codex', timeout: 10 }] }],
+          PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: `${hookProgram('vouch')} hook codex`, timeout: 30 }] }],
+          SessionStart: [{ matcher: 'startup|resume|clear', hooks: [{ type: 'command', command: `${hookProgram('vouch')} hook codex`, timeout: 10 }] }],
         },
       });
       const agentsMd = read(project, 'AGENTS.md');
@@ -922,18 +927,19 @@ describe('vouch agent doctor', () => {
         ['.mcp.json', 'intact'],
       ]);
       expect(claude.hooks).toEqual([
-        { path: join(project.root, '.claude', 'settings.local.json'), event: 'PreToolUse', matcher: 'Bash', command: 'vouch hook claude', runs: THIS_INSTALL, same_install: true },
-        { path: join(project.root, '.claude', 'settings.local.json'), event: 'SessionStart', matcher: 'startup|resume|clear|compact', command: 'vouch hook claude', runs: THIS_INSTALL, same_install: true },
+        { path: join(project.root, '.claude', 'settings.local.json'), event: 'PreToolUse', matcher: 'Bash', command: `${hookProgram('vouch')} hook claude`, runs: THIS_INSTALL, same_install: true },
+        { path: join(project.root, '.claude', 'settings.local.json'), event: 'SessionStart', matcher: 'startup|resume|clear|compact', command: `${hookProgram('vouch')} hook claude`, runs: THIS_INSTALL, same_install: true },
       ]);
       expect(doctor.out.hosts[1].items.map((item: any) => item.state)).toEqual(['missing', 'missing', 'missing', 'missing']);
 
-      // From a shell that finds no vouch, the installed "vouch" hooks run nothing this doctor can find.
+      // From a shell that finds no vouch, installed "vouch" hooks run nothing this doctor can find; hooks
+      // that run the native client name this install by path, so they still run it.
       const lost = json(project, ['agent', 'doctor', 'claude'], shellNone);
       expectValid('agent-doctor', lost.out);
       expect(lost.out.hosts).toHaveLength(1);
       expect(lost.out.command.same_install).toBe(false);
-      expect(lost.out.hosts[0].hooks[0]).toMatchObject({ runs: null, same_install: false });
-      expect(lost.out.hosts[0].items.map((item: any) => item.state)).toEqual(['outdated', 'outdated', 'outdated', 'outdated']);
+      expect(lost.out.hosts[0].hooks[0]).toMatchObject(HOOK_CLIENT === null ? { runs: null, same_install: false } : { runs: THIS_INSTALL, same_install: true });
+      expect(lost.out.hosts[0].items.map((item: any) => item.state)).toEqual([HOOK_CLIENT === null ? 'outdated' : 'intact', 'outdated', 'outdated', 'outdated']);
 
       const human = vouch(project, ['agent', 'doctor']);
       expect(human.code).toBe(0);

@@ -114,7 +114,7 @@ function stopServers(dir: string): void {
 
 async function serverUp(env: NodeJS.ProcessEnv): Promise<void> {
   const socket = socketOf(env);
-  await until(() => existsSync(socket), 15_000, `a hook server at ${socket}`);
+  await until(() => existsSync(socket), `a hook server at ${socket}`, 15_000);
 }
 
 /** Whether the last Bash decision in the hook log was answered by a server. */
@@ -229,11 +229,11 @@ describe.skipIf(!available)('the native hook client', () => {
     await serverUp(env);
     const [first] = serversUnder(env.XDG_RUNTIME_DIR!);
     process.kill(first!, 'SIGKILL');
-    await until(() => serversUnder(env.XDG_RUNTIME_DIR!).length === 0, 10_000, 'the server gone');
+    await until(() => serversUnder(env.XDG_RUNTIME_DIR!).length === 0, 'the server gone', 10_000);
     // Its socket is left behind: refused, so the Node hook answers and starts another.
     const stale = lstatSync(socketOf(env)).ino;
     expect(viaClient(stdin, p.root, env)).toEqual(expected);
-    await until(() => existsSync(socketOf(env)) && lstatSync(socketOf(env)).ino !== stale, 15_000, 'a new server in its place');
+    await until(() => existsSync(socketOf(env)) && lstatSync(socketOf(env)).ino !== stale, 'a new server in its place', 15_000);
 
     // A hung server: the client gives up at its deadline and the Node hook answers.
     const [second] = serversUnder(env.XDG_RUNTIME_DIR!);
@@ -254,12 +254,12 @@ describe.skipIf(!available)('the native hook client', () => {
       const firstCall = spawnSync(CLIENT, [process.execPath, copy, 'hook', 'claude'], { cwd: p.root, env, input: stdin, encoding: 'utf8' });
       expect(ran(firstCall).stdout).toBe(expected.stdout);
       const socket = hookSocketPath(env, process.execPath, copy)!;
-      await until(() => existsSync(socket), 15_000, 'a server for the copy');
+      await until(() => existsSync(socket), 'a server for the copy', 15_000);
       const future = new Date(Date.now() + 5_000);
       utimesSync(copy, future, future);
       const again = spawnSync(CLIENT, [process.execPath, copy, 'hook', 'claude'], { cwd: p.root, env, input: stdin, encoding: 'utf8' });
       expect(ran(again).stdout).toBe(expected.stdout);
-      await until(() => !existsSync(socket), 10_000, 'the stale server gone');
+      await until(() => !existsSync(socket), 'the stale server gone', 10_000);
     } finally {
       rmSync(copy, { force: true });
     }
@@ -268,7 +268,7 @@ describe.skipIf(!available)('the native hook client', () => {
     const idle = isolatedEnv({ VOUCH_HOOK_SERVER_IDLE_MS: '300' });
     viaClient(stdin, p.root, idle);
     await serverUp(idle);
-    await until(() => !existsSync(socketOf(idle)) && serversUnder(idle.XDG_RUNTIME_DIR!).length === 0, 10_000, 'the idle server gone');
+    await until(() => !existsSync(socketOf(idle)) && serversUnder(idle.XDG_RUNTIME_DIR!).length === 0, 'the idle server gone', 10_000);
   });
 
   it('VOUCH_HOOK_SERVER=0 keeps every call in a Node hook, and starts no server', async () => {

@@ -92,6 +92,10 @@ const HOOK_DYNAMIC_IMPORTS: Record<string, 'decision' | `aside: ${string}`> = {
   'agents/hook.ts -> ../store/ledgerSpool.js': 'decision',
   'store/ledgerSpool.ts -> ./openStore.js': 'aside: the spool passed 1 MB, so this writer moves it into the store',
   'store/ledgerSpool.ts -> ./ledger.js': 'aside: the spool passed 1 MB, so this writer moves it into the store',
+  // The native client (native/hookClient.c) found no hook server: this Node hook starts one once it has answered.
+  'cli/commands/hook.ts -> ../../agents/startHookServer.js': 'aside: the native client found no server; after the answer',
+  'cli/commands/hook.ts -> ../../agents/hookServer.js': 'aside: `vouch hook serve`, the resident server itself',
+  'cli/commands/hook.ts -> ../../observer/callMode.js': 'aside: `vouch hook serve`, the resident server itself',
   'agents/hook.ts -> ./hookNotice.js': 'aside: vouch cannot load a native module; said once per session',
   'agents/evaluate.ts -> ../core/nativeLoad.js': 'aside: an error; is it a native module that does not load',
   // Where the project is: all that a command naming no check needs before it passes.

@@ -73,7 +73,7 @@ function hostDoctor(host: AgentHost, project: AgentProject, command: VouchComman
     // An unreadable record: every item is judged as if none existed.
   }
   const facts = { host, program: command.program, options: project.commandOptions, checks: project.checks ?? [] };
-  const desired = { hooks: desiredHookEntries(host, layout.hooks, command.program, installedHookMode(host, project.root) ?? 'enforce'), section: sectionText(facts), skill: skillText(facts), server: desiredMcpServer(command, project) };
+  const desired = { hooks: desiredHookEntries(host, layout.hooks, command.hookProgram, installedHookMode(host, project.root) ?? 'enforce'), section: sectionText(facts), skill: skillText(facts), server: desiredMcpServer(command, project) };
   const items = inspectItems(layout, project.root, recordedItems, desired);
   const hooks: InstalledHook[] = [];
   const found: HookEntry[] = [];

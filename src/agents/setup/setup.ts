@@ -54,7 +54,7 @@ export interface AgentPlan {
 function desiredFor(options: AgentSetupOptions, project: AgentProject, command: VouchCommand, mode: HookMode): Desired {
   const layout = HOST_LAYOUTS[options.host];
   const facts = { host: options.host, program: command.program, options: project.commandOptions, checks: project.checks ?? [] };
-  return { hooks: desiredHookEntries(options.host, layout.hooks, command.program, mode), section: sectionText(facts), skill: skillText(facts), server: desiredMcpServer(command, project) };
+  return { hooks: desiredHookEntries(options.host, layout.hooks, command.hookProgram, mode), section: sectionText(facts), skill: skillText(facts), server: desiredMcpServer(command, project) };
 }
 
 export async function planAgentSetup(options: AgentSetupOptions): Promise<AgentPlan> {

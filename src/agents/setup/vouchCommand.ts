@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { shellQuote } from '../shellQuote.js';
 
 /** What a login shell answered to `command -v vouch`. */
@@ -26,6 +27,14 @@ export interface VouchCommand {
   program: string;
   /** The same words unquoted, for hosts that spawn a program with no shell (MCP servers). */
   argv: string[];
+  /**
+   * The program words of the hook handlers: the native client of this install
+   * (build/Release/vouch_hook, native/hookClient.c) before this Node and
+   * entry script, when it is built and runs here; else `program`.
+   */
+  hookProgram: string;
+  /** The native client in hookProgram, or null. */
+  hookClient: string | null;
 }
 
 export type LookupFn = (env: NodeJS.ProcessEnv) => CommandLookup;
@@ -51,7 +60,23 @@ export function resolveVouchCommand(entry: string, node: string, env: NodeJS.Pro
   const answer = lookup(env);
   const sameInstall = answer.resolved !== null && answer.resolved === thisInstall;
   const argv = sameInstall ? ['vouch'] : [node, thisInstall];
-  return { thisInstall, node, lookup: answer, sameInstall, program: argv.map(shellQuote).join(' '), argv };
+  const program = argv.map(shellQuote).join(' ');
+  const client = hookClientOf(thisInstall);
+  return { thisInstall, node, lookup: answer, sameInstall, program, argv, hookProgram: client === null ? program : [client, node, thisInstall].map(shellQuote).join(' '), hookClient: client };
+}
+
+/**
+ * The native hook client beside this install's entry script (dist/bin/main.js
+ * → build/Release/vouch_hook), when it exists and runs: called with no
+ * arguments it prints its usage and exits 0. Null otherwise, and where it is
+ * not built (only Linux has it).
+ */
+export function hookClientOf(entry: string): string | null {
+  if (process.platform !== 'linux') return null;
+  const client = join(dirname(dirname(dirname(entry))), 'build', 'Release', 'vouch_hook');
+  if (!existsSync(client)) return null;
+  const probe = spawnSync(client, [], { encoding: 'utf8', timeout: 5_000, stdio: ['ignore', 'pipe', 'pipe'] });
+  return probe.status === 0 && probe.stderr.includes('vouch_hook') ? client : null;
 }
 
 export function realOrNull(path: string): string | null {

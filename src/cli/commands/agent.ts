@@ -176,6 +176,7 @@ function commandJson(command: VouchCommand): CommandJson {
     this_install: command.thisInstall,
     node: command.node,
     same_install: command.sameInstall,
+    hook_client: command.hookClient,
     lookup: { shell: command.lookup.shell, found: command.lookup.found, resolved: command.lookup.resolved, error: command.lookup.error },
   };
 }
@@ -203,7 +204,7 @@ function planJson(plan: AgentPlan, mode: 'apply' | 'dry-run', applied: boolean):
   if (plan.operation === 'remove') return { ...common, operation: plan.operation };
   if (!plan.command) throw new Error('unreachable: setup always resolves the command');
   const server = plan.items.some((item) => item.id === 'mcp' && item.action !== 'skipped') ? plan.server : null;
-  return { ...common, operation: plan.operation, command: { ...commandJson(plan.command), hook_command: hookCommand(plan.command.program, plan.host, plan.mode), hook_mode: plan.mode, mcp_server: server }, conflicts: plan.conflicts.map(conflictJson) };
+  return { ...common, operation: plan.operation, command: { ...commandJson(plan.command), hook_command: hookCommand(plan.command.hookProgram, plan.host, plan.mode), hook_mode: plan.mode, mcp_server: server }, conflicts: plan.conflicts.map(conflictJson) };
 }
 
 const ACTION_MARK: Record<string, string> = { create: '+', update: '~', unchanged: '=', refused: '!', skipped: ' ', remove: '-', none: ' ' };
@@ -214,7 +215,7 @@ function planText(plan: AgentPlan, when: 'preview' | 'dry-run' | 'applied'): str
   const verb = plan.operation === 'setup' ? 'Setting up' : 'Removing';
   lines.push(`${verb} vouch for ${layout.title} in ${plan.project.root}${when === 'dry-run' ? ' (dry run: nothing is written)' : ''}`);
   if (plan.operation === 'setup' && plan.command) {
-    lines.push(`Hooks run: ${hookCommand(plan.command.program, plan.host, plan.mode)} (${plan.mode === 'shadow' ? 'shadow mode: decide and record, never deny or rewrite' : 'enforce mode'})`);
+    lines.push(`Hooks run: ${hookCommand(plan.command.hookProgram, plan.host, plan.mode)} (${plan.mode === 'shadow' ? 'shadow mode: decide and record, never deny or rewrite' : 'enforce mode'})`);
   }
   if (plan.operation === 'setup' && plan.server && plan.items.some((item) => item.id === 'mcp' && item.action !== 'skipped')) {
     lines.push(`MCP server runs: ${[plan.server.command, ...plan.server.args].map(shellQuote).join(' ')}`);
@@ -283,6 +284,7 @@ function doctorText(report: DoctorReport): string {
   const found = lookup.error ?? (lookup.found === null ? 'no vouch' : `${lookup.found}${lookup.resolved && lookup.resolved !== lookup.found ? ` -> ${lookup.resolved}` : ''}`);
   lines.push(`Login shell (${lookup.shell}) finds: ${found}`);
   lines.push(`This install: ${command.thisInstall}${command.sameInstall ? ' (the same)' : ' (not the one on PATH, so setup writes it by path)'}`);
+  lines.push(`Hook client: ${command.hookClient ?? 'none built here, so each hook call starts Node ("npm run build:native" builds it, on Linux)'}`);
   lines.push(
     `Observer: ${
       !observer.running

@@ -70,6 +70,8 @@ async function serve(argv: string[], io: CliIo): Promise<number> {
     io.stderr.write('vouch: hook serve takes one argument, the socket path; "vouch_hook" starts it\n');
     return 2;
   }
+  // A process serving several callers at once must not block on one observer call.
+  (await import('../../observer/callMode.js')).allowBlockingObserverCalls(false);
   const { serveHooks } = await import('../../agents/hookServer.js');
   await serveHooks({ socket: argv[0], entry: process.argv[1], env: io.env });
   return 0;

@@ -60,6 +60,9 @@ const commandFields = {
   this_install: absolutePath.describe('The entry script of the vouch that answered, symlinks resolved.'),
   node: absolutePath.describe('The Node that runs it.'),
   same_install: z.boolean().describe('The login shell\'s vouch is this install, so program is "vouch".'),
+  hook_client: absolutePath
+    .nullable()
+    .describe('The native hook client the hook handlers run (build/Release/vouch_hook), which asks a resident hook server before it starts Node; null when this install has none and the hooks run program.'),
   lookup,
 };
 
