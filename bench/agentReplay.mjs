@@ -18,7 +18,11 @@
 //
 //   node bench/agentReplay.mjs [--sessions all|NAME,...] [--evidence init|declared|traced]
 //                              [--step-timeout 300] [--vouch dist/bin/main.js]
-//                              [--out FILE] [--keep]
+//                              [--hook setup|node] [--out FILE] [--keep]
+//
+// --hook setup (the default) calls the hook as `vouch agent setup` writes it: through the native
+// client (build/Release/vouch_hook) where it is built, which asks a resident hook server; --hook node
+// starts `node main.js hook claude` for every command, as before the client.
 //
 // The copies live under .tmp/ in this repository (so that the project's tools resolve to the
 // repository's own), and are removed on exit unless --keep.
@@ -30,7 +34,7 @@ import { delimiter, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { checkName, dependencyTree, generateWorkspace, packageNames, sourceFile } from "./generateWorkspace.mjs";
-import { killAll, preToolUse, readDecision, step as stepIn } from "./steps.mjs";
+import { hookClientOf, killAll, preToolUse, readDecision, step as stepIn, stopHookServers } from "./steps.mjs";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const EXAMPLE = join(REPO, "examples", "demo-app");
@@ -125,18 +129,20 @@ function parseOptions() {
       evidence: { type: "string", default: "init" },
       "step-timeout": { type: "string", default: "300" },
       vouch: { type: "string", default: join(REPO, "dist", "bin", "main.js") },
+      hook: { type: "string", default: "setup" },
       out: { type: "string" },
       keep: { type: "boolean", default: false },
       help: { type: "boolean", default: false },
     },
   });
   if (values.help) {
-    console.log(`usage: node bench/agentReplay.mjs [--sessions all|${Object.keys(SESSIONS).join(",")}] [--step-timeout SECONDS] [--vouch PATH] [--out FILE] [--keep]`);
+    console.log(`usage: node bench/agentReplay.mjs [--sessions all|${Object.keys(SESSIONS).join(",")}] [--step-timeout SECONDS] [--vouch PATH] [--hook setup|node] [--out FILE] [--keep]`);
     process.exit(0);
   }
   const names = values.sessions === "all" ? Object.keys(SESSIONS) : values.sessions.split(",");
   for (const name of names) if (!SESSIONS[name]) throw new Error(`no session named ${name}; sessions: ${Object.keys(SESSIONS).join(", ")}`);
   if (!["init", "declared", "traced"].includes(values.evidence)) throw new Error("--evidence is init (what vouch init proposes), declared or traced");
+  if (!["setup", "node"].includes(values.hook)) throw new Error("--hook is setup (what vouch agent setup writes: the native client where it is built) or node");
   const timeout = Number(values["step-timeout"]);
   if (!Number.isInteger(timeout) || timeout < 1) throw new Error("--step-timeout wants a whole number of seconds");
   return {
@@ -144,6 +150,7 @@ function parseOptions() {
     evidence: values.evidence,
     stepTimeoutMs: timeout * 1000,
     vouch: resolve(values.vouch),
+    hook: values.hook,
     out: values.out ? resolve(values.out) : join(tmpdir(), `vouch-bench-agent-replay-${new Date().toISOString().replace(/[:.]/g, "-")}.json`),
     keep: values.keep,
   };
@@ -250,7 +257,7 @@ async function replay(name, mode, parent, options) {
         const ran = await step(SHELL(item.run), { cwd: root, timeoutMs: options.stepTimeoutMs });
         Object.assign(record, { decision: "typed", ms: ran.ms, code: ran.code, ran: item.checks });
       } else {
-        const hook = await step([process.execPath, options.vouch, "hook", "claude"], { cwd: root, timeoutMs: options.stepTimeoutMs, input: JSON.stringify(preToolUse(root, item.run, session)) });
+        const hook = await step([...options.hookProgram, "hook", "claude"], { cwd: root, timeoutMs: options.stepTimeoutMs, input: JSON.stringify(preToolUse(root, item.run, session)) });
         if (hook.code !== 0) throw new Error(`the hook exited ${hook.code}:\n${hook.stderr}`);
         const answer = readDecision(hook.stdout);
         record.hookMs = hook.ms;
@@ -324,8 +331,14 @@ async function main() {
   if (!existsSync(options.vouch)) throw new Error(`no vouch build at ${options.vouch}: run \`npm run build\``);
   mkdirSync(join(REPO, ".tmp"), { recursive: true });
   const parent = mkdtempSync(join(REPO, ".tmp", "agent-replay-"));
+  // The hook servers the native client starts live here, and are stopped at the end.
+  ENV.XDG_RUNTIME_DIR = join(parent, "run");
+  mkdirSync(ENV.XDG_RUNTIME_DIR, { mode: 0o700 });
+  const client = options.hook === "setup" ? hookClientOf(options.vouch) : null;
+  options.hookProgram = client === null ? [process.execPath, options.vouch] : [client, process.execPath, options.vouch];
   const cleanup = () => {
     killAll();
+    stopHookServers(ENV.XDG_RUNTIME_DIR);
     if (!options.keep) rmSync(parent, { recursive: true, force: true });
   };
   process.on("SIGINT", () => {
@@ -333,7 +346,7 @@ async function main() {
     process.exit(130);
   });
   try {
-    console.log(`agent replay: ${options.names.join(", ")}; evidence ${options.evidence}; ${availableParallelism()} cores, load ${loadavg()[0].toFixed(2)}; in ${parent}`);
+    console.log(`agent replay: ${options.names.join(", ")}; evidence ${options.evidence}; hook ${client === null ? "node" : "native client"}; ${availableParallelism()} cores, load ${loadavg()[0].toFixed(2)}; in ${parent}`);
     const results = [];
     for (const name of options.names) {
       const typed = await replay(name, "typed", parent, options);

@@ -17,6 +17,11 @@
 //                       [--modes observer,scan] [--vouch dist/bin/main.js] [--baseline OTHER/main.js]
 //                       [--env NAME=VALUE] [--out FILE] [--keep]
 //
+// Where this install has the native hook client (build/Release/vouch_hook, native/hookClient.c), each
+// hook case runs through it too ("[client]"), in the same rounds: the program `vouch agent setup`
+// writes then. Its first call finds no hook server and starts one; the warm-up rounds cover that.
+// The servers live in a directory of the benchmark's own (XDG_RUNTIME_DIR) and are stopped at the end.
+//
 // --baseline adds each vouch case again, run by another build (an older checkout's dist/bin/main.js),
 // and --env each again with a variable set (VOUCH_OBSERVER_TIMEOUT_MS=1, say), in the
 // same rounds, so that a change is measured side by side under the same load.
@@ -24,13 +29,14 @@
 // Every observer it starts is stopped before it exits, also on an error or Ctrl-C.
 
 import { spawn, spawnSync } from "node:child_process";
-import { appendFileSync, closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, release, tmpdir, totalmem } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { generate } from "./generate.mjs";
 import { summarize } from "./stats.mjs";
+import { hookClientOf, stopHookServers } from "./steps.mjs";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const BUDGET_P50_MS = 150; // DESIGN.md: a hook decision as a fresh process, under 150 ms p50
@@ -135,10 +141,13 @@ function main() {
 
 async function run(options) {
   const work = mkdtempSync(join(tmpdir(), "vouch-bench-hook-"));
-  const env = { ...process.env, VOUCH_HOOK_LOG: "", VOUCH_FORCE: "" };
+  const runtime = join(work, "run");
+  mkdirSync(runtime, { mode: 0o700 });
+  const env = { ...process.env, VOUCH_HOOK_LOG: "", VOUCH_FORCE: "", XDG_RUNTIME_DIR: runtime };
   const started = [];
   const stopAll = () => {
     for (const root of started.splice(0)) spawnSync(process.execPath, [options.vouch, "stop"], { cwd: root, env, stdio: "ignore" });
+    stopHookServers(runtime);
   };
   const onSignal = () => {
     stopAll();
@@ -174,6 +183,10 @@ async function run(options) {
       },
     ];
 
+    const client = hookClientOf(options.vouch);
+    if (client !== null) {
+      for (const c of cases.filter((item) => item.argv === hookArgv)) cases.push({ ...c, name: `${c.name} [client]`, argv: [client, ...hookArgv] });
+    }
     const own = cases.slice(1);
     if (options.baseline !== undefined) {
       for (const c of own) cases.push({ ...c, name: `${c.name} [baseline]`, argv: c.argv.map((arg) => (arg === options.vouch ? options.baseline : arg)) });

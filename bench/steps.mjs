@@ -2,6 +2,8 @@
 // timeout, the group killed when the benchmark stops early, and the hook as Claude Code calls it.
 
 import { spawn } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 
 /** Process groups started and not yet closed: killAll() ends them when a benchmark stops early. */
 const running = new Set();
@@ -83,4 +85,24 @@ export function readDecision(stdout) {
   if (typeof output.updatedInput?.command === "string") return { decision: "rewrite", command: output.updatedInput.command, reason: null };
   if (output.permissionDecision) return { decision: output.permissionDecision, command: null, reason: null };
   throw new Error(`the hook printed an answer the host would not understand: ${stdout.slice(0, 400)}`);
+}
+
+/** The native hook client beside an entry script (dist/bin/main.js → build/Release/vouch_hook), or null. */
+export function hookClientOf(vouch) {
+  const client = join(dirname(dirname(dirname(resolve(vouch)))), "build", "Release", "vouch_hook");
+  return process.platform === "linux" && existsSync(client) ? client : null;
+}
+
+/** Stops the hook servers whose socket is under dir (their command line is `… hook serve SOCKET`). */
+export function stopHookServers(dir) {
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const argv = readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0");
+      const at = argv.indexOf("serve");
+      if (at > 0 && argv[at - 1] === "hook" && argv[at + 1]?.startsWith(dir)) process.kill(Number(name), "SIGTERM");
+    } catch {
+      // gone
+    }
+  }
 }

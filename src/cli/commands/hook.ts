@@ -30,6 +30,11 @@ Options:
 Environment:
   VOUCH_FORCE=1          never deny or rewrite
   VOUCH_HOOK_LOG=FILE    append one JSON line per Bash command: what was decided and why
+  VOUCH_HOOK_SERVER=0    the native client (build/Release/vouch_hook) always runs this
+                         Node hook instead of asking a resident hook server
+
+"vouch hook serve SOCKET" is that server, started by the hook itself; see
+docs/hooks.md, "The hook client and its server".
 `;
 
 const HOSTS: Record<string, Host> = { claude, codex };
