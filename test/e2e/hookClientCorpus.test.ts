@@ -1,0 +1,175 @@
+import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CORPUS } from '../fixtures/agent-corpus.js';
+import { claudeBash } from '../helpers/hookInput.js';
+import { CLI, cleanEnv, REPO, tempProject, type TempProject } from '../helpers/project.js';
+import { mulberry32, testSeed } from '../helpers/seed.js';
+
+/*
+ * The agent corpus, and seeded chains of its parts, through the native hook
+ * client (answered by a resident server) and through the Node hook, in one
+ * real project whose checks are in every state a decision meets: CURRENT PASS,
+ * CURRENT FAIL, STALE and never run. Every answer must be the same, byte for
+ * byte. By default every fourth corpus command and 60 chains (about 30 s);
+ * VOUCH_HOOK_CLIENT_CALLS=N takes the whole corpus and N chains.
+ */
+
+const CLIENT = join(REPO, 'build', 'Release', 'vouch_hook');
+const available = process.platform === 'linux' && existsSync(CLIENT);
+const FULL = process.env.VOUCH_HOOK_CLIENT_CALLS !== undefined;
+const CHAINS = FULL ? Number(process.env.VOUCH_HOOK_CLIENT_CALLS) : 60;
+const CORPUS_TAKEN = FULL ? CORPUS : CORPUS.filter((_, index) => index % 4 === 0);
+const seed = testSeed(import.meta.url, 19);
+
+const cleanups: Array<() => void> = [];
+afterAll(() => {
+  for (const cleanup of cleanups.splice(0)) cleanup();
+});
+
+const PACKAGE = {
+  name: 'corpus',
+  version: '1.0.0',
+  private: true,
+  scripts: { typecheck: 'node ok.cjs', lint: 'node ok.cjs', test: 'node fail.cjs', build: 'node ok.cjs', audit: 'node ok.cjs', 'lint:fix': 'node ok.cjs' },
+};
+const CHECKS = [
+  { name: 'typecheck', kind: 'typecheck', script: 'typecheck' },
+  { name: 'lint', kind: 'lint', script: 'lint' },
+  { name: 'test', kind: 'test', script: 'test' },
+  { name: 'build', kind: 'build', script: 'build', inputs: ['src/**'] },
+  { name: 'audit', kind: 'custom', script: 'audit' },
+  { name: 'format', kind: 'lint', command: ['node', 'ok.cjs'], env: ['FORMAT_MODE'] },
+];
+
+function project(): TempProject {
+  const p = tempProject('hook-client-corpus', {
+    'vouch.config.json': `${JSON.stringify({ schema: 1, packageManager: 'npm', checks: CHECKS }, null, 2)}\n`,
+    'package.json': `${JSON.stringify(PACKAGE, null, 2)}\n`,
+    '.gitignore': 'node_modules/\n',
+    'ok.cjs': 'console.log("fine");\n',
+    'fail.cjs': 'console.log("1 failed"); process.exit(1);\n',
+    'src/a.js': 'export const a = 1;\n',
+    'README.md': '# corpus\n',
+  });
+  cleanups.push(() => p.remove());
+  // typecheck, lint, format: CURRENT PASS; test: CURRENT FAIL; build: STALE (an input edited after its run); audit: never run.
+  for (const check of ['typecheck', 'lint', 'format', 'test', 'build']) p.vouch(['run', check]);
+  p.write('src/a.js', 'export const a = 2;\n');
+  // lint and typecheck read every file by default: run them again so they stay CURRENT after the edit.
+  for (const check of ['typecheck', 'lint', 'format', 'test']) p.vouch(['run', check]);
+  return p;
+}
+
+/** Seeded chains of corpus parts, with the joiners and prefixes agents type. */
+function chains(count: number): string[] {
+  const random = mulberry32(seed.value);
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+  const parts = CORPUS.map((item) => item.command);
+  const joiners = [' && ', '; ', ' || ', ' | ', '\n'];
+  const prefixes = ['', '', '', 'VOUCH_FORCE=1 ', 'FORMAT_MODE=strict ', 'npm_config_workspace=packages/a ', 'cd src && '];
+  return Array.from({ length: count }, () => {
+    const length = 1 + Math.floor(random() * 3);
+    return Array.from({ length }, () => pick(prefixes) + pick(parts)).reduce((chain, part) => `${chain}${pick(joiners)}${part}`);
+  });
+}
+
+interface Answer {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function call(argv: string[], cwd: string, env: NodeJS.ProcessEnv, stdin: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(argv[0]!, argv.slice(1), { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+    child.on('error', reject);
+    child.on('close', (code) =>
+      // A deny says how long ago its receipt's run was, which moves between two calls: the one part not compared.
+      resolve({ code, stdout: Buffer.concat(out).toString('utf8').replace(/\b\d+ (s|sec|secs|min|mins|h|hours?) ago\b/g, 'N ago'), stderr: Buffer.concat(err).toString('utf8') }),
+    );
+    child.stdin.end(stdin);
+  });
+}
+
+async function pool<T, R>(items: T[], width: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) {
+        const index = next++;
+        results[index] = await work(items[index]!);
+      }
+    }),
+  );
+  return results;
+}
+
+describe.skipIf(!available)('the native hook client on the agent corpus', () => {
+  it(`answers ${CORPUS_TAKEN.length} corpus commands and ${CHAINS} seeded chains (seed ${seed.value}, ${seed.source}) exactly as the Node hook`, { timeout: 600_000 }, async () => {
+    const p = project();
+    const runtime = mkdtempSync(join(REPO, '.tmp', 'hook-corpus-run-'));
+    chmodSync(runtime, 0o700);
+    const log = join(runtime, 'hook.log');
+    const env = cleanEnv({ XDG_RUNTIME_DIR: runtime, VOUCH_HOOK_SERVER_IDLE_MS: '120000', VOUCH_HOOK_LOG: log });
+    delete env._;
+    cleanups.push(() => {
+      stopServers(runtime);
+      rmSync(runtime, { recursive: true, force: true });
+    });
+    const commands = [...CORPUS_TAKEN.map((item) => item.command), ...chains(CHAINS)];
+    const inputs = commands.map((command) => JSON.stringify(claudeBash(p.root, command)));
+    const client = [CLIENT, process.execPath, CLI, 'hook', 'claude'];
+    // The first client call has no server: it answers through Node and starts one.
+    await call(client, p.root, env, inputs[0]!);
+    const serverUp = () => existsSync(join(runtime, 'vouch')) && readdirSync(join(runtime, 'vouch')).some((name) => name.endsWith('.sock'));
+    for (let waited = 0; !serverUp(); waited += 50) {
+      expect(waited, 'a hook server within 15 s').toBeLessThan(15_000);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+
+    const viaNode = await pool(inputs, 2, (input) => call([process.execPath, CLI, 'hook', 'claude'], p.root, env, input));
+    const loggedBefore = logLines(log).length;
+    const viaClient = await pool(inputs, 2, (input) => call(client, p.root, env, input));
+    const differing = commands.filter((_, index) => JSON.stringify(viaNode[index]) !== JSON.stringify(viaClient[index]));
+    expect(differing, 'commands answered differently').toEqual([]);
+
+    // Not a vacuous equality: every kind of answer is among them.
+    const kinds = viaNode.map((answer) => (answer.stdout === '' ? 'pass' : answer.stdout.includes('"permissionDecision":"deny"') ? 'deny' : answer.stdout.includes('updatedInput') ? 'rewrite' : 'other'));
+    const count = (kind: string) => kinds.filter((item) => item === kind).length;
+    expect(count('deny')).toBeGreaterThan(10);
+    expect(count('rewrite')).toBeGreaterThan(10);
+    expect(count('pass')).toBeGreaterThan(10);
+    expect(viaNode.some((answer) => answer.stdout.includes('FAILED'))).toBe(true);
+    // And the server answered every one of them: the client ran no Node hook (the hook log marks a server's answers).
+    const clientLines = logLines(log).slice(loggedBefore);
+    expect(clientLines).toHaveLength(commands.length);
+    expect(clientLines.filter((line) => line.server === true)).toHaveLength(commands.length);
+  });
+});
+
+function logLines(file: string): Array<{ server?: boolean }> {
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line));
+}
+
+function stopServers(dir: string): void {
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const argv = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
+      const at = argv.indexOf('serve');
+      if (at > 0 && argv[at - 1] === 'hook' && argv[at + 1]?.startsWith(dir)) process.kill(Number(name), 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+}
