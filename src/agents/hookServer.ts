@@ -1,11 +1,11 @@
-import { lstatSync, realpathSync, renameSync, statSync, unlinkSync } from 'node:fs';
+import { lstatSync, readdirSync, realpathSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
-import { resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { runHook } from './hook.js';
 import type { Host } from './host.js';
 import { claude } from './hostClaude.js';
 import { codex } from './hostCodex.js';
-import { prepareHookSocketDir } from './hookSocket.js';
+import { HOOK_SOCKET_NAME as SOCKET_NAME, prepareHookSocketDir } from './hookSocket.js';
 
 /*
  * The resident hook server: answers the native client (native/hookClient.c)
@@ -31,7 +31,9 @@ const ANSWERED = 0;
 const ASK_NODE = 1;
 /** Hook stdin is capped at 16 MiB by both hooks; the environment is small. */
 const REQUEST_MAX_BYTES = 24 * 1024 * 1024;
-const DEFAULT_IDLE_MS = 30 * 60_000;
+const DEFAULT_IDLE_MS = 15 * 60_000;
+/** Servers per socket directory (one user's): beyond this many, a new one does not start. */
+export const MAX_SERVERS = 4;
 const HOSTS: Record<string, Host> = { claude, codex };
 
 export interface HookRequest {
@@ -94,6 +96,9 @@ export async function serveHooks(options: HookServerOptions): Promise<void> {
   const problem = prepareHookSocketDir(options.socket);
   if (problem !== null) throw new Error(problem);
   if (await answers(options.socket)) return;
+  // Each environment has its own server; a host that changed some variable on every call would
+  // otherwise start one per call. Past the cap, calls are answered by the Node hook instead.
+  if ((await liveServers(dirname(options.socket), options.socket)) >= MAX_SERVERS) return;
   const ownEnv = sortedEnv(env);
   const entryPath = realpathSync(options.entry);
   const built = buildStamp(entryPath);
@@ -210,6 +215,24 @@ function answers(socket: string): Promise<boolean> {
     });
     connection.once('error', () => resolveAnswer(false));
   });
+}
+
+/** How many other servers answer in dir; a socket nobody answers is a dead server's, and is removed. */
+async function liveServers(dir: string, own: string): Promise<number> {
+  const sockets = readdirSync(dir)
+    .filter((name) => SOCKET_NAME.test(name))
+    .map((name) => join(dir, name))
+    .filter((path) => path !== own);
+  const alive = await Promise.all(sockets.map((path) => answers(path)));
+  for (const [index, path] of sockets.entries()) {
+    if (alive[index]) continue;
+    try {
+      if (lstatSync(path).isSocket()) unlinkSync(path);
+    } catch {
+      // gone already
+    }
+  }
+  return alive.filter(Boolean).length;
 }
 
 function buildStamp(path: string): string {

@@ -10,7 +10,7 @@ import { basename, dirname, isAbsolute, join } from 'node:path';
 
 /** Linux's sun_path holds 108 bytes, the terminating NUL included. */
 const MAX_SOCKET_PATH = 107;
-const NAME = /^hook-[0-9a-f]{16}\.sock$/;
+export const HOOK_SOCKET_NAME = /^hook-[0-9a-f]{16}\.sock$/;
 
 /** The directory: $XDG_RUNTIME_DIR/vouch, else $XDG_CACHE_HOME/vouch, else $HOME/.cache/vouch (absolute values only). */
 export function hookSocketDir(env: NodeJS.ProcessEnv): string | null {
@@ -53,7 +53,7 @@ function fnv1a(start: bigint, bytes: Uint8Array): bigint {
  * this user's that nobody else can enter. Returns why not, or null.
  */
 export function prepareHookSocketDir(path: string): string | null {
-  if (!isAbsolute(path) || !NAME.test(basename(path)) || Buffer.byteLength(path) > MAX_SOCKET_PATH) return `${path} is not a hook server's socket path`;
+  if (!isAbsolute(path) || !HOOK_SOCKET_NAME.test(basename(path)) || Buffer.byteLength(path) > MAX_SOCKET_PATH) return `${path} is not a hook server's socket path`;
   const dir = dirname(path);
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });

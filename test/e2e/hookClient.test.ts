@@ -4,7 +4,7 @@ import { createServer, createConnection } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { hookSocketPath } from '../../src/agents/hookSocket.js';
-import { encodeHookAnswer, parseHookRequest } from '../../src/agents/hookServer.js';
+import { encodeHookAnswer, MAX_SERVERS, parseHookRequest } from '../../src/agents/hookServer.js';
 import type { Json } from '../helpers/answers.js';
 import { claudeBash } from '../helpers/hookInput.js';
 import { until } from '../helpers/observer.js';
@@ -269,6 +269,32 @@ describe.skipIf(!available)('the native hook client', () => {
     viaClient(stdin, p.root, idle);
     await serverUp(idle);
     await until(() => !existsSync(socketOf(idle)) && serversUnder(idle.XDG_RUNTIME_DIR!).length === 0, 'the idle server gone', 10_000);
+  });
+
+  it(`at most ${MAX_SERVERS} servers run in one directory; a dead one's socket does not count and is removed`, async () => {
+    const p = project('hook-client-cap');
+    const base = isolatedEnv();
+    const stdin = JSON.stringify(claudeBash(p.root, 'npm run typecheck'));
+    const envs = Array.from({ length: MAX_SERVERS + 1 }, (_, index) => ({ ...base, HOOK_CAP_CASE: String(index) }));
+    for (const env of envs.slice(0, MAX_SERVERS)) {
+      viaClient(stdin, p.root, env);
+      await serverUp(env);
+    }
+    const extra = envs[MAX_SERVERS]!;
+    expect(viaClient(stdin, p.root, extra)).toEqual(viaNode(stdin, p.root, extra));
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(existsSync(socketOf(extra))).toBe(false);
+    expect(serversUnder(base.XDG_RUNTIME_DIR!)).toHaveLength(MAX_SERVERS);
+
+    // One dies without removing its socket: the next server starts, and that socket is gone.
+    const [victim] = serversUnder(base.XDG_RUNTIME_DIR!);
+    const victimSocket = envs.map(socketOf).find((path) => readFileSync(`/proc/${victim}/cmdline`, 'utf8').includes(path))!;
+    process.kill(victim!, 'SIGKILL');
+    await until(() => !serversUnder(base.XDG_RUNTIME_DIR!).includes(victim!), 'the killed server gone', 10_000);
+    expect(existsSync(victimSocket)).toBe(true);
+    viaClient(stdin, p.root, extra);
+    await serverUp(extra);
+    expect(existsSync(victimSocket)).toBe(false);
   });
 
   it('VOUCH_HOOK_SERVER=0 keeps every call in a Node hook, and starts no server', async () => {
