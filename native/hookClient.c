@@ -33,7 +33,9 @@ extern char **environ;
 #define STDIN_MAX_BYTES (16u * 1024 * 1024)
 #define STDIN_TIMEOUT_MS 5000
 #define ANSWER_MAX_BYTES (16u * 1024 * 1024)
-#define DEFAULT_TIMEOUT_MS 30000
+// Under the 10 s a SessionStart handler is given (src/agents/setup/host.ts), so that the Node hook
+// still has time to answer after a hung server.
+#define DEFAULT_TIMEOUT_MS 5000
 #define MAGIC "VHK1"
 
 typedef struct {

@@ -126,7 +126,10 @@ describe.skipIf(!available)('the native hook client on the agent corpus', () => 
     const commands = [...CORPUS_TAKEN.map((item) => item.command), ...chains(CHAINS)];
     const inputs = commands.map((command) => JSON.stringify(claudeBash(p.root, command)));
     const client = [CLIENT, process.execPath, CLI, 'hook', 'claude'];
-    // The first client call has no server: it answers through Node and starts one.
+    const viaNode = await pool(inputs, 2, (input) => call([process.execPath, CLI, 'hook', 'claude'], p.root, env, input));
+    const kinds = viaNode.map((answer) => (answer.stdout === '' ? 'pass' : answer.stdout.includes('"permissionDecision":"deny"') ? 'deny' : answer.stdout.includes('updatedInput') ? 'rewrite' : 'other'));
+    console.log(`hook client corpus: ${commands.length} commands; Node answered ${['deny', 'rewrite', 'pass', 'other'].map((kind) => `${kinds.filter((item) => item === kind).length} ${kind}`).join(', ')}`);
+    // Then through the client. Its first call has no server: it answers through Node and starts one.
     await call(client, p.root, env, inputs[0]!);
     const serverUp = () => existsSync(join(runtime, 'vouch')) && readdirSync(join(runtime, 'vouch')).some((name) => name.endsWith('.sock'));
     for (let waited = 0; !serverUp(); waited += 50) {
@@ -134,14 +137,12 @@ describe.skipIf(!available)('the native hook client on the agent corpus', () => 
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
 
-    const viaNode = await pool(inputs, 2, (input) => call([process.execPath, CLI, 'hook', 'claude'], p.root, env, input));
     const loggedBefore = logLines(log).length;
     const viaClient = await pool(inputs, 2, (input) => call(client, p.root, env, input));
     const differing = commands.filter((_, index) => JSON.stringify(viaNode[index]) !== JSON.stringify(viaClient[index]));
     expect(differing, 'commands answered differently').toEqual([]);
 
     // Not a vacuous equality: every kind of answer is among them.
-    const kinds = viaNode.map((answer) => (answer.stdout === '' ? 'pass' : answer.stdout.includes('"permissionDecision":"deny"') ? 'deny' : answer.stdout.includes('updatedInput') ? 'rewrite' : 'other'));
     const count = (kind: string) => kinds.filter((item) => item === kind).length;
     expect(count('deny')).toBeGreaterThan(10);
     expect(count('rewrite')).toBeGreaterThan(10);
