@@ -61,8 +61,13 @@ static int append(Bytes *bytes, const void *data, size_t length) {
   return 0;
 }
 
+static void put_u32(char *at, uint32_t value) {
+  for (int i = 0; i < 4; i++) at[i] = (char)(unsigned char)(value >> (8 * i));
+}
+
 static int append_u32(Bytes *bytes, uint32_t value) {
-  unsigned char le[4] = {value & 0xff, (value >> 8) & 0xff, (value >> 16) & 0xff, value >> 24};
+  char le[4];
+  put_u32(le, value);
   return append(bytes, le, 4);
 }
 
@@ -235,9 +240,11 @@ static int print_answer(const Bytes *answer) {
 
 // Runs the Node hook with the stdin this program read: what the host would have run without it.
 static void fall_back(char **argv, int argc, const Bytes *input, const char *serve) {
-  char *args[10];
+  // Every argument as given, however many: the Node hook judges a malformed call itself.
+  char **args = calloc((size_t)argc + 3, sizeof *args);
+  if (!args) _exit(0);
   int n = 0;
-  for (int i = 1; i < argc && n < 6; i++) args[n++] = argv[i];
+  for (int i = 1; i < argc; i++) args[n++] = argv[i];
   if (serve) {
     args[n++] = "--serve";
     args[n++] = (char *)serve;
@@ -288,9 +295,7 @@ int main(int argc, char **argv) {
   for (char **entry = environ; *entry && !failed; entry++) failed = append(&env, *entry, strlen(*entry) + 1);
   failed = failed || append_field(&request, env.data, env.length) || append_field(&request, input.data, input.length);
   if (failed || request.length - 8 > UINT32_MAX) fall_back(argv, argc, &input, NULL);
-  uint32_t body = (uint32_t)(request.length - 8);
-  unsigned char le[4] = {body & 0xff, (body >> 8) & 0xff, (body >> 16) & 0xff, body >> 24};
-  memcpy(request.data + 4, le, 4);
+  put_u32(request.data + 4, (uint32_t)(request.length - 8));
 
   const char *timeout_text = getenv("VOUCH_HOOK_CLIENT_TIMEOUT_MS");
   long timeout = timeout_text ? strtol(timeout_text, NULL, 10) : 0;

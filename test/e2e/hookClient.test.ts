@@ -310,7 +310,7 @@ describe.skipIf(!available)('the native hook client', () => {
   it('a malformed call gets the Node hook\'s usage line, and exits 0', () => {
     const p = project('hook-client-usage');
     const env = isolatedEnv();
-    for (const args of [['nobody'], ['claude', '--loud'], ['claude', '--shadow', 'x']]) {
+    for (const args of [['nobody'], ['claude', '--loud'], ['claude', '--shadow', 'x'], ['claude', '--shadow', 'x', 'y', 'z']]) {
       expect(viaClient('{}', p.root, env, args), args.join(' ')).toEqual(viaNode('{}', p.root, env, args));
     }
     const bare = spawnSync(CLIENT, [], { encoding: 'utf8' });
