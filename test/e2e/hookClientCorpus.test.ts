@@ -11,8 +11,8 @@ import { mulberry32, testSeed } from '../helpers/seed.js';
  * The agent corpus, and seeded chains of its parts, through the native hook
  * client (answered by a resident server) and through the Node hook, in one
  * real project whose checks are in every state a decision meets: CURRENT PASS,
- * CURRENT FAIL, STALE and never run. Every answer must be the same, byte for
- * byte. By default every fourth corpus command and 60 chains (about 30 s);
+ * CURRENT FAIL, STALE and never run, for Claude Code, Codex and shadow mode in
+ * turn. Every answer must be the same, byte for byte. By default every fourth corpus command and 60 chains (about 30 s);
  * VOUCH_HOOK_CLIENT_CALLS=N takes the whole corpus and N chains.
  */
 
@@ -124,13 +124,14 @@ describe.skipIf(!available)('the native hook client on the agent corpus', () => 
       rmSync(runtime, { recursive: true, force: true });
     });
     const commands = [...CORPUS_TAKEN.map((item) => item.command), ...chains(CHAINS)];
-    const inputs = commands.map((command) => JSON.stringify(claudeBash(p.root, command)));
-    const client = [CLIENT, process.execPath, CLI, 'hook', 'claude'];
-    const viaNode = await pool(inputs, 2, (input) => call([process.execPath, CLI, 'hook', 'claude'], p.root, env, input));
+    // Claude Code, Codex and shadow mode in turn: each host's answer, and shadow's silence, through one server.
+    const HOSTS = [['claude'], ['codex'], ['claude', '--shadow']];
+    const inputs = commands.map((command, index) => ({ args: HOSTS[index % HOSTS.length]!, stdin: JSON.stringify(claudeBash(p.root, command)) }));
+    const viaNode = await pool(inputs, 2, (input) => call([process.execPath, CLI, 'hook', ...input.args], p.root, env, input.stdin));
     const kinds = viaNode.map((answer) => (answer.stdout === '' ? 'pass' : answer.stdout.includes('"permissionDecision":"deny"') ? 'deny' : answer.stdout.includes('updatedInput') ? 'rewrite' : 'other'));
     console.log(`hook client corpus: ${commands.length} commands; Node answered ${['deny', 'rewrite', 'pass', 'other'].map((kind) => `${kinds.filter((item) => item === kind).length} ${kind}`).join(', ')}`);
     // Then through the client. Its first call has no server: it answers through Node and starts one.
-    await call(client, p.root, env, inputs[0]!);
+    await call([CLIENT, process.execPath, CLI, 'hook', 'claude'], p.root, env, inputs[0]!.stdin);
     const serverUp = () => existsSync(join(runtime, 'vouch')) && readdirSync(join(runtime, 'vouch')).some((name) => name.endsWith('.sock'));
     for (let waited = 0; !serverUp(); waited += 50) {
       expect(waited, 'a hook server within 15 s').toBeLessThan(15_000);
@@ -139,15 +140,15 @@ describe.skipIf(!available)('the native hook client on the agent corpus', () => 
 
     const loggedBefore = logLines(log).length;
     // Eight at once: one server answers callers side by side.
-    const viaClient = await pool(inputs, 8, (input) => call(client, p.root, env, input));
+    const viaClient = await pool(inputs, 8, (input) => call([CLIENT, process.execPath, CLI, 'hook', ...input.args], p.root, env, input.stdin));
     const differing = commands.filter((_, index) => JSON.stringify(viaNode[index]) !== JSON.stringify(viaClient[index]));
     expect(differing, 'commands answered differently').toEqual([]);
 
     // Not a vacuous equality: every kind of answer is among them.
     const count = (kind: string) => kinds.filter((item) => item === kind).length;
-    expect(count('deny')).toBeGreaterThan(10);
-    expect(count('rewrite')).toBeGreaterThan(10);
-    expect(count('pass')).toBeGreaterThan(10);
+    expect(count('deny')).toBeGreaterThan(5);
+    expect(count('rewrite')).toBeGreaterThan(5);
+    expect(count('pass')).toBeGreaterThan(5);
     expect(viaNode.some((answer) => answer.stdout.includes('FAILED'))).toBe(true);
     // And the server answered every one of them: the client ran no Node hook (the hook log marks a server's answers).
     const clientLines = logLines(log).slice(loggedBefore);
