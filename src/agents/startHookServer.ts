@@ -7,10 +7,17 @@ import { spawn } from 'node:child_process';
  * own session, unref'd. Its environment is this hook's exactly, which is what
  * the server answers for.
  */
+/**
+ * V8 flags, not environment variables: the server's environment must stay the caller's. A small
+ * young generation and slow heap growth, as the observer daemon runs (observer/launch.ts): a
+ * process that lives for many calls keeps what each call leaves behind to a few MB.
+ */
+const SERVER_FLAGS = ['--max-semi-space-size=1', '--heap-growing-percent=20'];
+
 export function startHookServer(socket: string, env: NodeJS.ProcessEnv, entry: string | undefined): boolean {
   if (entry === undefined || entry === '') return false;
   try {
-    const child = spawn(process.execPath, [entry, 'hook', 'serve', socket], { cwd: '/', env, detached: true, stdio: 'ignore' });
+    const child = spawn(process.execPath, [...SERVER_FLAGS, entry, 'hook', 'serve', socket], { cwd: '/', env, detached: true, stdio: 'ignore' });
     child.on('error', () => undefined);
     child.unref();
     return true;
