@@ -255,7 +255,8 @@ static void fall_back(char **argv, int argc, const Bytes *input, const char *ser
     if (fd < 0 || write_all(fd, input->data, input->length) != 0 || lseek(fd, 0, SEEK_SET) != 0 || dup2(fd, 0) < 0) _exit(0);
     if (fd != 0) close(fd);
   }
-  execv(args[0], args);
+  // execvp: a NODE given without a slash is looked up on PATH, as a shell would.
+  execvp(args[0], args);
   // No Node to run: the hook fails open, as the Node hook does on any failure.
   _exit(0);
 }

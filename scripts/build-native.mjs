@@ -1,7 +1,9 @@
 #!/usr/bin/env node
-// Builds vouch's native scan (native/, binding.gyp) into build/Release/vouch_scan.node, with the
-// node-gyp that npm ships. vouch works without it: it then walks install trees in JavaScript, about
-// half as fast. So a machine with no C compiler gets a warning here, not a failed install.
+// Builds vouch's native scan (native/, binding.gyp) into build/Release/vouch_scan.node, and on Linux
+// the hook client (native/hookClient.c) into build/Release/vouch_hook, with the node-gyp that npm
+// ships. vouch works without them: it then walks install trees in JavaScript, about half as fast,
+// and each hook call starts Node. So a machine with no C compiler gets a warning here, not a failed
+// install.
 //
 //   node scripts/build-native.mjs            (run by npm install; also "npm run build:native")
 //   VOUCH_SKIP_NATIVE=1 npm install          (skip the build)
@@ -41,7 +43,10 @@ try {
   warn(`the built addon does not load: ${error.message}`);
   process.exit(0);
 }
-console.log("vouch: native scan built.");
+if (process.platform === "linux" && !existsSync(join(root, "build", "Release", "vouch_hook"))) {
+  console.warn("vouch: the native scan was built, but not the hook client (build/Release/vouch_hook); each hook call will start Node.");
+}
+console.log(process.platform === "linux" ? "vouch: native scan and hook client built." : "vouch: native scan built.");
 
 function findNodeGyp() {
   // Set by npm for the scripts it runs.
