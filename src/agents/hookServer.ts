@@ -1,11 +1,11 @@
-import { lstatSync, readdirSync, realpathSync, renameSync, statSync, unlinkSync } from 'node:fs';
+import { lstatSync, readdirSync, realpathSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { runHook } from './hook.js';
 import type { Host } from './host.js';
 import { claude } from './hostClaude.js';
 import { codex } from './hostCodex.js';
-import { HOOK_SOCKET_NAME as SOCKET_NAME, prepareHookSocketDir } from './hookSocket.js';
+import { FAILED_MARK, FULL_MARK, HOOK_SOCKET_NAME as SOCKET_NAME, prepareHookSocketDir } from './hookSocket.js';
 
 /*
  * The resident hook server: answers the native client (native/hookClient.c)
@@ -98,7 +98,10 @@ export async function serveHooks(options: HookServerOptions): Promise<void> {
   if (await answers(options.socket)) return;
   // Each environment has its own server; a host that changed some variable on every call would
   // otherwise start one per call. Past the cap, calls are answered by the Node hook instead.
-  if ((await liveServers(dirname(options.socket), options.socket)) >= MAX_SERVERS) return;
+  if ((await liveServers(dirname(options.socket), options.socket)) >= MAX_SERVERS) {
+    markRefused(join(dirname(options.socket), FULL_MARK));
+    return;
+  }
   const ownEnv = sortedEnv(env);
   const entryPath = realpathSync(options.entry);
   const built = buildStamp(entryPath);
@@ -159,18 +162,31 @@ export async function serveHooks(options: HookServerOptions): Promise<void> {
   };
 
   // Bound under a private name and renamed into place, so a client never meets a half-made socket.
-  const temporary = `${options.socket}.${process.pid}`;
+  // A short one: the socket's own name may be near sun_path's limit already.
+  const temporary = join(dirname(options.socket), `t${process.pid}.sock`);
   try {
     unlinkSync(temporary);
   } catch {
     // none left over
   }
-  await new Promise<void>((resolveListen, reject) => {
-    server.once('error', reject);
-    server.listen(temporary, () => resolveListen());
-  });
-  renameSync(temporary, options.socket);
-  ino = lstatSync(options.socket).ino;
+  try {
+    await new Promise<void>((resolveListen, reject) => {
+      server.once('error', reject);
+      server.listen(temporary, () => resolveListen());
+    });
+    renameSync(temporary, options.socket);
+    ino = lstatSync(options.socket).ino;
+  } catch (error) {
+    // A directory where no socket can be made would otherwise cost a server start on every call.
+    markRefused(`${options.socket}${FAILED_MARK}`);
+    server.close();
+    try {
+      unlinkSync(temporary);
+    } catch {
+      // never made
+    }
+    throw error;
+  }
   process.on('SIGTERM', stop);
   armIdle();
   // Idle is the only thing that keeps it up; the server itself holds the loop.
@@ -215,6 +231,14 @@ function answers(socket: string): Promise<boolean> {
     });
     connection.once('error', () => resolveAnswer(false));
   });
+}
+
+function markRefused(path: string): void {
+  try {
+    writeFileSync(path, '');
+  } catch {
+    // best effort: without it, the next call tries again
+  }
 }
 
 /** How many other servers answer in dir; a socket nobody answers is a dead server's, and is removed. */

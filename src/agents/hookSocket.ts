@@ -12,6 +12,16 @@ import { basename, dirname, isAbsolute, join } from 'node:path';
 const MAX_SOCKET_PATH = 107;
 export const HOOK_SOCKET_NAME = /^hook-[0-9a-f]{16}\.sock$/;
 
+/**
+ * Markers that keep the Node hook from starting servers that cannot serve
+ * (agents/startHookServer.ts): beside a socket that could not be made, and in
+ * the directory when it holds MAX_SERVERS already. Each counts for MARK_MS
+ * from its mtime.
+ */
+export const FAILED_MARK = '.failed';
+export const FULL_MARK = 'hook-servers.full';
+export const MARK_MS = 60_000;
+
 /** The directory: $XDG_RUNTIME_DIR/vouch, else $XDG_CACHE_HOME/vouch, else $HOME/.cache/vouch (absolute values only). */
 export function hookSocketDir(env: NodeJS.ProcessEnv): string | null {
   const absolute = (value: string | undefined) => (value !== undefined && value.startsWith('/') ? value : undefined);

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync } from 'node:fs';
 import { createServer, createConnection } from 'node:net';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { hookSocketPath } from '../../src/agents/hookSocket.js';
 import { encodeHookAnswer, MAX_SERVERS, parseHookRequest } from '../../src/agents/hookServer.js';
@@ -286,15 +286,43 @@ describe.skipIf(!available)('the native hook client', () => {
     expect(existsSync(socketOf(extra))).toBe(false);
     expect(serversUnder(base.XDG_RUNTIME_DIR!)).toHaveLength(MAX_SERVERS);
 
-    // One dies without removing its socket: the next server starts, and that socket is gone.
+    // The refusal is marked, so that for a minute the Node hook starts no server that would only refuse.
+    const full = join(base.XDG_RUNTIME_DIR!, 'vouch', 'hook-servers.full');
+    expect(existsSync(full)).toBe(true);
+
+    // One dies without removing its socket. Once the mark is a minute old, the next server starts, and that socket is gone.
     const [victim] = serversUnder(base.XDG_RUNTIME_DIR!);
     const victimSocket = envs.map(socketOf).find((path) => readFileSync(`/proc/${victim}/cmdline`, 'utf8').includes(path))!;
     process.kill(victim!, 'SIGKILL');
     await until(() => !serversUnder(base.XDG_RUNTIME_DIR!).includes(victim!), 'the killed server gone', 10_000);
     expect(existsSync(victimSocket)).toBe(true);
     viaClient(stdin, p.root, extra);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(existsSync(socketOf(extra)), 'no server while the mark is fresh').toBe(false);
+    const past = new Date(Date.now() - 61_000);
+    utimesSync(full, past, past);
+    viaClient(stdin, p.root, extra);
     await serverUp(extra);
     expect(existsSync(victimSocket)).toBe(false);
+  });
+
+  it('a socket that cannot be made is marked, and the Node hook starts no server for it for a minute', async () => {
+    const p = project('hook-client-unbindable');
+    const env = isolatedEnv();
+    const stdin = JSON.stringify(claudeBash(p.root, 'npm run typecheck'));
+    const socket = socketOf(env);
+    // A directory where the socket should go: the server binds, cannot rename its socket into place, and says so.
+    mkdirSync(join(socket, 'in-the-way'), { recursive: true, mode: 0o700 });
+    const served = spawnSync(process.execPath, [CLI, 'hook', 'serve', socket], { env, encoding: 'utf8', timeout: 30_000 });
+    expect(served.status).not.toBe(0);
+    expect(existsSync(`${socket}.failed`)).toBe(true);
+    // Nothing else left behind: the marker beside the directory in the way, and no temporary socket.
+    expect(readdirSync(dirname(socket)).sort()).toEqual([basename(socket), `${basename(socket)}.failed`].sort());
+    // The client's fallback asks the Node hook to start one: it answers, and starts none.
+    const asked = ran(spawnSync(process.execPath, [CLI, 'hook', 'claude', '--serve', socket], { cwd: p.root, env, input: stdin, encoding: 'utf8' }));
+    expect(asked).toEqual(viaNode(stdin, p.root, env));
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(serversUnder(env.XDG_RUNTIME_DIR!)).toEqual([]);
   });
 
   it('VOUCH_HOOK_SERVER=0 keeps every call in a Node hook, and starts no server', async () => {
