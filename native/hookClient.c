@@ -27,6 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "deadline.h"
+
 extern char **environ;
 
 // The Node hook gives up on stdin past these (src/cli/commands/hook.ts); so does this program.
@@ -77,25 +79,6 @@ static int append_field(Bytes *bytes, const void *data, size_t length) {
 }
 
 static uint32_t read_u32(const unsigned char *at) { return (uint32_t)at[0] | (uint32_t)at[1] << 8 | (uint32_t)at[2] << 16 | (uint32_t)at[3] << 24; }
-
-static long long now_ms(void) {
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-}
-
-// 1 when ready, 0 on timeout, -1 on error.
-static int wait_for(int fd, short events, long long deadline) {
-  for (;;) {
-    long long left = deadline - now_ms();
-    if (left <= 0) return 0;
-    struct pollfd entry = {.fd = fd, .events = events};
-    int ready = poll(&entry, 1, (int)left);
-    if (ready > 0) return 1;
-    if (ready == 0) return 0;
-    if (errno != EINTR) return -1;
-  }
-}
 
 // All of stdin: 0, or -1 when it fails, is too large or does not end in time (the Node hook then
 // prints nothing and exits 0, and so does this program).

@@ -1,4 +1,5 @@
 #include "observerCall.h"
+#include "deadline.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -8,25 +9,6 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
-
-static long long now_ms(void) {
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-}
-
-// Waits for events on fd until the deadline: 1 when ready, 0 on timeout, -1 on error.
-static int wait_for(int fd, short events, long long deadline) {
-  for (;;) {
-    long long left = deadline - now_ms();
-    if (left <= 0) return 0;
-    struct pollfd entry = {.fd = fd, .events = events};
-    int ready = poll(&entry, 1, (int)left);
-    if (ready > 0) return 1;
-    if (ready == 0) return 0;
-    if (errno != EINTR) return -1;
-  }
-}
 
 static void fail(ObserverReply *reply, CallOutcome outcome, int error_number) {
   reply->outcome = outcome;

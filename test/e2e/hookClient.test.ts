@@ -7,6 +7,7 @@ import { hookSocketPath } from '../../src/agents/hookSocket.js';
 import { encodeHookAnswer, MAX_SERVERS, parseHookRequest } from '../../src/agents/hookServer.js';
 import type { Json } from '../helpers/answers.js';
 import { claudeBash } from '../helpers/hookInput.js';
+import { hookServersUnder, killHookServers } from '../helpers/hookServers.js';
 import { until } from '../helpers/observer.js';
 import { CLI, cleanEnv, REPO, tempProject, type TempProject } from '../helpers/project.js';
 
@@ -27,7 +28,7 @@ const projects: TempProject[] = [];
 const runtimeDirs: string[] = [];
 afterEach(() => {
   for (const dir of runtimeDirs.splice(0)) {
-    stopServers(dir);
+    killHookServers(dir);
     rmSync(dir, { recursive: true, force: true });
   }
   for (const p of projects.splice(0)) p.remove();
@@ -86,31 +87,7 @@ function socketOf(env: NodeJS.ProcessEnv): string {
   return path!;
 }
 
-/** Processes whose command line is `… hook serve SOCKET` with SOCKET under dir. */
-function serversUnder(dir: string): number[] {
-  const found: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const argv = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
-      const at = argv.indexOf('serve');
-      if (at > 0 && argv[at - 1] === 'hook' && argv[at + 1]?.startsWith(dir)) found.push(Number(name));
-    } catch {
-      // gone
-    }
-  }
-  return found;
-}
-
-function stopServers(dir: string): void {
-  for (const pid of serversUnder(dir)) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // gone
-    }
-  }
-}
+const serversUnder = hookServersUnder;
 
 async function serverUp(env: NodeJS.ProcessEnv): Promise<void> {
   const socket = socketOf(env);

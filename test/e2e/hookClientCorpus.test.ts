@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CORPUS } from '../fixtures/agent-corpus.js';
 import { claudeBash } from '../helpers/hookInput.js';
+import { killHookServers } from '../helpers/hookServers.js';
 import { CLI, cleanEnv, REPO, tempProject, type TempProject } from '../helpers/project.js';
 import { mulberry32, testSeed } from '../helpers/seed.js';
 
@@ -98,7 +99,7 @@ function call(argv: string[], cwd: string, env: NodeJS.ProcessEnv, stdin: string
 }
 
 async function pool<T, R>(items: T[], width: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(items.length);
+  const results: R[] = [];
   let next = 0;
   await Promise.all(
     Array.from({ length: width }, async () => {
@@ -120,7 +121,7 @@ describe.skipIf(!available)('the native hook client on the agent corpus', () => 
     const env = cleanEnv({ XDG_RUNTIME_DIR: runtime, VOUCH_HOOK_SERVER_IDLE_MS: '120000', VOUCH_HOOK_LOG: log });
     delete env._;
     cleanups.push(() => {
-      stopServers(runtime);
+      killHookServers(runtime);
       rmSync(runtime, { recursive: true, force: true });
     });
     const commands = [...CORPUS_TAKEN.map((item) => item.command), ...chains(CHAINS)];
@@ -162,17 +163,4 @@ function logLines(file: string): Array<{ server?: boolean }> {
     .split('\n')
     .filter((line) => line !== '')
     .map((line) => JSON.parse(line));
-}
-
-function stopServers(dir: string): void {
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const argv = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
-      const at = argv.indexOf('serve');
-      if (at > 0 && argv[at - 1] === 'hook' && argv[at + 1]?.startsWith(dir)) process.kill(Number(name), 'SIGKILL');
-    } catch {
-      // gone
-    }
-  }
 }
