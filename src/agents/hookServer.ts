@@ -6,6 +6,7 @@ import type { Host } from './host.js';
 import { claude } from './hostClaude.js';
 import { codex } from './hostCodex.js';
 import { FAILED_MARK, FULL_MARK, HOOK_SOCKET_NAME as SOCKET_NAME, prepareHookSocketDir } from './hookSocket.js';
+import { realOrNull } from './setup/vouchCommand.js';
 
 /*
  * The resident hook server: answers the native client (native/hookClient.c)
@@ -116,8 +117,12 @@ export async function serveHooks(options: HookServerOptions): Promise<void> {
       armIdle();
       serveOne(socket, async (request) => {
         if (!sameList(sortedCopy(request.env), ownEnv)) return askNode();
-        const key = `${request.node}\0${request.entry}`;
-        if (!sameProgram.has(key)) sameProgram.set(key, realOrNull(request.node) === nodePath && realOrNull(request.entry) === entryPath);
+        // Relative paths as the client's exec and Node would take them: from the caller's cwd. A Node
+        // without a slash is looked up on the caller's PATH, which this process does not repeat.
+        const node = request.node.includes('/') ? resolve(request.cwd, request.node) : null;
+        const entry = resolve(request.cwd, request.entry);
+        const key = `${node}\0${entry}`;
+        if (!sameProgram.has(key)) sameProgram.set(key, node !== null && realOrNull(node) === nodePath && realOrNull(entry) === entryPath);
         if (!sameProgram.get(key)) return askNode();
         // The build changed under this process: its code is not the hook's any more.
         if (buildStamp(entryPath) !== built) {
@@ -132,7 +137,7 @@ export async function serveHooks(options: HookServerOptions): Promise<void> {
         const stdout = await runHook(host, request.stdin.toString('utf8'), {
           env,
           cwd: request.cwd,
-          entry: resolve(request.entry),
+          entry,
           shadow,
           warn: (text) => warnings.push(text),
           startedAt: process.uptime() * 1000,
@@ -278,14 +283,6 @@ function sortedCopy(list: string[]): string[] {
 
 function sameList(a: string[], b: string[]): boolean {
   return a.length === b.length && a.every((item, index) => item === b[index]);
-}
-
-function realOrNull(path: string): string | null {
-  try {
-    return realpathSync(path);
-  } catch {
-    return null;
-  }
 }
 
 function idleFrom(env: NodeJS.ProcessEnv): number {

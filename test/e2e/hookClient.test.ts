@@ -158,6 +158,14 @@ describe.skipIf(!available)('the native hook client', () => {
     // Another Node or entry script, even with the same environment: not its caller.
     const wrongNode = await exchange(socketOf(env), request({ env: own.join(''), cwd: p.root, stdin, node: '/bin/sh' }));
     expect(wrongNode.subarray(4, 8).readUInt32LE()).toBe(1);
+    // A Node named without a slash would be looked up on the caller's PATH: not repeated here, so Node answers.
+    const bareNode = await exchange(socketOf(env), request({ env: own.join(''), cwd: p.root, stdin, node: 'node' }));
+    expect(bareNode.subarray(4, 8).readUInt32LE()).toBe(1);
+    // A relative entry script is taken from the caller's cwd, as Node takes it: the same script, so the server answers.
+    const relative = await exchange(socketOf(env), request({ env: own.join(''), cwd: REPO, stdin, entry: join('dist', 'bin', 'main.js') }));
+    expect(relative.subarray(4, 8).readUInt32LE()).toBe(0);
+    const elsewhere = await exchange(socketOf(env), request({ env: own.join(''), cwd: p.root, stdin, entry: join('dist', 'bin', 'main.js') }));
+    expect(elsewhere.subarray(4, 8).readUInt32LE()).toBe(1);
   });
 
   it('never connects to a socket in a directory others can enter, or through a link', async () => {
@@ -340,8 +348,8 @@ describe('the hook server protocol', () => {
 });
 
 /** A request as the client writes it. */
-function request(parts: { env: string; cwd: string; stdin: string; node?: string }): Buffer {
-  const fields = [parts.node ?? process.execPath, CLI, 'hook\0claude\0', parts.cwd, parts.env, parts.stdin].map((text) => {
+function request(parts: { env: string; cwd: string; stdin: string; node?: string; entry?: string }): Buffer {
+  const fields = [parts.node ?? process.execPath, parts.entry ?? CLI, 'hook\0claude\0', parts.cwd, parts.env, parts.stdin].map((text) => {
     const bytes = Buffer.from(text);
     const length = Buffer.alloc(4);
     length.writeUInt32LE(bytes.length);
