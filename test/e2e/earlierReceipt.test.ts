@@ -234,7 +234,7 @@ describe('an earlier receipt answers after an edit and its revert', () => {
 });
 
 const SEED = testSeed(import.meta.url, 1919);
-const STEPS = 40;
+const STEPS = 20;
 
 /** What a receipt is bound to: the inputs' contents, the context (MY_SETTING) and the definition (config variant). */
 interface State {

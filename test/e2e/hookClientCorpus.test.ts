@@ -13,15 +13,15 @@ import { mulberry32, testSeed } from '../helpers/seed.js';
  * client (answered by a resident server) and through the Node hook, in one
  * real project whose checks are in every state a decision meets: CURRENT PASS,
  * CURRENT FAIL, STALE and never run, for Claude Code, Codex and shadow mode in
- * turn. Every answer must be the same, byte for byte. By default every fourth corpus command and 60 chains (about 30 s);
+ * turn. Every answer must be the same, byte for byte. By default every sixth corpus command and 40 chains (about 20 s);
  * VOUCH_HOOK_CLIENT_CALLS=N takes the whole corpus and N chains.
  */
 
 const CLIENT = join(REPO, 'build', 'Release', 'vouch_hook');
 const available = process.platform === 'linux' && existsSync(CLIENT);
 const FULL = process.env.VOUCH_HOOK_CLIENT_CALLS !== undefined;
-const CHAINS = FULL ? Number(process.env.VOUCH_HOOK_CLIENT_CALLS) : 60;
-const CORPUS_TAKEN = FULL ? CORPUS : CORPUS.filter((_, index) => index % 4 === 0);
+const CHAINS = FULL ? Number(process.env.VOUCH_HOOK_CLIENT_CALLS) : 40;
+const CORPUS_TAKEN = FULL ? CORPUS : CORPUS.filter((_, index) => index % 6 === 0);
 const seed = testSeed(import.meta.url, 19);
 
 const cleanups: Array<() => void> = [];

@@ -37,7 +37,7 @@ import { mulberry32, testSeed, withSeed } from '../helpers/seed.js';
 
 const SEED_OF_RUN = testSeed(import.meta.url, 424_242);
 const SEED = SEED_OF_RUN.value;
-const BURSTS = Number(process.env.VOUCH_PROPERTY_BURSTS ?? 40);
+const BURSTS = Number(process.env.VOUCH_PROPERTY_BURSTS ?? 16);
 
 const projects: TempProject[] = [];
 const observers = new ObserverTracker();
@@ -441,7 +441,7 @@ const MUTATIONS: Mutation[] = [
   },
 ];
 
-/** Kinds that every sequence includes at least once, whatever the seed: one is forced every fourth burst until all have run. */
+/** Kinds that every sequence includes at least once, whatever the seed: one is forced every second burst until all have run. */
 const REQUIRED = ['git checkout', 'npm ci', 'rename directory', 'rm -rf', 'symlink', 'same-size rewrite, times put back', 'git checkout', 'revert to a run'];
 
 function pickMutation(rng: Rng): Mutation {
@@ -528,8 +528,8 @@ describe('the observer answers as a direct scan does', () => {
         const runFirst = w.rng.chance(0.15);
         if (runFirst) ops.push(vouchRun(w, []));
         const planned: Mutation[] = [];
-        if (burst % 4 === 1 && REQUIRED[Math.floor(burst / 4)] !== undefined) {
-          const kind = REQUIRED[Math.floor(burst / 4)];
+        if (burst % 2 === 1 && REQUIRED[Math.floor(burst / 2)] !== undefined) {
+          const kind = REQUIRED[Math.floor(burst / 2)];
           planned.push(MUTATIONS.find((m) => m.kind === kind) as Mutation);
         }
         const size = w.rng.int(6);

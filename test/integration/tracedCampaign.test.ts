@@ -24,10 +24,11 @@ import { positiveInteger } from '../helpers/envNumber.js';
  * are counted and printed, with the first reason of each, but do not fail the test.
  *
  * VOUCH_CAMPAIGN_MUTATIONS=N sets the number of mutations (VOUCH_CAMPAIGN_OBSERVER_MUTATIONS=N
- * the observer's, 150 by default); VOUCH_CAMPAIGN_RERUN_EVERY=N the
+ * the observer's, 60 by default); VOUCH_CAMPAIGN_RERUN_EVERY=N the
  * ground-truth sample (1 CURRENT answer in N, default 50); VOUCH_SEED=N replays one sequence
- * (test/helpers/seed.ts). The suite runs 1,000 mutations (about 30 s of CPU: each costs two
- * in-process statuses of about 4 ms, and the ground truth a hundred-odd runs of the check). The
+ * (test/helpers/seed.ts). The suite runs 300 mutations, enough for every category to run (about
+ * 25 s: each costs two in-process statuses of about 4 ms, and the ground truth a few dozen runs of
+ * the check). The
  * proof the issue asks for, 10,000 mutations (two minutes on two idle cores, ten under load):
  *
  *   VOUCH_CAMPAIGN_MUTATIONS=10000 npx vitest run test/integration/tracedCampaign.test.ts
@@ -36,11 +37,11 @@ import { positiveInteger } from '../helpers/envNumber.js';
 const SEED = testSeed(import.meta.url, 17);
 
 
-const MUTATIONS = positiveInteger('VOUCH_CAMPAIGN_MUTATIONS', 1_000);
+const MUTATIONS = positiveInteger('VOUCH_CAMPAIGN_MUTATIONS', 300);
 const RERUN_EVERY = positiveInteger('VOUCH_CAMPAIGN_RERUN_EVERY', 50);
 const RETRACE_EVERY = positiveInteger('VOUCH_CAMPAIGN_RETRACE_EVERY', 2_500);
 /** The same campaign answered by an observer: each answer a socket round trip and a barrier, so fewer by default. */
-const OBSERVER_MUTATIONS = positiveInteger('VOUCH_CAMPAIGN_OBSERVER_MUTATIONS', 150);
+const OBSERVER_MUTATIONS = positiveInteger('VOUCH_CAMPAIGN_OBSERVER_MUTATIONS', 60);
 const OBSERVER_SEED = testSeed(import.meta.url, 1717);
 
 const availability = traceAvailability();
@@ -109,7 +110,8 @@ async function campaign(via: 'scan' | 'observer', mutations: number, seed: Seed)
     );
     if (looks) expect(looks.partial, 'answers from a partial look at the evidence').toBeGreaterThan(0);
 
-    if (mutations >= 1_000) {
+    // 300 draws are enough for every category with the fixed seeds; fewer may miss one.
+    if (mutations >= 300) {
       for (const category of CATEGORIES) {
         const ran = [...result.byVariant.entries()].filter(([key]) => key.startsWith(`${category.name}${VARIANT_SEPARATOR}`));
         expect(ran.length, `no mutation of "${category.name}" ran`).toBeGreaterThan(0);

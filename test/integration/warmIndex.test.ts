@@ -19,7 +19,7 @@ const SRC: ObservedInputs = { name: 'src', inputs: ['src/**'], installed: [] };
 const ALL: ObservedInputs = { name: 'all', inputs: ['**/*'], installed: [] };
 const SOON = () => Date.now() + 30_000;
 /** The random campaign's length and seed: VOUCH_PATCH_OPS=5000 for the benchmark's run, VOUCH_SEED to replay. */
-const PATCH_OPS = Number(process.env.VOUCH_PATCH_OPS ?? 300);
+const PATCH_OPS = Number(process.env.VOUCH_PATCH_OPS ?? 150);
 const PATCH_SEED = Number(process.env.VOUCH_SEED ?? 2112);
 
 const outside = mkdtempSync(join(tmpdir(), 'vouch-warm-index-'));
