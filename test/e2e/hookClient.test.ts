@@ -26,7 +26,10 @@ const available = process.platform === 'linux' && existsSync(CLIENT);
 
 const projects: TempProject[] = [];
 const runtimeDirs: string[] = [];
+/** Files kept beside a project (a hook log there would be one of its sources). */
+const besides: string[] = [];
 afterEach(() => {
+  for (const file of besides.splice(0)) rmSync(file, { force: true });
   for (const dir of runtimeDirs.splice(0)) {
     killHookServers(dir);
     rmSync(dir, { recursive: true, force: true });
@@ -108,6 +111,7 @@ describe.skipIf(!available)('the native hook client', () => {
   it('answers exactly as the Node hook, first through Node (starting a server), then through the server', async () => {
     const p = project('hook-client-same');
     const log = join(p.root, '..', `${p.root.split('/').pop()}-hook.log`);
+    besides.push(log);
     const env = isolatedEnv({ VOUCH_HOOK_LOG: log });
     const calls: Array<{ stdin: string; args?: string[] }> = [
       { stdin: JSON.stringify(claudeBash(p.root, 'npm run typecheck')) },
