@@ -35,6 +35,8 @@ export interface ObserverOptions {
   log(message: string): void;
   /** The file watcher; @parcel/watcher unless a test feeds its own events. */
   watcher?: Watcher;
+  /** How often the stat cache's changes are written while it runs (SAVE_STAT_CACHE_MS unless a test sets it). */
+  statCacheSaveMs?: number;
 }
 
 export interface ObserverReady {
@@ -48,6 +50,13 @@ const FIRST_INDEX_DEADLINE_MS = 30_000;
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 /** Fewer changes than this stay in the stat cache's map of changes: folding costs a copy of its columns. */
 const FOLD_CHANGES = 1024;
+/**
+ * The stat cache's changes are written this often while the observer runs, not only when it stops:
+ * the set of changed paths stays bounded, and a kill -9 loses at most this long's hashing. An entry
+ * is trusted only while its identity matches the file, so one written late never answers for a
+ * newer file; it only costs a read.
+ */
+const SAVE_STAT_CACHE_MS = 60_000;
 
 /**
  * Runs the observer until it is stopped (by "stop", a signal, or the idle
@@ -104,6 +113,17 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
     lossesReported,
     patch: options.env.VOUCH_OBSERVER_PATCH !== '0',
   });
+  const saveStatCacheNow = () => {
+    if (stopping || statCache.dirty.size === 0) return;
+    try {
+      if (!saveStatCache(store.db, statCache)) options.log('the stat cache was not saved: the disk is full');
+    } catch (error) {
+      // A busy store only delays it to the next turn.
+      options.log(`the stat cache was not saved: ${(error as Error).message}`);
+    }
+  };
+  const saveTimer = setInterval(saveStatCacheNow, options.statCacheSaveMs ?? SAVE_STAT_CACHE_MS);
+  saveTimer.unref();
   const barrier = new Barrier(cookiePrefix(options.root, options.stateDir, files.cookiePrefix));
   const session = new WatchSession({
     root: options.root,
@@ -164,6 +184,7 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
     if (stopping) return;
     stopping = true;
     if (idleTimer) clearTimeout(idleTimer);
+    clearInterval(saveTimer);
     session.stop();
     index.dispose();
     server.close();

@@ -1,6 +1,7 @@
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, rmSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isVouchError } from '../../src/core/errors.js';
 import { callObserver } from '../../src/observer/client.js';
@@ -60,6 +61,38 @@ async function serve(opts: ObserverOptions & { logs: string[] }): Promise<Runnin
   running.push(observer);
   return observer;
 }
+
+/** The paths the store's stat cache holds now, read as another process would. */
+function storedStatCache(stateDir: string): string[] {
+  const db = new Database(join(stateDir, 'state.db'), { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare('SELECT path FROM stat_cache ORDER BY path').pluck().all() as string[];
+  } finally {
+    db.close();
+  }
+}
+
+describe('the stat cache', () => {
+  it('is written while the observer runs, not only when it stops', async () => {
+    const hashed = (saveMs?: number) => {
+      const p = project();
+      // Past the racy window, so the first index caches the file's digest.
+      const old = new Date(Date.now() - 3_600_000);
+      utimesSync(join(p.root, 'src/a.ts'), old, old);
+      return options(p, saveMs === undefined ? {} : { statCacheSaveMs: saveMs });
+    };
+    const observe = (ready: ObserverReady) => callObserver(ready.socket, 'observe', { checks: [{ name: 'check', inputs: ['src/**'], installed: [] }], mode: 'sync' }, 5_000);
+    // With the default interval nothing is written this soon: what the next look finds is the periodic save's.
+    const later = hashed();
+    await observe((await serve(later)).ready);
+    await delay(300);
+    expect(storedStatCache(later.stateDir)).toEqual([]);
+
+    const soon = hashed(50);
+    await observe((await serve(soon)).ready);
+    await eventually(() => storedStatCache(soon.stateDir).includes('src/a.ts'), 'the stat cache written by a running observer');
+  });
+});
 
 describe('lifecycle', () => {
   it('binds its socket and writes its record once the first index is ready, and removes both when asked to stop', async () => {
