@@ -203,6 +203,11 @@ function alive(pid) {
   }
 }
 
+/** The git checkout holding the measured build (the default copy under .tmp/ is in this one), or this repo. */
+function vouchCheckout() {
+  return quiet("git", ["-C", dirname(VOUCH), "rev-parse", "--show-toplevel"]) ?? REPO;
+}
+
 /**
  * The build to measure. --vouch names one, used in place (the caller keeps it still). Otherwise dist/ is
  * copied under .tmp/, with the package.json its version is read from, so that a rebuild during the run
@@ -1024,8 +1029,9 @@ async function main() {
       peak_memory_method: peakMemoryMethod(),
     },
     vouch: {
-      commit: quiet("git", ["-C", REPO, "rev-parse", "--short", "HEAD"]),
-      dirty: (quiet("git", ["-C", REPO, "status", "--porcelain", "--", "src", "package.json"]) ?? "").length > 0,
+      // The checkout the measured build is in: --vouch may name another one (an older build, side by side).
+      commit: quiet("git", ["-C", vouchCheckout(), "rev-parse", "--short", "HEAD"]),
+      dirty: (quiet("git", ["-C", vouchCheckout(), "status", "--porcelain", "--", "src", "package.json"]) ?? "").length > 0,
       entry: relative(REPO, VOUCH),
       bundle_digest: build.digest,
     },
