@@ -45,25 +45,35 @@ function prove(app: TempProject, claim: string, extra: string[] = []): { code: n
   }
 }
 
+// Served by a prover per workspace, so each stage is loaded once for the seven proves: a cold
+// prove is about 5 s of CPU, a served one under 1 s. The cold path under Vitest 3.2 is the next
+// block's.
 describe('claims under Vitest 3.2', () => {
   let v3: TempProject;
   let v4: TempProject;
-  beforeAll(() => {
+  const servers: ChildProcess[] = [];
+  beforeAll(async () => {
     v3 = demoWorkspace('prove-vitest3');
     v4 = demoWorkspace('prove-vitest4');
     linkVitest(v3.root, VITEST_3);
     for (const app of [v3, v4]) app.write('weak.json', JSON.stringify(weakTestClaim(app)));
+    servers.push(...(await Promise.all([serve(v3), serve(v4)])));
   });
-  afterAll(() => {
+  afterAll(async () => {
+    for (const server of servers.splice(0)) {
+      server.kill('SIGTERM');
+      if (server.exitCode === null) await new Promise((resolve) => server.once('exit', resolve));
+    }
     v3?.remove();
     v4?.remove();
   });
 
   it('a claim whose control must break at runtime and does: a receipt naming vitest 3, the same verdict as under vitest 4', () => {
-    const three = prove(v3, 'claims/discount-cap.json', ['--no-server']);
-    const four = prove(v4, 'claims/discount-cap.json', ['--no-server']);
+    const three = prove(v3, 'claims/discount-cap.json');
+    const four = prove(v4, 'claims/discount-cap.json');
     expect(three.code, three.stderr).toBe(0);
     expect(four.code, four.stderr).toBe(0);
+    expect([three.report.cold, four.report.cold], 'answered by the warm servers').toEqual([false, false]);
     expect(parseClaimToken(three.report.receipt).toolchain.vitest).toBe(V3);
     expect(parseClaimToken(four.report.receipt).toolchain.vitest).toBe(V4);
     expect(three.report.receipt.replace(`:vitest@${V3}:`, `:vitest@${V4}:`)).toBe(four.report.receipt);
@@ -77,8 +87,8 @@ describe('claims under Vitest 3.2', () => {
   });
 
   it('a claim whose test does not notice the break: the control passes, no receipt, under both', () => {
-    const three = prove(v3, 'weak.json', ['--no-server']);
-    const four = prove(v4, 'weak.json', ['--no-server']);
+    const three = prove(v3, 'weak.json');
+    const four = prove(v4, 'weak.json');
     expect([three.code, four.code]).toEqual([1, 1]);
     expect(three.report.receipt).toBeNull();
     const controlRuntime = three.report.verdict.checks.find((check: any) => check.phase === 'control' && check.stage === 'runtime');
@@ -87,11 +97,11 @@ describe('claims under Vitest 3.2', () => {
   });
 
   it('a claim whose control breaks at another stage than declared: no receipt, the same verdict under both', () => {
-    const three = prove(v3, 'claims/wrong-stage.json', ['--no-server']);
-    const four = prove(v4, 'claims/wrong-stage.json', ['--no-server']);
+    const three = prove(v3, 'claims/wrong-stage.json');
+    const four = prove(v4, 'claims/wrong-stage.json');
     expect([three.code, four.code]).toEqual([1, 1]);
     expect(outcome(three.report)).toEqual(outcome(four.report));
-    const text = v3.vouch(['prove', 'claims/wrong-stage.json', '--no-server']);
+    const text = v3.vouch(['prove', 'claims/wrong-stage.json']);
     expect(text.stdout).toMatch(/judged by typescript@[^,]+, oxlint@[^,]+, vitest@3\.2\.\d+ /);
     expect(text.stdout).not.toMatch(/ENOENT|returned no result/);
   });
