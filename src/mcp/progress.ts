@@ -14,7 +14,12 @@ export interface ProgressReporter {
  * so a test suite that outlasts the default 60 s timeout is not cut off. A
  * notification that arrives after its request's result names a token the
  * client has forgotten, which the SDK's client reports as an error, so the
- * tool flushes them before it answers.
+ * tool flushes them before it answers. Flushing is not enough: the SDK's
+ * client handles a notification one microtask after it reads it, and a
+ * response at once (Protocol._onnotification in @modelcontextprotocol/sdk), so
+ * a notification read in the same chunk as the result is still too late. The
+ * last check's end is therefore not notified: the result says it, and nothing
+ * the tool does after it is long enough to report.
  */
 export function progressReporter(extra: RequestHandlerExtra<ServerRequest, ServerNotification>, total: number): ProgressReporter {
   const token = extra._meta?.progressToken;
@@ -22,7 +27,7 @@ export function progressReporter(extra: RequestHandlerExtra<ServerRequest, Serve
   const pending: Array<Promise<void>> = [];
   const report = (message: string, done = false): void => {
     if (done) finished += 1;
-    if (token === undefined) return;
+    if (token === undefined || (done && finished === total)) return;
     // A lost notification costs nothing but a progress line; the run goes on.
     pending.push(extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: finished, total, message } }).catch(() => {}));
   };
