@@ -42,13 +42,14 @@ let addon: Addon | null | undefined;
 
 /**
  * The addon, or null when it was not built, does not load, or VOUCH_NATIVE=0
- * asks for the JavaScript paths. Both src/fs/ and the bundle's dist/bin/ are
- * two levels below the package root.
+ * asks for the JavaScript paths. VOUCH_NATIVE is read on every call, so one
+ * process can serve commands either way. Both src/fs/ and the bundle's
+ * dist/bin/ are two levels below the package root.
  */
 export function loadAddon(): Addon | null {
+  if (process.env.VOUCH_NATIVE === '0' || process.platform === 'win32') return null;
   if (addon !== undefined) return addon;
   addon = null;
-  if (process.env.VOUCH_NATIVE === '0' || process.platform === 'win32') return addon;
   try {
     const here = dirname(fileURLToPath(import.meta.url));
     addon = createRequire(import.meta.url)(join(here, '..', '..', 'build', 'Release', 'vouch_scan.node')) as Addon;

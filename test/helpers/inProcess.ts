@@ -21,8 +21,14 @@ export function inProcess(project: TempProject): AsyncProject {
     async vouch(args, options = {}) {
       const stdout = collector();
       const stderr = collector();
-      const code = await main(args, { cwd: options.cwd ?? project.root, env: options.env ?? cleanEnv(), stdout, stderr, isTty: false });
-      return { code, signal: null, stdout: stdout.text(), stderr: stderr.text() };
+      const env = options.env ?? cleanEnv();
+      const restore = mirrorProcessVariables(env);
+      try {
+        const code = await main(args, { cwd: options.cwd ?? project.root, env, stdout, stderr, isTty: false });
+        return { code, signal: null, stdout: stdout.text(), stderr: stderr.text() };
+      } finally {
+        restore();
+      }
     },
     async json(args, options = {}) {
       const result = await inside.vouch([...args, '--json'], options);
@@ -42,6 +48,22 @@ export function throughCli(project: TempProject): AsyncProject {
     ...project,
     vouch: async (args, options) => project.vouch(args, options),
     json: async (args, options) => project.json(args, options),
+  };
+}
+
+/** What vouch reads from its own process, not from a command's env (src/fs/nativeAddon.ts). */
+const PROCESS_VARIABLES = ['VOUCH_NATIVE'];
+
+/** Sets each of them as the command's env has it, for the command's run; returns the undo. */
+function mirrorProcessVariables(env: NodeJS.ProcessEnv): () => void {
+  const before = PROCESS_VARIABLES.map((name) => [name, process.env[name]] as const);
+  const put = (name: string, value: string | undefined) => {
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  };
+  for (const name of PROCESS_VARIABLES) put(name, env[name]);
+  return () => {
+    for (const [name, value] of before) put(name, value);
   };
 }
 

@@ -2,9 +2,9 @@ import { expect, it } from 'vitest';
 import { loadAddon } from '../../src/fs/nativeAddon.js';
 import { asyncProjects, describeMutationCampaign, describeTreeCases } from '../helpers/freshnessCampaign.js';
 
-// The freshness campaign with the JavaScript walk every machine has, in a file of its own: the
-// addon is loaded once per process, and this file's process must never load it. Vitest runs each
-// integration file in a process of its own (https://vitest.dev/config/#isolate).
+// The freshness campaign with the JavaScript walk every machine has, in a file of its own so that
+// it runs beside the native one. Each command gets VOUCH_NATIVE=0 from its env
+// (test/helpers/inProcess.ts), and the whole file has it too.
 process.env.VOUCH_NATIVE = '0';
 const project = asyncProjects();
 
