@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, extname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -271,6 +271,10 @@ export class BiomeStage extends ResidentLinter {
     this.#daemonPid = null;
     const home = mkdtempSync(join(tmpdir(), 'vouch-biome-'));
     this.#home = home;
+    // Biome's log appender lists its directory before it makes it, and prints "Error reading the
+    // log directory/files" when it is not there yet (tracing-appender's RollingFileAppender), which
+    // would stand in for the reason a proxy that exits early gives.
+    mkdirSync(join(home, 'logs'));
     const server = new LspConnection(bin, ['lsp-proxy'], this.workspace, privateEnv(home));
     this.#server = server;
     const ready = new Promise<void>((resolve) => (this.#ready = resolve));
