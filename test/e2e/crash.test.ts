@@ -158,7 +158,7 @@ setTimeout(() => {}, 100 + Math.floor(Math.random() * 300));
           expect(existsSync(lock)).toBe(false);
 
           const after = project.json(['status']);
-          expect(after.checks[0]).toMatchObject({ name: 'slow', freshness: 'CURRENT', result: 'PASS', reuse_eligible: true });
+          expect(after.checks[0], JSON.stringify(after.checks[0])).toMatchObject({ name: 'slow', freshness: 'CURRENT', result: 'PASS', reuse_eligible: true });
           receiptsSoFar = expectStoreConsistent(stateDb);
           expect(receiptsSoFar).toBeGreaterThanOrEqual(1);
         }
