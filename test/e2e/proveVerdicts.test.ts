@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseClaimToken } from '../../src/core/claimToken.js';
-import { demoWorkspace, readClaim } from '../helpers/claims.js';
+import { demoWorkspace, readClaim, serve, stopServing } from '../helpers/claims.js';
 import { CLI, cleanEnv, type TempProject } from '../helpers/project.js';
 
 /*
@@ -14,7 +14,10 @@ import { CLI, cleanEnv, type TempProject } from '../helpers/project.js';
  */
 
 let app: TempProject | undefined;
-afterEach(() => {
+let server: ChildProcess | undefined;
+afterEach(async () => {
+  if (server) await stopServing(server);
+  server = undefined;
   app?.remove();
   app = undefined;
 });
@@ -22,6 +25,16 @@ afterEach(() => {
 const proveJson = (project: TempProject, claim: string) => {
   const result = project.vouch(['prove', claim, '--json', '--no-server']);
   return { ...result, report: JSON.parse(result.stdout) };
+};
+
+// A test that proves several times on one workspace asks a prover it serves (vouch prove --serve):
+// a cold prove is about 5 s of CPU, a served one under 1 s. The verdict is the same either way
+// (test/e2e/prove.test.ts); the cold path is the other tests'.
+const servedJson = (project: TempProject, claim: string) => {
+  const result = project.vouch(['prove', claim, '--json']);
+  const report = JSON.parse(result.stdout);
+  expect(report.cold, 'answered by the served prover').toBe(false);
+  return { ...result, report };
 };
 
 describe('the claimant\'s own issues', () => {
@@ -44,7 +57,7 @@ describe('the claimant\'s own issues', () => {
 });
 
 describe('a lint error the drafted file already had on disk', () => {
-  it('is the workspace\'s, listed, and blocks no receipt; a second one like it is the claimant\'s', () => {
+  it('is the workspace\'s, listed, and blocks no receipt; a second one like it is the claimant\'s', async () => {
     app = demoWorkspace('verdict-lint-baseline');
     app.write('.oxlintrc.json', '{ "rules": { "no-debugger": "error" } }\n');
     // Already in src/cart.ts on disk, and kept by both of the claim's drafts of it, which move it down.
@@ -54,7 +67,8 @@ describe('a lint error the drafted file already had on disk', () => {
     const claim = readClaim(app, 'discount-cap');
     for (const draft of [...claim.case.drafts, ...claim.control.drafts]) draft.text += legacy;
     app.write('kept.json', JSON.stringify(claim));
-    const kept = app.vouch(['prove', 'kept.json', '--no-server']);
+    server = await serve(app);
+    const kept = app.vouch(['prove', 'kept.json']);
     expect(kept.code, kept.stdout + kept.stderr).toBe(0);
     const line = claim.case.drafts[0].text.split('\n').indexOf('  debugger;') + 1;
     expect(kept.stdout).toMatch(/^ {2}case {4}lint {5}clean, 1 other issue/m);
@@ -62,7 +76,7 @@ describe('a lint error the drafted file already had on disk', () => {
 
     claim.case.drafts[0].text += 'export function halt(): void {\n  debugger;\n}\n';
     app.write('again.json', JSON.stringify(claim));
-    const { code, report } = proveJson(app, 'again.json');
+    const { code, report } = servedJson(app, 'again.json');
     expect(code).toBe(1);
     const lint = report.verdict.checks.find((check: any) => check.phase === 'case' && check.stage === 'lint');
     expect(lint.issues.map((issue: any) => [issue.origin, issue.line])).toEqual([
@@ -74,7 +88,7 @@ describe('a lint error the drafted file already had on disk', () => {
 });
 
 describe('a type error the drafted file already had on disk', () => {
-  it('is the workspace\'s, listed, and blocks no receipt; a second one like it is the claimant\'s', () => {
+  it('is the workspace\'s, listed, and blocks no receipt; a second one like it is the claimant\'s', async () => {
     app = demoWorkspace('verdict-type-baseline');
     // Already in src/cart.ts on disk, and kept by both of the claim's drafts of it, which move it down.
     const legacy = 'export function legacyLabel(): string {\n  return 1;\n}\n';
@@ -83,7 +97,8 @@ describe('a type error the drafted file already had on disk', () => {
     const claim = readClaim(app, 'discount-cap');
     for (const draft of [...claim.case.drafts, ...claim.control.drafts]) draft.text += legacy;
     app.write('kept.json', JSON.stringify(claim));
-    const kept = app.vouch(['prove', 'kept.json', '--no-server']);
+    server = await serve(app);
+    const kept = app.vouch(['prove', 'kept.json']);
     expect(kept.code, kept.stdout + kept.stderr).toBe(0);
     const line = claim.case.drafts[0].text.split('\n').indexOf('  return 1;') + 1;
     expect(kept.stdout).toMatch(/^ {2}case {4}type {5}clean, 1 other issue/m);
@@ -91,7 +106,7 @@ describe('a type error the drafted file already had on disk', () => {
 
     claim.case.drafts[0].text += 'export function otherLabel(): string {\n  return 1;\n}\n';
     app.write('again.json', JSON.stringify(claim));
-    const { code, report } = proveJson(app, 'again.json');
+    const { code, report } = servedJson(app, 'again.json');
     expect(code).toBe(1);
     const type = report.verdict.checks.find((check: any) => check.phase === 'case' && check.stage === 'type');
     expect(type.issues.map((issue: any) => [issue.origin, issue.path, issue.line, issue.code])).toEqual([
@@ -103,45 +118,48 @@ describe('a type error the drafted file already had on disk', () => {
 });
 
 describe('the receipt token', () => {
-  it('covers the judges\' config: the same claim under another lint rule or test config gets another token; the same config, the same token', () => {
+  it('covers the judges\' config: the same claim under another lint rule or test config gets another token; the same config, the same token', async () => {
     app = demoWorkspace('verdict-config');
     app.write('.oxlintrc.json', '{ "rules": {} }\n');
     const first = proveJson(app, 'claims/discount-cap.json');
+    // The rest from a served prover, which must notice each config change as a cold prove does.
+    server = await serve(app);
     expect(first.code, first.stderr).toBe(0);
-    const again = proveJson(app, 'claims/discount-cap.json');
+    const again = servedJson(app, 'claims/discount-cap.json');
     expect(again.report.receipt).toBe(first.report.receipt);
     expect(first.report.verdict.config.files).toEqual(expect.arrayContaining(['.oxlintrc.json', 'vitest.config.ts', 'tsconfig.json', 'package.json']));
 
     // A rule turned on that the drafts do not break: still a receipt, from judges configured otherwise.
     app.write('.oxlintrc.json', '{ "rules": { "no-debugger": "error" } }\n');
-    const linted = proveJson(app, 'claims/discount-cap.json');
+    const linted = servedJson(app, 'claims/discount-cap.json');
     expect(linted.code, linted.stderr).toBe(0);
     expect(linted.report.digest).toBe(first.report.digest);
     expect(linted.report.receipt).not.toBe(first.report.receipt);
     expect(parseClaimToken(linted.report.receipt).config).toBe(linted.report.verdict.config.digest);
 
     app.write('vitest.config.ts', readFileSync(join(app.root, 'vitest.config.ts'), 'utf8').replace("include: ['test/**/*.test.ts'],", "include: ['test/**/*.test.ts'],\n    testTimeout: 7000,"));
-    const tested = proveJson(app, 'claims/discount-cap.json');
+    const tested = servedJson(app, 'claims/discount-cap.json');
     expect(tested.code, tested.stderr).toBe(0);
     expect(tested.report.receipt).not.toBe(linted.report.receipt);
   });
 });
 
 describe('a parse error in a control', () => {
-  it('is located, file:line:col, on the issue line of every stage it breaks, not only in why', () => {
+  it('is located, file:line:col, on the issue line of every stage it breaks, not only in why', async () => {
     app = demoWorkspace('verdict-parse');
     const claim = readClaim(app, 'discount-cap');
     const lines = claim.control.drafts[0].text.split('\n');
     lines[5] = `${lines[5]} )(;`;
     claim.control.drafts[0].text = lines.join('\n');
     app.write('parse.json', JSON.stringify(claim));
-    const result = app.vouch(['prove', 'parse.json', '--no-server']);
+    server = await serve(app);
+    const result = app.vouch(['prove', 'parse.json']);
     expect(result.code, result.stderr).toBe(1);
     const text = result.stdout.split('\n');
     const after = (stage: string) => text[text.findIndex((line) => line.startsWith(`  control ${stage}`)) + 1];
     expect(after('lint')).toMatch(/^    \[claimant\] src\/cart\.ts:6:21: /);
     expect(after('runtime')).toMatch(/^    \[claimant\] src\/cart\.ts:6:21: could not load the test: Transform failed with 1 error: ERROR: Unexpected "\)"$/);
-    const { report } = proveJson(app, 'parse.json');
+    const { report } = servedJson(app, 'parse.json');
     const runtime = report.verdict.checks.find((check: any) => check.phase === 'control' && check.stage === 'runtime');
     expect(runtime.issues).toEqual([expect.objectContaining({ origin: 'claimant', path: 'src/cart.ts', line: 6, column: 21 })]);
     // No absolute path of the workspace leaks into the message.

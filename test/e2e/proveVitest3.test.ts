@@ -1,10 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseClaimToken } from '../../src/core/claimToken.js';
-import { demoWorkspace, installedVersion, readClaim } from '../helpers/claims.js';
-import { CLI, cleanEnv, type TempProject } from '../helpers/project.js';
+import { demoWorkspace, installedVersion, readClaim, serve } from '../helpers/claims.js';
+import type { TempProject } from '../helpers/project.js';
 import { fakeVitest, linkVitest, VITEST_3, VITEST_4 } from '../helpers/vitestCopies.js';
 
 /*
@@ -179,22 +179,6 @@ describe('a Vitest older than 3.2', () => {
     expect(JSON.parse(serve.stdout).error).toMatchObject({ code: 'unsupported', origin: 'workspace' });
   });
 });
-
-/** Starts `vouch prove --serve` in the workspace and resolves once it serves. */
-async function serve(project: TempProject): Promise<ChildProcess> {
-  const server = spawn(process.execPath, [CLI, 'prove', '--serve'], { cwd: project.root, env: cleanEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  server.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const deadline = Date.now() + 90_000;
-  while (!/serving proves on/.test(stderr)) {
-    if (Date.now() > deadline || server.exitCode !== null) {
-      server.kill('SIGKILL');
-      throw new Error(`the prover did not start: ${stderr}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return server;
-}
 
 describe('a served prover after the workspace\'s Vitest is swapped', () => {
   let app: TempProject;

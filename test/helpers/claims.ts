@@ -1,6 +1,7 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { REPO, tempProject, type TempProject } from './project.js';
+import { CLI, cleanEnv, REPO, tempProject, type TempProject } from './project.js';
 
 export const DEMO_APP = join(REPO, 'examples', 'demo-app');
 
@@ -21,4 +22,28 @@ export function readClaim(project: TempProject, name: string): any {
 /** The version a workspace tool reports: the one installed for the repo, which the example resolves to. */
 export function installedVersion(name: string): string {
   return JSON.parse(readFileSync(join(REPO, 'node_modules', name, 'package.json'), 'utf8')).version;
+}
+
+/** Starts `vouch prove --serve` in the workspace and resolves once it serves. */
+export async function serve(project: TempProject): Promise<ChildProcess> {
+  const server = spawn(process.execPath, [CLI, 'prove', '--serve'], { cwd: project.root, env: cleanEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  server.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const deadline = Date.now() + 90_000;
+  while (!/serving proves on/.test(stderr)) {
+    if (Date.now() > deadline || server.exitCode !== null) {
+      server.kill('SIGKILL');
+      throw new Error(`the prover did not start: ${stderr}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return server;
+}
+
+/** Ends a served prover and waits for it. */
+export async function stopServing(server: ChildProcess): Promise<void> {
+  if (server.exitCode !== null || server.signalCode !== null) return;
+  const exited = new Promise((resolve) => server.once('exit', resolve));
+  server.kill('SIGTERM');
+  await exited;
 }
