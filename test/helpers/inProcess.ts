@@ -4,7 +4,8 @@ import { cleanEnv, type CliResult, type TempProject } from './project.js';
 
 /** A temporary project whose vouch commands are awaited: run in this process, or through the CLI. */
 export interface AsyncProject extends Omit<TempProject, 'vouch' | 'json'> {
-  vouch(args: string[], options?: { env?: NodeJS.ProcessEnv; cwd?: string }): Promise<CliResult>;
+  /** `timeout` bounds a CLI process; a command in process is not bounded. */
+  vouch(args: string[], options?: { env?: NodeJS.ProcessEnv; cwd?: string; timeout?: number }): Promise<CliResult>;
   json(args: string[], options?: { env?: NodeJS.ProcessEnv }): Promise<Json>;
 }
 
