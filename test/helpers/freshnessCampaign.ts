@@ -163,6 +163,8 @@ export interface Mutation {
   revert?(p: Tree): void;
   /** Values that must appear nowhere vouch writes or prints. */
   secrets?: string[];
+  /** False where the change is one no scan looks at (the env, the command, a script's body): one scan's run covers it. */
+  scanned?: false;
 }
 
 const SECRET_A = `vouch-secret-a-${randomUUID()}`;
@@ -293,6 +295,7 @@ export const mutations: Mutation[] = [
   },
   {
     name: 'change NODE_ENV',
+    scanned: false,
     runEnv: { NODE_ENV: SECRET_A },
     mutate: () => ({ NODE_ENV: SECRET_B }),
     expectExplain: onlyEnv('NODE_ENV', 'set', 'changed'),
@@ -300,12 +303,14 @@ export const mutations: Mutation[] = [
   },
   {
     name: 'set a declared env variable',
+    scanned: false,
     mutate: () => ({ MY_SETTING: SECRET_B }),
     expectExplain: onlyEnv('MY_SETTING', 'unset', 'set'),
     secrets: [SECRET_B],
   },
   {
     name: 'change a tool-prefixed env variable (VITEST_FOO) for a check that runs vitest',
+    scanned: false,
     check: 'tool',
     runEnv: { VITEST_FOO: SECRET_A },
     mutate: () => ({ VITEST_FOO: SECRET_B }),
@@ -314,6 +319,7 @@ export const mutations: Mutation[] = [
   },
   {
     name: "change the check's command args in vouch.config.json",
+    scanned: false,
     mutate: (p) => p.write('vouch.config.json', config([{ ...CHECK, command: ['node', 'check.js', '--flag'] }, TOOL, SCRIPTED])),
     expectExplain: (e) => {
       const changes = changesOf(e);
@@ -338,6 +344,7 @@ export const mutations: Mutation[] = [
   },
   {
     name: "change a script check's body to `echo skipped`, its inputs narrowed to src/**",
+    scanned: false,
     check: 'scripted',
     mutate: (p) => p.write('package.json', packageJson({ ...SCRIPTS, typecheck: 'echo skipped' })),
     // It no longer runs gen, so gen leaves the context as well.
@@ -346,6 +353,7 @@ export const mutations: Mutation[] = [
   },
   {
     name: 'change the pre script npm runs before it',
+    scanned: false,
     check: 'scripted',
     mutate: (p) => p.write('package.json', packageJson({ ...SCRIPTS, pretypecheck: 'echo skipped' })),
     expectExplain: onlyScripts(['pretypecheck', SCRIPTS.pretypecheck!, 'echo skipped']),
@@ -353,6 +361,7 @@ export const mutations: Mutation[] = [
   },
   {
     name: 'add a post script',
+    scanned: false,
     check: 'scripted',
     mutate: (p) => p.write('package.json', packageJson({ ...SCRIPTS, posttypecheck: 'exit 0' })),
     expectExplain: onlyScripts(['posttypecheck', null, 'exit 0']),
@@ -360,6 +369,7 @@ export const mutations: Mutation[] = [
   },
   {
     name: 'change a script its body runs through npm',
+    scanned: false,
     check: 'scripted',
     mutate: (p) => p.write('package.json', packageJson({ ...SCRIPTS, gen: 'echo skipped' })),
     expectExplain: onlyScripts(['gen', SCRIPTS.gen!, 'echo skipped']),
