@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimDigest } from '../../src/core/claimDigest.js';
 import { parseClaim } from '../../src/core/claimInput.js';
 import { parseClaimToken } from '../../src/core/claimToken.js';
-import { demoWorkspace, installedVersion, readClaim, serve as serveProver, stopServing } from '../helpers/claims.js';
+import { demoWorkspace, installedVersion, readClaim, serve, serveWithLog, stopServing } from '../helpers/claims.js';
 import { CLI, cleanEnv, REPO, type TempProject } from '../helpers/project.js';
 
 /*
@@ -69,7 +69,7 @@ describe('the bundled example claims', () => {
   describe('answered by a served prover', () => {
     let server: ChildProcess | undefined;
     beforeAll(async () => {
-      server = await serveProver(app);
+      server = await serve(app);
     });
     afterAll(async () => {
       if (server) await stopServing(server);
@@ -204,22 +204,6 @@ describe('a stage that is slow to start', () => {
   });
 });
 
-/** Starts `vouch prove --serve` in the workspace and resolves once it serves. */
-async function serve(project: TempProject): Promise<{ server: ChildProcess; stderr: () => string }> {
-  const server = spawn(process.execPath, [CLI, 'prove', '--serve'], { cwd: project.root, env: cleanEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  server.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const deadline = Date.now() + 90_000;
-  while (!/serving proves on/.test(stderr)) {
-    if (Date.now() > deadline || server.exitCode !== null) {
-      server.kill('SIGKILL');
-      throw new Error(`the prover did not start: ${stderr}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return { server, stderr: () => stderr };
-}
-
 /** Runs the CLI without blocking the test's event loop, so several can run at once. */
 function vouchAsync(project: TempProject, args: string[]): Promise<{ code: number | null; stdout: string }> {
   return new Promise((resolve) => {
@@ -257,7 +241,7 @@ describe('kill -9 in the middle of a prove', () => {
 
 describe('vouch prove --serve', () => {
   it('keeps the stages warm: the second prove is not cold, and the answer is the same', async () => {
-    const { server } = await serve(app);
+    const { server } = await serveWithLog(app);
     try {
       const first = JSON.parse(app.vouch(['prove', 'claims/discount-cap.json', '--json']).stdout);
       const second = JSON.parse(app.vouch(['prove', 'claims/discount-cap.json', '--json']).stdout);
@@ -308,7 +292,7 @@ describe('vouch prove --serve', () => {
   });
 
   it('after kill -9 of the server, prove falls back to its own process and a new server starts over the dead socket', async () => {
-    const first = await serve(app);
+    const first = await serveWithLog(app);
     first.server.kill('SIGKILL');
     await new Promise((resolve) => first.server.once('exit', resolve));
     const socket = join(app.root, '.vouch', 'prove.sock');
@@ -326,7 +310,7 @@ describe('vouch prove --serve', () => {
     expect(JSON.parse(quiet.stdout).notices).toEqual([]);
     expect(quiet.stderr).not.toContain('no longer running');
 
-    const { server } = await serve(app);
+    const { server } = await serveWithLog(app);
     try {
       // Concurrent proves through one server are judged one at a time, each with its own answer.
       const answers = await Promise.all([
@@ -347,7 +331,7 @@ describe('vouch prove --serve', () => {
   });
 
   it('refuses a second server for the same workspace', async () => {
-    const { server } = await serve(app);
+    const { server } = await serveWithLog(app);
     try {
       const second = app.vouch(['prove', '--serve', '--json']);
       expect(second.code).toBe(2);

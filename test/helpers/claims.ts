@@ -24,8 +24,8 @@ export function installedVersion(name: string): string {
   return JSON.parse(readFileSync(join(REPO, 'node_modules', name, 'package.json'), 'utf8')).version;
 }
 
-/** Starts `vouch prove --serve` in the workspace and resolves once it serves. */
-export async function serve(project: TempProject): Promise<ChildProcess> {
+/** Starts `vouch prove --serve` in the workspace and resolves once it serves, with what it printed so far and since. */
+export async function serveWithLog(project: TempProject): Promise<{ server: ChildProcess; stderr: () => string }> {
   const server = spawn(process.execPath, [CLI, 'prove', '--serve'], { cwd: project.root, env: cleanEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   server.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -37,7 +37,12 @@ export async function serve(project: TempProject): Promise<ChildProcess> {
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  return server;
+  return { server, stderr: () => stderr };
+}
+
+/** Starts `vouch prove --serve` in the workspace and resolves once it serves. */
+export async function serve(project: TempProject): Promise<ChildProcess> {
+  return (await serveWithLog(project)).server;
 }
 
 /** Ends a served prover and waits for it. */
