@@ -3,7 +3,7 @@ import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseClaimToken } from '../../src/core/claimToken.js';
-import { demoWorkspace, installedVersion, readClaim, serve } from '../helpers/claims.js';
+import { demoWorkspace, installedVersion, readClaim, serve, stopServing } from '../helpers/claims.js';
 import type { TempProject } from '../helpers/project.js';
 import { fakeVitest, linkVitest, VITEST_3, VITEST_4 } from '../helpers/vitestCopies.js';
 
@@ -57,13 +57,13 @@ describe('claims under Vitest 3.2', () => {
     v4 = demoWorkspace('prove-vitest4');
     linkVitest(v3.root, VITEST_3);
     for (const app of [v3, v4]) app.write('weak.json', JSON.stringify(weakTestClaim(app)));
-    servers.push(...(await Promise.all([serve(v3), serve(v4)])));
+    // Both started, and both kept for afterAll even when one fails to start.
+    const started = await Promise.allSettled([serve(v3), serve(v4)]);
+    for (const outcome of started) if (outcome.status === 'fulfilled') servers.push(outcome.value);
+    for (const outcome of started) if (outcome.status === 'rejected') throw outcome.reason;
   });
   afterAll(async () => {
-    for (const server of servers.splice(0)) {
-      server.kill('SIGTERM');
-      if (server.exitCode === null) await new Promise((resolve) => server.once('exit', resolve));
-    }
+    for (const server of servers.splice(0)) await stopServing(server);
     v3?.remove();
     v4?.remove();
   });
@@ -216,8 +216,7 @@ describe('a served prover after the workspace\'s Vitest is swapped', () => {
       expect(back.code, back.stderr).toBe(0);
       expect(parseClaimToken(back.report.receipt).toolchain.vitest).toBe(V3);
     } finally {
-      server.kill('SIGTERM');
-      await new Promise((resolve) => server.once('exit', resolve));
+      await stopServing(server);
     }
   });
 });
@@ -246,8 +245,7 @@ describe('a served prover after the workspace\'s Vitest is replaced in place', (
       expect(after.report.error.message).toContain(`vitest 4.99.0 replaced ${V4} in place`);
       expect(after.report.error.message).toContain('restart vouch');
     } finally {
-      server.kill('SIGTERM');
-      await new Promise((resolve) => server.once('exit', resolve));
+      await stopServing(server);
     }
     // A fresh process loads the new one and names it.
     const fresh = prove(app, 'claims/discount-cap.json', ['--no-server']);
