@@ -19,6 +19,7 @@ import {
   vouchAsync,
   waitGone,
 } from '../helpers/observer.js';
+import { inProcess } from '../helpers/inProcess.js';
 import { CLI, cleanEnv, REPO, tempProject, type TempProject } from '../helpers/project.js';
 
 /*
@@ -63,6 +64,27 @@ function runChecks(p: TempProject, args: string[] = [], cwd = p.root) {
 const stateDirOf = (p: TempProject) => join(p.root, '.vouch');
 const ranCount = (p: TempProject) => (existsSync(join(p.root, 'out/ran.log')) ? readFileSync(join(p.root, 'out/ran.log'), 'utf8').split('\n').length - 1 : 0);
 const patient = cleanEnv({ VOUCH_OBSERVER_TIMEOUT_MS: PATIENT });
+
+/*
+ * Most tests below ask their questions in this process, through the CLI's own dispatch
+ * (test/helpers/inProcess.ts): the observer under test is a process of its own all the same, and
+ * the question reaches it over its socket as from a CLI process. What only a status process shows
+ * (its exit and its time, with a hung observer) is asked of the CLI.
+ */
+async function askedIn(p: TempProject, args: string[], env: NodeJS.ProcessEnv = cleanEnv(), cwd = p.root): Promise<{ out: Json; stderr: string }> {
+  const result = await inProcess(p).vouch(['status', ...args, '--json'], { env, cwd });
+  try {
+    return { out: JSON.parse(result.stdout), stderr: result.stderr };
+  } catch {
+    throw new Error(`vouch status ${args.join(' ')} --json printed no JSON (exit ${result.code}):\n${result.stdout}\n${result.stderr}`);
+  }
+}
+
+async function observerInfoIn(p: TempProject): Promise<Json> {
+  const result = await inProcess(p).vouch(['observer', '--json']);
+  expect(result.code, result.stderr).toBe(0);
+  return JSON.parse(result.stdout);
+}
 
 function observerInfo(p: TempProject, args: string[] = [], cwd = p.root): Json {
   const result = p.vouch(['observer', ...args, '--json'], { cwd });
@@ -444,37 +466,37 @@ describe('directories made in one go', () => {
     for (const [, path] of made) expect(existsSync(join(p.root, path)), path).toBe(true);
     await delay(300);
     runChecks(p);
-    expect(answersOf(timedStatus(p, [], patient).out).map((a) => a.freshness)).toEqual(['CURRENT']);
+    expect(answersOf((await askedIn(p, [], patient)).out).map((a) => a.freshness)).toEqual(['CURRENT']);
 
     const missed: string[] = [];
     for (const [how, path] of made) {
       const original = readFileSync(join(p.root, path));
       writeFileSync(join(p.root, path), 'export const edited = true;\n');
-      const asked = timedStatus(p, [], patient);
+      const asked = await askedIn(p, [], patient);
       const edited = asked.out;
       expect(edited.observation.source, `why it scanned: ${asked.stderr}\n${observerLogTail(stateDirOf(p))}`).toBe('observer');
       if (answersOf(edited)[0]?.freshness !== 'STALE') missed.push(`${how}: an edit of ${path} left it ${answersOf(edited)[0]?.freshness}`);
       writeFileSync(join(p.root, path), original);
-      const reverted = timedStatus(p, [], patient).out;
+      const reverted = (await askedIn(p, [], patient)).out;
       if (answersOf(reverted)[0]?.freshness !== 'CURRENT') missed.push(`${how}: the revert of ${path} left it ${answersOf(reverted)[0]?.freshness}`);
     }
     // The answers the observer must have matched: a scan sees an edit and its revert.
     const last = made[made.length - 1]?.[1] as string;
     const original = readFileSync(join(p.root, last));
     writeFileSync(join(p.root, last), 'export const edited = true;\n');
-    expect(answersOf(timedStatus(p, ['--no-observer']).out).map((a) => a.freshness)).toEqual(['STALE']);
+    expect(answersOf((await askedIn(p, ['--no-observer'])).out).map((a) => a.freshness)).toEqual(['STALE']);
     writeFileSync(join(p.root, last), original);
-    expect(answersOf(timedStatus(p, ['--no-observer']).out).map((a) => a.freshness)).toEqual(['CURRENT']);
+    expect(answersOf((await askedIn(p, ['--no-observer'])).out).map((a) => a.freshness)).toEqual(['CURRENT']);
     expect(missed).toEqual([]);
   });
 });
 
 /** The observer answers, with `expected`, and a direct look answers the same. */
-function agreesWithScan(p: TempProject, expected: string) {
-  const observed = timedStatus(p, [], patient).out;
+async function agreesWithScan(p: TempProject, expected: string) {
+  const observed = (await askedIn(p, [], patient)).out;
   expect(observed.observation.source).toBe('observer');
   expect(answersOf(observed).map((a) => a.freshness)).toEqual([expected]);
-  expect(answersOf(timedStatus(p, ['--no-observer']).out)).toEqual(answersOf(observed));
+  expect(answersOf((await askedIn(p, ['--no-observer'])).out)).toEqual(answersOf(observed));
 }
 
 describe('paths that cannot change an answer', () => {
@@ -483,32 +505,32 @@ describe('paths that cannot change an answer', () => {
     runChecks(p);
     observers.start(p);
     const agreed = (expected: string) => agreesWithScan(p, expected);
-    agreed('CURRENT');
+    await agreed('CURRENT');
     // Counted by reason: a scan after a moment the kernel queue went unsampled (lost-events) is no rescan for these writes.
-    const fileEventScans = () => observerInfo(p).rescans_by_reason.find((entry: Json) => entry.reason === 'file-events')?.count ?? 0;
-    const rescans = fileEventScans();
+    const fileEventScans = async () => (await observerInfoIn(p)).rescans_by_reason.find((entry: Json) => entry.reason === 'file-events')?.count ?? 0;
+    const rescans = await fileEventScans();
     for (let k = 0; k < 20; k++) {
       writeFileSync(join(p.root, `out/build-${k % 3}.js`), `export const k = ${k};\n`);
       await delay(20);
     }
-    agreed('CURRENT');
-    expect(fileEventScans(), 'writes under an ignored directory made the index rescan').toBe(rescans);
+    await agreed('CURRENT');
+    expect(await fileEventScans(), 'writes under an ignored directory made the index rescan').toBe(rescans);
 
     // What decides ignoring changes: the ignored files are inputs now.
     const gitignore = readFileSync(join(p.root, '.gitignore'), 'utf8');
     writeFileSync(join(p.root, '.gitignore'), gitignore.replace('out/\n', ''));
-    agreed('STALE');
+    await agreed('STALE');
     writeFileSync(join(p.root, '.gitignore'), gitignore);
-    agreed('CURRENT');
+    await agreed('CURRENT');
 
     // A forced add tracks an ignored file: only .git/index says so.
     p.git('add', '-f', 'out/build-0.js');
-    agreed('STALE');
+    await agreed('STALE');
     runChecks(p);
-    agreed('CURRENT');
+    await agreed('CURRENT');
     await delay(200);
     writeFileSync(join(p.root, 'out/build-0.js'), 'export const k = -1;\n');
-    agreed('STALE');
+    await agreed('STALE');
   });
 });
 
@@ -518,13 +540,13 @@ describe('paths that cannot change an answer, and one that can', () => {
     runChecks(p);
     observers.start(p);
     const agreed = (expected: string) => agreesWithScan(p, expected);
-    agreed('CURRENT');
+    await agreed('CURRENT');
     // The observer learns what git ignores after its scan, in the background.
     await delay(300);
     writeFileSync(join(p.root, 'src/notes/todo.txt'), 'still later\n');
-    agreed('CURRENT');
+    await agreed('CURRENT');
     writeFileSync(join(p.root, 'src/notes/new.js'), 'export const n = 1;\n');
-    agreed('STALE');
+    await agreed('STALE');
   });
 });
 
@@ -541,13 +563,13 @@ describe('forced failures', () => {
     const p = project('obs-fault-overflow');
     runChecks(p);
     const started = observers.start(p, [], { env: faulty });
-    const before = observerInfo(p);
+    const before = (await observerInfoIn(p));
     await inject(started.socket, 'overflow');
     p.write('src/a.js', 'export const a = 2;\n');
-    const after = timedStatus(p, [], patient).out;
+    const after = (await askedIn(p, [], patient)).out;
     expect(after.observation.source).toBe('observer');
     expect(answersOf(after).map((a) => a.freshness)).toEqual(['STALE']);
-    const info = observerInfo(p);
+    const info = (await observerInfoIn(p));
     expect(info).toMatchObject({ healthy: true, reasons: [], overflows: before.overflows + 1 });
     expect(info.rescans).toBeGreaterThan(before.rescans);
   });
@@ -561,7 +583,7 @@ describe('forced failures', () => {
       // A watch limit lasts until the retry 2 s later; a watcher error only while subscribing again.
       if (kind === 'watch-limit') {
         await expectUnhealthy(started.socket);
-        await until(() => observerInfo(p).reasons.some((r: Json) => r.code === 'observer-watch-limit'), 'the watch limit reason', 5_000, 50);
+        await until(async () => (await observerInfoIn(p)).reasons.some((r: Json) => r.code === 'observer-watch-limit'), 'the watch limit reason', 5_000, 50);
         p.write('src/a.js', 'export const a = 2;\n');
         const during = p.vouch(['status', '--json'], { env: patient });
         expect(JSON.parse(during.stdout).observation.source).toBe('scan');
@@ -570,13 +592,13 @@ describe('forced failures', () => {
       } else {
         p.write('src/a.js', 'export const a = 2;\n');
       }
-      await until(() => observerInfo(p).healthy === true, `recovery from ${kind}`, 15_000, 100);
-      const after = timedStatus(p, [], patient).out;
+      await until(async () => (await observerInfoIn(p)).healthy === true, `recovery from ${kind}`, 15_000, 100);
+      const after = (await askedIn(p, [], patient)).out;
       expect(after.observation.source).toBe('observer');
       expect(answersOf(after).map((a) => a.freshness)).toEqual(['STALE']);
       // The recovered watcher sees new edits.
       p.write('src/a.js', A_JS);
-      expect(answersOf(timedStatus(p, [], patient).out).map((a) => a.freshness)).toEqual(['CURRENT']);
+      expect(answersOf((await askedIn(p, [], patient)).out).map((a) => a.freshness)).toEqual(['CURRENT']);
     });
   }
 
@@ -593,15 +615,15 @@ describe('forced failures', () => {
     writeFileSync(join(outside, 'x/y/v.js'), 'export const v = 1;\n');
     renameSync(join(outside, 'x'), join(p.root, 'moved'));
     rmSync(outside, { recursive: true, force: true });
-    const added = timedStatus(p, [], patient).out;
+    const added = (await askedIn(p, [], patient)).out;
     expect(added.observation.source).toBe('observer');
     expect(answersOf(added).map((a) => a.freshness)).toEqual(['STALE']);
     runChecks(p);
-    expect(answersOf(timedStatus(p, [], patient).out).map((a) => a.freshness)).toEqual(['CURRENT']);
+    expect(answersOf((await askedIn(p, [], patient)).out).map((a) => a.freshness)).toEqual(['CURRENT']);
     const log = readFileSync(observerRecords(stateDirOf(p))[0]?.record.log, 'utf8');
     expect(log).toMatch(/unwatched directories holding inputs: moved\/y\b/);
     writeFileSync(join(p.root, 'moved/y/v.js'), 'export const v = 2;\n');
-    expect(answersOf(timedStatus(p, [], patient).out).map((a) => a.freshness)).toEqual(['STALE']);
+    expect(answersOf((await askedIn(p, [], patient)).out).map((a) => a.freshness)).toEqual(['STALE']);
   });
   it('a tree replaced in place, a directory inside it unwatched: a file made there beside a touched source is STALE with patching on, never a patched CURRENT', async () => {
     // The property campaign's false CURRENT (seed 7, burst 762), made deterministic. A tree put back
@@ -613,12 +635,12 @@ describe('forced failures', () => {
     runChecks(p);
     const patching = cleanEnv({ VOUCH_OBSERVER_TIMEOUT_MS: PATIENT, VOUCH_OBSERVER_FAULTS: '1', VOUCH_OBSERVER_PATCH: '1' });
     const started = observers.start(p, [], { env: patching });
-    const freshness = () => {
-      const out = timedStatus(p, [], patching).out;
+    const freshness = async () => {
+      const out = (await askedIn(p, [], patching)).out;
       expect(out.observation.source).toBe('observer');
       return answersOf(out).map((a) => a.freshness);
     };
-    expect(freshness()).toEqual(['CURRENT']);
+    expect(await freshness()).toEqual(['CURRENT']);
     await inject(started.socket, 'blind-creates');
     // src/dir33 replaced by a copy of itself: the same paths and bytes, so still CURRENT.
     const outside = `${p.root}-outside`;
@@ -626,13 +648,13 @@ describe('forced failures', () => {
     rmSync(join(p.root, 'src/dir33'), { recursive: true });
     renameSync(join(outside, 'dir33'), join(p.root, 'src/dir33'));
     rmSync(outside, { recursive: true, force: true });
-    expect(freshness()).toEqual(['CURRENT']);
+    expect(await freshness()).toEqual(['CURRENT']);
     // A new input in the re-created directory, and a touch (same bytes) of a source the index holds.
     writeFileSync(join(p.root, 'src/dir33/deep/n859.ts'), '// created 859\n');
     const later = new Date(Date.now() + 5_000);
     utimesSync(join(p.root, 'src/dir165/top.js'), later, later);
-    expect(answersOf(timedStatus(p, ['--no-observer']).out).map((a) => a.freshness)).toEqual(['STALE']);
-    expect(freshness()).toEqual(['STALE']);
+    expect(answersOf((await askedIn(p, ['--no-observer'])).out).map((a) => a.freshness)).toEqual(['STALE']);
+    expect(await freshness()).toEqual(['STALE']);
   });
 });
 
@@ -649,27 +671,27 @@ describe('a directory holding only ignored files', () => {
       runChecks(p);
       const env = cleanEnv({ VOUCH_OBSERVER_TIMEOUT_MS: PATIENT, VOUCH_OBSERVER_PATCH: patch });
       observers.start(p, [], { env });
-      const freshness = () => {
-        const out = timedStatus(p, [], env).out;
+      const freshness = async () => {
+        const out = (await askedIn(p, [], env)).out;
         expect(out.observation.source).toBe('observer');
         return answersOf(out).map((a) => a.freshness);
       };
-      expect(freshness()).toEqual(['CURRENT']);
+      expect(await freshness()).toEqual(['CURRENT']);
       // Let the observer learn what git ignores, after its scan.
       await delay(300);
       writeFileSync(join(p.root, 'src/dir33/deep/n859.ts'), '// created 859\n');
       const later = new Date(Date.now() + 5_000);
       utimesSync(join(p.root, 'src/dir165/top.js'), later, later);
       // The observer first: a direct scan's git may rewrite .git/index, whose event makes every path loud.
-      expect(freshness(), `VOUCH_OBSERVER_PATCH=${patch}`).toEqual(['STALE']);
-      expect(answersOf(timedStatus(p, ['--no-observer']).out).map((a) => a.freshness)).toEqual(['STALE']);
+      expect(await freshness(), `VOUCH_OBSERVER_PATCH=${patch}`).toEqual(['STALE']);
+      expect(answersOf((await askedIn(p, ['--no-observer'])).out).map((a) => a.freshness)).toEqual(['STALE']);
       // And alone, with no other event to make a scan.
       runChecks(p);
-      expect(freshness()).toEqual(['CURRENT']);
+      expect(await freshness()).toEqual(['CURRENT']);
       await delay(300);
       writeFileSync(join(p.root, 'src/dir33/deep/n860.ts'), '// created 860\n');
-      expect(freshness(), `VOUCH_OBSERVER_PATCH=${patch}, no other event`).toEqual(['STALE']);
-      expect(answersOf(timedStatus(p, ['--no-observer']).out).map((a) => a.freshness)).toEqual(['STALE']);
+      expect(await freshness(), `VOUCH_OBSERVER_PATCH=${patch}, no other event`).toEqual(['STALE']);
+      expect(answersOf((await askedIn(p, ['--no-observer'])).out).map((a) => a.freshness)).toEqual(['STALE']);
     }
   });
 });
@@ -870,8 +892,8 @@ function detachedRoot(name: string, stateOutside = false): { base: TempProject; 
 }
 
 /** Status, if anything answers at all: no check may be CURRENT. */
-function expectNoCurrent(base: TempProject, args: string[]): Json {
-  const result = base.vouch(['status', ...args, '--json'], { env: patient });
+async function expectNoCurrent(base: TempProject, args: string[]): Promise<Json> {
+  const result = await inProcess(base).vouch(['status', ...args, '--json'], { env: patient, cwd: base.root });
   let out: Json = null;
   try {
     out = JSON.parse(result.stdout);
@@ -910,11 +932,11 @@ async function expectUnhealthy(socket: string): Promise<Json> {
 
 /** Polls until the observer answers, and answers as a scan does. */
 async function expectAgreementAgain(base: TempProject, args: string[], what: string): Promise<void> {
-  const scanned = () => JSON.stringify(answersOf(timedStatus(base, [...args, '--no-observer'], cleanEnv(), base.root).out));
+  const scanned = async () => JSON.stringify(answersOf((await askedIn(base, [...args, '--no-observer'], cleanEnv(), base.root)).out));
   await until(
-    () => {
-      const observed = timedStatus(base, args, patient, base.root).out;
-      return observed.observation.source === 'observer' && JSON.stringify(answersOf(observed)) === scanned();
+    async () => {
+      const observed = (await askedIn(base, args, patient, base.root)).out;
+      return observed.observation.source === 'observer' && JSON.stringify(answersOf(observed)) === (await scanned());
     },
     what,
     20_000,
@@ -929,18 +951,18 @@ describe('a root that goes away', () => {
     const backup = `${root}-backup`;
     cpSync(root, backup, { recursive: true, verbatimSymlinks: true });
     const started = observers.start(base, args, { cwd: base.root });
-    expect(answersOf(timedStatus(base, args, patient, base.root).out).map((a) => a.freshness)).toEqual(['CURRENT']);
+    expect(answersOf((await askedIn(base, args, patient, base.root)).out).map((a) => a.freshness)).toEqual(['CURRENT']);
 
     rmSync(root, { recursive: true, force: true });
-    expectNoCurrent(base, args);
+    await expectNoCurrent(base, args);
     await expectUnhealthy(started.socket);
     expect(isRunning(started.pid), 'the observer waits for the root rather than exit').toBe(true);
-    expectNoCurrent(base, args);
+    await expectNoCurrent(base, args);
 
     // The same tree comes back (other inodes, same bytes): CURRENT again, from the observer too.
     renameSync(backup, root);
     await expectAgreementAgain(base, args, 'the observer to recover once the root is back');
-    expect(answersOf(timedStatus(base, args, patient, base.root).out).map((a) => a.freshness)).toEqual(['CURRENT']);
+    expect(answersOf((await askedIn(base, args, patient, base.root)).out).map((a) => a.freshness)).toEqual(['CURRENT']);
   });
 
   it('deleted: vouch observer reports it and vouch stop stops it, although the root is gone', async () => {
@@ -964,23 +986,23 @@ describe('a root that goes away', () => {
     const { base, root, args } = detachedRoot('obs-rootmoved', true);
     runChecks(base, args, base.root);
     const started = observers.start(base, args, { cwd: base.root });
-    expect(answersOf(timedStatus(base, args, patient, base.root).out).map((a) => a.freshness)).toEqual(['CURRENT']);
+    expect(answersOf((await askedIn(base, args, patient, base.root)).out).map((a) => a.freshness)).toEqual(['CURRENT']);
 
     const moved = `${root}-moved`;
     renameSync(root, moved);
-    expectNoCurrent(base, args);
+    await expectNoCurrent(base, args);
     await expectUnhealthy(started.socket);
-    expectNoCurrent(base, args);
+    await expectNoCurrent(base, args);
 
     // A copy with one edit now sits at the root's path; an inotify watch is still on the moved tree.
     cpSync(moved, root, { recursive: true, verbatimSymlinks: true });
     writeFileSync(join(root, 'src/a.js'), 'export const a = 2;\n');
-    const scanned = timedStatus(base, [...args, '--no-observer'], cleanEnv(), base.root).out;
+    const scanned = (await askedIn(base, [...args, '--no-observer'], cleanEnv(), base.root)).out;
     expect(answersOf(scanned).map((a) => a.freshness), 'a scan sees the edit').toEqual(['STALE']);
-    expectNoCurrent(base, args);
+    await expectNoCurrent(base, args);
     // An edit in the moved tree is not an edit of the project.
     writeFileSync(join(moved, 'src/b.js'), 'export const b = 3;\n');
-    expectNoCurrent(base, args);
+    await expectNoCurrent(base, args);
   });
 });
 

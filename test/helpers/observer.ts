@@ -47,10 +47,10 @@ export function isVouchProcess(pid: number): boolean {
   }
 }
 
-export async function until<T>(probe: () => T | null | undefined | false, what: string, timeoutMs = 20_000, stepMs = 25): Promise<T> {
+export async function until<T>(probe: () => T | null | undefined | false | Promise<T | null | undefined | false>, what: string, timeoutMs = 20_000, stepMs = 25): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const value = probe();
+    const value = await probe();
     if (value) return value;
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await delay(stepMs);
