@@ -1,10 +1,10 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseClaimToken } from '../../src/core/claimToken.js';
-import { installedVersion } from '../helpers/claims.js';
-import { CLI, cleanEnv, REPO, tempProject, type TempProject } from '../helpers/project.js';
+import { installedVersion, serve, stopServing } from '../helpers/claims.js';
+import { cleanEnv, REPO, tempProject, type TempProject } from '../helpers/project.js';
 
 /*
  * `vouch prove` end to end on a workspace that lints with Biome, through the
@@ -82,7 +82,20 @@ beforeAll(() => {
     'claims/loose.json': JSON.stringify(claim(LOOSE, { text: UNCLAMPED, stage: 'runtime', reason: 'Without the clamp a 150% discount returns -50 cents.' })),
   });
 });
-afterAll(() => app?.remove());
+// The first prove is cold, in its own process; the rest ask one served prover (a cold prove is
+// about 4 s of CPU here, a served one under 1 s), which the last test kills as a crash would.
+let server: ChildProcess | undefined;
+const servedProver = async () => (server ??= await serve(app));
+const served = async (args: string[]) => {
+  await servedProver();
+  const result = app.vouch(['prove', ...args]);
+  if (args.includes('--json')) expect(JSON.parse(result.stdout).cold, 'answered by the served prover').toBe(false);
+  return result;
+};
+afterAll(async () => {
+  if (server) await stopServing(server);
+  app?.remove();
+});
 
 const biomeOnDisk = (...paths: string[]) =>
   spawnSync(process.execPath, [join(REPO, 'node_modules', '@biomejs', 'biome', 'bin', 'biome'), 'lint', ...paths], { cwd: app.root, encoding: 'utf8', env: cleanEnv() });
@@ -93,14 +106,15 @@ describe('prove on a Biome workspace', () => {
     expect(biomeOnDisk('src/price.ts').status).toBe(0);
   });
 
-  it('a clean claim earns a receipt judged by biome@VERSION, and the baseline issue in an untouched file is not blamed on it', () => {
+  it('a clean claim earns a receipt judged by biome@VERSION, and the baseline issue in an untouched file is not blamed on it', async () => {
     const result = app.vouch(['prove', 'claims/clamp.json', '--no-server']);
     expect(result.code, result.stdout + result.stderr).toBe(0);
     expect(result.stdout).toContain(`judged by typescript@${installedVersion('typescript')}, biome@${BIOME}, vitest@${installedVersion('vitest')}`);
     expect(result.stdout).toMatch(/^ {2}case {4}lint {5}clean/m);
     expect(result.stdout).toMatch(/^ {2}control lint {5}clean/m);
     expect(result.stdout).not.toContain('legacy.ts');
-    const json = JSON.parse(app.vouch(['prove', 'claims/clamp.json', '--no-server', '--json']).stdout);
+    const json = JSON.parse((await served(['claims/clamp.json', '--json'])).stdout);
+    expect(result.stdout.trimEnd().split('\n').at(-1), 'the same receipt, cold or served').toBe(`receipt ${json.receipt}`);
     const token = parseClaimToken(json.receipt);
     expect(token.toolchain.linter).toEqual({ name: 'biome', version: BIOME });
     expect(json.receipt).toContain(`:biome@${BIOME}:`);
@@ -109,8 +123,8 @@ describe('prove on a Biome workspace', () => {
     for (const check of json.verdict.checks.filter((c: any) => c.stage === 'lint')) expect(check).toMatchObject({ completed: true, issues: [] });
   });
 
-  it('a control that breaks Biome\'s rule earns a lint receipt, located at the comparison', () => {
-    const result = app.vouch(['prove', 'claims/clamp-lint.json', '--no-server', '--json']);
+  it('a control that breaks Biome\'s rule earns a lint receipt, located at the comparison', async () => {
+    const result = await served(['claims/clamp-lint.json', '--json']);
     const json = JSON.parse(result.stdout);
     expect(typeof json.receipt, result.stdout + result.stderr).toBe('string');
     expect(json.receipt).toMatch(/^vouch-claim:[0-9a-f]{64}:lint:typescript@[^:]+:biome@/);
@@ -121,9 +135,9 @@ describe('prove on a Biome workspace', () => {
     ]);
   });
 
-  it('a case that breaks Biome\'s rule fails at lint with its location, judged from memory: the file on disk is unchanged and lints clean', () => {
+  it('a case that breaks Biome\'s rule fails at lint with its location, judged from memory: the file on disk is unchanged and lints clean', async () => {
     const before = readFileSync(join(app.root, 'src', 'price.ts'), 'utf8');
-    const result = app.vouch(['prove', 'claims/loose.json', '--no-server']);
+    const result = await served(['claims/loose.json']);
     expect(result.code, result.stdout + result.stderr).toBe(1);
     const line = LOOSE.split('\n').findIndex((text) => text.includes('==')) + 1;
     const column = LOOSE.split('\n')[line - 1]!.indexOf('==') + 1;
@@ -183,12 +197,10 @@ async function until(check: () => boolean, ms: number): Promise<boolean> {
 
 describe('Biome resident in a served prover', () => {
   it('keeps one Biome server across proves, with a daemon of its own, and leaves none behind when the prover is killed', async () => {
-    const server: ChildProcess = spawn(process.execPath, [CLI, 'prove', '--serve'], { cwd: app.root, env: cleanEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    server.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    // The prover the tests above asked, if they ran.
+    const prover = await servedProver();
     let homes: string[] = [];
     try {
-      expect(await until(() => /serving proves on/.test(stderr) || server.exitCode !== null, 90_000), stderr).toBe(true);
       const first = JSON.parse(app.vouch(['prove', 'claims/clamp.json', '--json']).stdout);
       expect(first.cold).toBe(false);
       const running = biomeProcesses(app.root);
@@ -203,8 +215,10 @@ describe('Biome resident in a served prover', () => {
       // The same proxy and daemon judged all three.
       expect(biomeProcesses(app.root)).toEqual(running);
     } finally {
-      server.kill('SIGKILL');
-      await new Promise((resolve) => server.once('exit', resolve));
+      const exited = new Promise((resolve) => prover.once('exit', resolve));
+      prover.kill('SIGKILL');
+      await exited;
+      server = undefined;
     }
     // Its proxy sees its input close and exits; the daemon, started to stop when its last client goes, follows.
     expect(await until(() => { const left = biomeProcesses(app.root); return left.proxies.length === 0 && left.daemons.length === 0; }, 10_000)).toBe(true);
