@@ -306,12 +306,13 @@ describe('vouch prove --serve', () => {
     expect(fallback.stderr).toContain(`vouch: ${notice}\n`);
     expect(JSON.parse(fallback.stdout).notices).toEqual([notice]);
     expect(existsSync(socket)).toBe(false);
-    const quiet = app.vouch(['prove', 'claims/discount-cap.json', '--json']);
-    expect(JSON.parse(quiet.stdout).notices).toEqual([]);
-    expect(quiet.stderr).not.toContain('no longer running');
 
     const { server } = await serveWithLog(app);
     try {
+      // The socket is the new server's now: nothing more is said of the dead one.
+      const quiet = app.vouch(['prove', 'claims/discount-cap.json', '--json']);
+      expect(JSON.parse(quiet.stdout)).toMatchObject({ cold: false, notices: [] });
+      expect(quiet.stderr).not.toContain('no longer running');
       // Concurrent proves through one server are judged one at a time, each with its own answer.
       const answers = await Promise.all([
         vouchAsync(app, ['prove', 'claims/discount-cap.json', '--json']),
