@@ -8,7 +8,7 @@ import { join, relative } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { DEMO_APP } from '../helpers/claims.js';
-import { isVouchProcess } from '../helpers/observer.js';
+import { isVouchProcess, until } from '../helpers/observer.js';
 import { CLI, cleanEnv, REPO, type CliResult } from '../helpers/project.js';
 
 /*
@@ -154,6 +154,26 @@ async function stopObservers(dir: string) {
   }
 }
 
+/**
+ * Whether a vouch process other than an observer runs in `dir`: the `vouch start` SessionStart
+ * spawns there (between its fork and exec, still the hook's command line) returns once the
+ * observer has indexed, or has refused to start.
+ */
+function starting(dir: string): boolean {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .map(Number)
+    .some((pid) => isVouchProcess(pid) && !cmdline(pid).includes('__observe') && cwdOf(pid) === dir);
+}
+
+function cwdOf(pid: number): string | null {
+  try {
+    return readlinkSync(`/proc/${pid}/cwd`);
+  } catch {
+    return null;
+  }
+}
+
 function cmdline(pid: number): string {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
@@ -170,8 +190,8 @@ const STEPS: Step[] = [
   { name: 'run', run: ({ clone }) => vouch(clone, ['run', 'test', '--json']) },
   { name: 'hook SessionStart', run: async ({ clone }) => {
     const result = vouch(clone, ['hook', 'claude'], hookInput(clone, 'SessionStart'));
-    // The observer starts in the background: give it the time to write whatever it would.
-    await delay(1500);
+    // The observer starts in the background: wait until what started it has written whatever it would.
+    await until(() => !starting(clone), 'the SessionStart hook\'s `vouch start` to end', 30_000, 50);
     return result;
   } },
   { name: 'hook PreToolUse', run: ({ clone }) => vouch(clone, ['hook', 'claude'], hookInput(clone, 'PreToolUse', 'npm test')) },
