@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { traceAvailability } from '../../src/exec/trace/tracer.js';
@@ -47,8 +47,16 @@ const seen = [
   require('pkg'),
 ];
 if (!process.env.CAMPAIGN_NO_WAIT) {
-  writeFileSync(${JSON.stringify(marker)}, 'read');
-  await new Promise((resolve) => setTimeout(resolve, 1500));
+  // Works on until the test has made its change next to it and says so with SIGUSR2: a signal,
+  // not a file, so that the wait reads nothing.
+  let timer;
+  const told = new Promise((resolve) => {
+    process.once('SIGUSR2', resolve);
+    timer = setTimeout(resolve, 30_000);
+  });
+  writeFileSync(${JSON.stringify(marker)}, String(process.pid));
+  await told;
+  clearTimeout(timer);
 }
 process.stdout.write(JSON.stringify({ digest: createHash('sha256').update(JSON.stringify(seen)).digest('hex') }) + '\\n');
 `;
@@ -156,8 +164,16 @@ describe(TITLE, () => {
       child.stderr.on('data', (chunk) => (stderr += chunk));
       const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
       const deadline = Date.now() + 60_000;
-      while (!existsSync(marker) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+      const pid = async () => {
+        for (;;) {
+          const said = existsSync(marker) ? Number(readFileSync(marker, 'utf8')) : 0;
+          if (said > 0 || Date.now() > deadline) return said;
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+      };
+      const check = await pid();
       scenario.change(root, scratch);
+      if (check > 0) process.kill(check, 'SIGUSR2');
       expect(await exited, `${stdout}\n${stderr}`).toBe(0);
       const printed = JSON.parse(stdout.split('\n').find((line) => line.startsWith('{"digest"')) ?? '{}').digest;
       expect(printed, stdout).toMatch(/^[0-9a-f]{64}$/);
