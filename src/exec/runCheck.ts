@@ -205,7 +205,7 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
     });
     // The check has run: from here on its exit code stands, and the report says what vouch could not do.
     let error: RunError | null = null;
-    const save = () => insertReceipt(db, receipt, traced?.entries ?? inputsAfter.manifest.entries);
+    const save = () => insertReceipt(db, receipt, () => traced?.entries ?? inputsAfter.manifest.entries);
     try {
       save();
     } catch (failure) {

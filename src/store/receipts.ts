@@ -57,17 +57,25 @@ function fromRow(row: ReceiptRow): Receipt {
  * both or neither. Manifests are stored once per digest, compressed. A traced
  * receipt's manifest is its evidence entries.
  */
-export function insertReceipt(db: Database.Database, receipt: Receipt, entries: readonly InputEntry[] | readonly EvidenceEntry[]): void {
-  const blob = deflateRawSync(Buffer.from(JSON.stringify(entries)), { level: 1 });
+/**
+ * Records a receipt and, unless the store holds it already, its manifest. `entries` is asked for
+ * only then: manifests are stored by digest and never removed, so an earlier run's (the same
+ * inputs again, an edit reverted) is this one's, and its entries need not be made nor compressed.
+ */
+export function insertReceipt(db: Database.Database, receipt: Receipt, entries: () => readonly InputEntry[] | readonly EvidenceEntry[]): void {
+  let blob: Buffer | null = null;
   try {
     withRecovery(db, (live) => {
+      // Asked of the store in use: a damaged one may have been set aside for a fresh one meanwhile.
+      const known = live.prepare('SELECT 1 FROM manifests WHERE digest = ?').get(receipt.manifestDigest) !== undefined;
+      if (!known) blob ??= deflateRawSync(Buffer.from(JSON.stringify(entries())), { level: 1 });
       const insertManifest = live.prepare('INSERT OR IGNORE INTO manifests (digest, entries) VALUES (?, ?)');
       const insert = live.prepare(`INSERT INTO receipts (
           run_id, check_name, definition, definition_digest, context, context_digest, manifest_digest, input_count,
           result, exit_code, signal, started_at, finished_at, duration_ms, log_path, reuse_eligible, reasons, evidence
         ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
       live.transaction(() => {
-        insertManifest.run(receipt.manifestDigest, blob);
+        if (!known) insertManifest.run(receipt.manifestDigest, blob);
         insert.run(
           receipt.runId,
           receipt.check,

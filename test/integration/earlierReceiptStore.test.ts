@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/openStore.js';
-import { EARLIER_RECEIPTS_LOOKED_AT, insertReceipt, latestReceipt, latestReceiptForInputs } from '../../src/store/receipts.js';
+import { EARLIER_RECEIPTS_LOOKED_AT, insertReceipt, latestReceipt, latestReceiptForInputs, loadManifest } from '../../src/store/receipts.js';
 import { context, definition, observation, receipt, source } from '../helpers/model.js';
 
 /* The store's look for an earlier receipt on given inputs: newest first, this check only, within its bound. */
@@ -17,7 +17,7 @@ describe('latestReceiptForInputs', () => {
       const onInputs = (name: string) => observation([source('src/a.ts', name)]);
       const add = (runId: string, inputs: string, overrides = {}) => {
         const obs = onInputs(inputs);
-        insertReceipt(store.db, receipt(def, context(), obs, { runId, logPath: `logs/${runId}.log`, ...overrides }), obs.manifest.entries);
+        insertReceipt(store.db, receipt(def, context(), obs, { runId, logPath: `logs/${runId}.log`, ...overrides }), () => obs.manifest.entries);
       };
       add('r1', 'A');
       add('r2', 'A', { result: 'FAIL', exitCode: 1, reuseEligible: false });
@@ -34,6 +34,39 @@ describe('latestReceiptForInputs', () => {
       expect(latestReceiptForInputs(store.db, def.name, A)?.runId).toBe('r2');
       add('last', 'B');
       expect(latestReceiptForInputs(store.db, def.name, A)).toBeNull();
+    } finally {
+      store.db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('insertReceipt', () => {
+  it('makes a manifest\'s entries only when the store does not hold that digest yet', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vouch-manifest-once-'));
+    const store = openStore(dir);
+    try {
+      const def = definition();
+      const obs = observation([source('src/a.ts', 'A'), source('src/b.ts', 'B')]);
+      let made = 0;
+      const entries = () => {
+        made++;
+        return obs.manifest.entries;
+      };
+      insertReceipt(store.db, receipt(def, context(), obs, { runId: 'r1', logPath: 'logs/r1.log' }), entries);
+      expect(made).toBe(1);
+      // The same inputs again (a rerun, an edit reverted): the stored manifest is this receipt's too.
+      insertReceipt(store.db, receipt(def, context(), obs, { runId: 'r2', logPath: 'logs/r2.log' }), entries);
+      expect(made).toBe(1);
+      expect(latestReceipt(store.db, def.name)?.runId).toBe('r2');
+      expect(loadManifest(store.db, obs.manifest.digest)).toEqual(obs.manifest.entries);
+      const other = observation([source('src/a.ts', 'C')]);
+      insertReceipt(store.db, receipt(def, context(), other, { runId: 'r3', logPath: 'logs/r3.log' }), () => {
+        made++;
+        return other.manifest.entries;
+      });
+      expect(made).toBe(2);
+      expect(loadManifest(store.db, other.manifest.digest)).toEqual(other.manifest.entries);
     } finally {
       store.db.close();
       rmSync(dir, { recursive: true, force: true });

@@ -2,7 +2,7 @@ import { constants } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { contextDigest } from '../../src/core/context.js';
 import { definitionDigest } from '../../src/core/definition.js';
-import { manifestOf } from '../../src/core/manifest.js';
+import { manifestOf, type InputEntry, type Manifest } from '../../src/core/manifest.js';
 import type { ReasonCode } from '../../src/core/reason.js';
 import { buildReceipt, changedDuringRun, MAX_LISTED_PATHS, runExitCode, type RunEnd, type RunRecord } from '../../src/core/receiptBuilder.js';
 import { context, definition, observation, observed, source, why } from '../helpers/model.js';
@@ -190,6 +190,22 @@ describe('buildReceipt(run)', () => {
     const before = { manifest: manifestOf([source('a')]), sourceIdentities: ids({ a: 'i1', gone: 'i2' }) };
     const after = { manifest: manifestOf([source('a')]), sourceIdentities: ids({ a: 'i1' }), problems: [] };
     expect(changedDuringRun(before, after)).toEqual([]);
+  });
+
+  it('compares no entries when the digests are the same, and still sees a rewrite by its identity', () => {
+    const untouchable = (digest: string): Manifest => ({
+      digest,
+      get entries(): InputEntry[] {
+        throw new Error('entries made for two manifests of one digest');
+      },
+    });
+    const { digest } = manifestOf([source('a'), source('b')]);
+    const before = { manifest: untouchable(digest), sourceIdentities: ids({ a: 'i1', b: 'i2' }) };
+    const after = { manifest: untouchable(digest), sourceIdentities: ids({ a: 'i1', b: 'i3' }), problems: [] };
+    expect(changedDuringRun(before, after)).toEqual(['b']);
+    // Different digests: the entries say what moved.
+    const edited = { manifest: manifestOf([source('a'), source('b', 'edited')]), sourceIdentities: ids({ a: 'i1', b: 'i2' }), problems: [] };
+    expect(changedDuringRun({ manifest: manifestOf([source('a'), source('b')]), sourceIdentities: ids({ a: 'i1', b: 'i2' }) }, edited)).toEqual(['b']);
   });
 });
 
