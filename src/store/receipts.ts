@@ -53,14 +53,10 @@ function fromRow(row: ReceiptRow): Receipt {
 }
 
 /**
- * Records a receipt and its manifest in one transaction: a crash leaves either
- * both or neither. Manifests are stored once per digest, compressed. A traced
- * receipt's manifest is its evidence entries.
- */
-/**
- * Records a receipt and, unless the store holds it already, its manifest. `entries` is asked for
- * only then: manifests are stored by digest and never removed, so an earlier run's (the same
- * inputs again, an edit reverted) is this one's, and its entries need not be made nor compressed.
+ * Records a receipt and its manifest in one transaction: a crash leaves either both or neither.
+ * Manifests are stored once per digest, compressed, and never removed, so one the store holds
+ * already (the same inputs again, an edit reverted) is this receipt's too: `entries` is asked for
+ * only when it is not there. A traced receipt's manifest is its evidence entries.
  */
 export function insertReceipt(db: Database.Database, receipt: Receipt, entries: () => readonly InputEntry[] | readonly EvidenceEntry[]): void {
   let blob: Buffer | null = null;
