@@ -33,6 +33,27 @@ export function linkCountOf(identity: string): number {
   return Number(identity.slice(at + 1, end < 0 ? identity.length : end));
 }
 
+/** An identity's ctime in nanoseconds (its last field); null when it has none. */
+export function ctimeNsOf(identity: string): bigint | null {
+  const at = identity.lastIndexOf(':');
+  if (at < 0) return null;
+  try {
+    return BigInt(identity.slice(at + 1));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether a file with this identity may have changed at or after `sinceNs`: its ctime, which the
+ * kernel sets to "now" on every change and nobody can set back, falls within a tick of the file
+ * system's clock of that moment or later. An identity without a ctime may have.
+ */
+export function changedSince(identity: string, sinceNs: bigint): boolean {
+  const ctimeNs = ctimeNsOf(identity);
+  return ctimeNs === null || ctimeNs + racyWindowNs(ctimeNs) > sinceNs;
+}
+
 export function identityFields(identity: string): Record<(typeof IDENTITY_FIELDS)[number], string> {
   const parts = identity.split(':');
   return Object.fromEntries(IDENTITY_FIELDS.map((field, index) => [field, parts[index] ?? ''])) as Record<

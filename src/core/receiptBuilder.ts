@@ -2,6 +2,7 @@ import { constants } from 'node:os';
 import { contextDigest, type CheckContext } from './context.js';
 import { definitionDigest, type CheckDefinition } from './definition.js';
 import { diffManifest } from './diff.js';
+import { changedSince } from './identity.js';
 import { manifestSize } from './manifest.js';
 import type { Observation, ObservedContext } from './observation.js';
 import { reason, type Reason } from './reason.js';
@@ -26,7 +27,7 @@ export interface RunRecord {
   contextBefore: CheckContext;
   /** The context planned again just after it, with what could not be established. */
   observedAfter: ObservedContext;
-  inputsBefore: Pick<Observation, 'manifest' | 'sourceIdentities'>;
+  inputsBefore: ScannedBefore | ObservedBefore;
   inputsAfter: Pick<Observation, 'manifest' | 'sourceIdentities' | 'problems'>;
   end: RunEnd;
   startedAt: number;
@@ -37,6 +38,19 @@ export interface RunRecord {
   logKeptBytes: number;
   /** A traced check's run: its evidence, or why the declared inputs stand in for it. Absent for a declared check. */
   traced?: TracedRecord;
+}
+
+/** The inputs as a scan saw them just before the spawn. */
+export type ScannedBefore = Pick<Observation, 'manifest' | 'sourceIdentities'>;
+
+/**
+ * The inputs as the observer answered for them before the spawn: their manifest's digest, and
+ * when vouch asked (epoch ms). Its answer came after a barrier, so it holds every write made
+ * before `askedAt`; a source written since carries a later ctime.
+ */
+export interface ObservedBefore {
+  digest: string;
+  askedAt: number;
 }
 
 /**
@@ -69,8 +83,19 @@ export function runExitCode(end: Pick<RunEnd, 'exitCode' | 'signal' | 'interrupt
   return signal ? 128 + (constants.signals[signal] ?? 0) : (end.exitCode ?? 1);
 }
 
-/** The paths whose entries differ between the two observations, or whose sources were rewritten in between. */
+/**
+ * The paths whose entries differ between the two observations, or whose sources were written in
+ * between. Against an observer's answer (no entries, no identities): every source whose ctime is
+ * not before the moment vouch asked, and, when the digests differ with no such source (a file
+ * only added or removed), UNNAMED_CHANGE.
+ */
 export function changedDuringRun(before: RunRecord['inputsBefore'], after: RunRecord['inputsAfter']): string[] {
+  if ('askedAt' in before) {
+    const sinceNs = BigInt(before.askedAt) * 1_000_000n;
+    const written: string[] = [];
+    for (const [path, identity] of after.sourceIdentities) if (changedSince(identity, sinceNs)) written.push(path);
+    return written.length === 0 && before.digest !== after.manifest.digest ? [UNNAMED_CHANGE] : written.sort();
+  }
   // A manifest's digest binds every entry, each line length-prefixed (core/manifest.ts): the same
   // digest is the same entries, and none of them is made or compared. That is the usual run, and
   // at tens of thousands of inputs the entries cost more than the rest of the receipt.
@@ -82,6 +107,9 @@ export function changedDuringRun(before: RunRecord['inputsBefore'], after: RunRe
     ]),
   ];
 }
+
+/** Stands for inputs added or removed during a run that an observer's digest, not a scan, saw before. */
+export const UNNAMED_CHANGE = 'an input added or removed';
 
 /**
  * Turns what happened in a run into its receipt. A receipt is reusable only if

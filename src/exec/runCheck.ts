@@ -16,7 +16,7 @@ import { emptyRunLog, LOG_KEPT_BYTES, openRunLog, type RunLog } from './runLog.j
 import type { Output } from '../core/output.js';
 import type { CommandSplitter } from '../core/scriptContext.js';
 import type { EvidenceEntry } from '../core/evidence.js';
-import type { TracedRecord } from '../core/receiptBuilder.js';
+import type { ObservedBefore, TracedRecord } from '../core/receiptBuilder.js';
 import type { TracePlan } from './traceRun.js';
 
 export interface RunRequest {
@@ -60,17 +60,21 @@ export type RunOutcome =
 export async function runCheck(request: RunRequest): Promise<RunOutcome> {
   const { definition } = request;
   const plan = (envKey: string) => planCheck({ root: request.root, definition, scripts: request.scripts, splitScript: request.splitScript, env: request.env, envKey });
-  const askToSkip = async (): Promise<RunOutcome | null> => {
+  // The observer's latest answer, when usable as the inputs before the spawn (usableBefore).
+  let answered: ObservedBefore | null = null;
+  const ask = async (): Promise<RunOutcome | null> => {
+    const askedAt = Date.now();
     const asked = await request.askObserver?.();
-    if (!asked) return null;
+    answered = asked ? usableBefore(definition, asked, askedAt) : null;
+    if (!asked || !request.ifDue) return null;
     const status = decideObserved(definition, asked.observed, asked.inputs, asked.receipt, asked.earlier, asked.earlierTraced);
     return status.reuseEligible ? { action: 'skipped', status, exitCode: 0 } : null;
   };
   // Asked before the lock when nobody holds it: taking the lock is a write, and the watcher
   // batches a write's successors, which would hold the observer's barrier up to 50 ms.
-  const askedFirst = request.ifDue && request.askObserver !== undefined && !runLockHeld(request.stateDir, definition.name);
+  const askedFirst = request.askObserver !== undefined && !runLockHeld(request.stateDir, definition.name);
   if (askedFirst) {
-    const skipped = await askToSkip();
+    const skipped = await ask();
     if (skipped) return skipped;
   }
   // Loaded only now: a check the observer finds current is skipped without the scan's code.
@@ -101,26 +105,29 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
   });
   try {
     // Again under the lock when another run held it: that run may have made this one unnecessary.
-    if (request.ifDue && (!askedFirst || waited)) {
-      const skipped = await askToSkip();
+    if (request.askObserver !== undefined && (!askedFirst || waited)) {
+      const skipped = await ask();
       if (skipped) return skipped;
     }
+    // With the observer's answer, the inputs before are its digest, and no scan is made before the spawn.
+    const observedBefore = answered as ObservedBefore | null;
     // git and the install walks start before the store opens, and run on other threads meanwhile.
-    const startedFirst = startScans(request, [definition]);
+    const startedFirst = observedBefore ? null : startScans(request, [definition]);
     const { db, statCache, envKey, writable } = await request.session().catch((error: unknown) => {
       throw isDiskFull(error) ? diskFull(request.stateDir, error) : error;
     });
     const scanner = (scans: StartedScans = startScans(request, [definition])) => new InputScanner(request.root, request.excluded, statCache, scans.installed, scans.sources);
     const observe = (scans?: StartedScans) => scanner(scans).observe(definition);
     const before = plan(envKey);
-    const first = scanner(startedFirst);
+    const first = startedFirst ? scanner(startedFirst) : null;
     // Observed only when needed: a traced receipt found current is skipped on its evidence alone.
-    let observedBefore: Observation | undefined;
-    const declaredBefore = () => (observedBefore ??= first.observe(definition));
-    if (request.ifDue) {
+    let scannedBefore: Observation | undefined;
+    const declaredBefore = () => (scannedBefore ??= (first ?? scanner()).observe(definition));
+    // Decided here only without the observer's answer, which decided already (ask).
+    if (request.ifDue && !observedBefore) {
       // Decided under the lock: a run that just finished may have made this one unnecessary.
       const latest = latestReceipt(db, definition.name);
-      const inputs = observationFor(request.root, (digest) => loadEvidence(db, digest), statCache, latest, declaredBefore, () => first.trustProblems());
+      const inputs = observationFor(request.root, (digest) => loadEvidence(db, digest), statCache, latest, declaredBefore, () => (first ?? scanner()).trustProblems());
       const digest = earlierInputsDigest(latest, inputs);
       const declared = decideWithEarlier(definition, before.observed, inputs, latest, digest === null ? null : latestReceiptForInputs(db, definition.name, digest));
       const candidates = earlierTracedCandidates(request.root, (found) => loadEvidence(db, found), statCache, () =>
@@ -133,7 +140,7 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
       }
     }
 
-    const inputsBefore = declaredBefore();
+    const inputsBefore = observedBefore ?? declaredBefore();
     // A check run now could leave no receipt: vouch's own error is the answer, before it starts.
     if (!writable) {
       throw new VouchError('disk-full', `the disk holding the state dir ${request.stateDir} is full, so the receipt of a run could not be saved and the check was not started; free space on it, or keep state elsewhere with --state-dir DIR`, DISK_FULL_EXIT);
@@ -230,6 +237,18 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
   } finally {
     lock.release();
   }
+}
+
+/**
+ * The observer's answer as the inputs before the spawn, or null to scan: only for a declared
+ * check whose latest receipt is declared too (for a traced one, the observer answers with that
+ * receipt's evidence, not the declared inputs), with a digest and no input it could not observe.
+ */
+function usableBefore(definition: CheckDefinition, asked: { inputs: Observation; receipt: Receipt | null }, askedAt: number): ObservedBefore | null {
+  if (definition.mode === 'traced' || asked.receipt?.evidence.mode === 'traced') return null;
+  const { inputs } = asked;
+  if (inputs.source !== 'observer' || !inputs.healthy || inputs.problems.length > 0 || inputs.manifest.digest === '') return null;
+  return { digest: inputs.manifest.digest, askedAt };
 }
 
 /** How long a traced check's background processes may outlive its own before they are ended. */

@@ -4,7 +4,7 @@ import { contextDigest } from '../../src/core/context.js';
 import { definitionDigest } from '../../src/core/definition.js';
 import { manifestOf, type InputEntry, type Manifest } from '../../src/core/manifest.js';
 import type { ReasonCode } from '../../src/core/reason.js';
-import { buildReceipt, changedDuringRun, MAX_LISTED_PATHS, runExitCode, type RunEnd, type RunRecord } from '../../src/core/receiptBuilder.js';
+import { buildReceipt, changedDuringRun, MAX_LISTED_PATHS, runExitCode, UNNAMED_CHANGE, type RunEnd, type RunRecord } from '../../src/core/receiptBuilder.js';
 import { context, definition, observation, observed, source, why } from '../helpers/model.js';
 
 const INPUTS = [source('src/a.ts'), source('src/b.ts')];
@@ -206,6 +206,50 @@ describe('buildReceipt(run)', () => {
     // Different digests: the entries say what moved.
     const edited = { manifest: manifestOf([source('a'), source('b', 'edited')]), sourceIdentities: ids({ a: 'i1', b: 'i2' }), problems: [] };
     expect(changedDuringRun({ manifest: manifestOf([source('a'), source('b')]), sourceIdentities: ids({ a: 'i1', b: 'i2' }) }, edited)).toEqual(['b']);
+  });
+});
+
+describe('changedDuringRun against the observer\'s answer: a digest, and when vouch asked', () => {
+  // An identity as core/identity.ts makes it: dev:ino:size:mode:nlink:mtime_ns:ctime_ns.
+  const identity = (ctimeMs: number, nanos = 123_456) => `1:2:3:644:1:0:${BigInt(ctimeMs) * 1_000_000n + BigInt(nanos)}`;
+  const ASKED = 1_800_000_000_000;
+  const manifest = manifestOf([source('a'), source('b')]);
+  const after = (identities: Record<string, string>, m: Manifest = manifest) => ({ manifest: m, sourceIdentities: ids(identities), problems: [] });
+
+  it('names no path when every source was last changed before vouch asked, past the clock\'s tick', () => {
+    expect(changedDuringRun({ digest: manifest.digest, askedAt: ASKED }, after({ a: identity(ASKED - 60_000), b: identity(ASKED - 51) }))).toEqual([]);
+  });
+
+  it('names a source changed since, or within a tick before, even when its bytes and the digest are the same', () => {
+    const moved = after({ a: identity(ASKED + 900), b: identity(ASKED - 49), c: identity(ASKED - 5_000) });
+    expect(changedDuringRun({ digest: manifest.digest, askedAt: ASKED }, moved)).toEqual(['a', 'b']);
+  });
+
+  it('gives a whole-second ctime (a coarse file system) a tick of two seconds', () => {
+    const coarse = (ms: number) => identity(ms, 0);
+    expect(changedDuringRun({ digest: manifest.digest, askedAt: ASKED }, after({ a: coarse(ASKED - 1_000), b: coarse(ASKED - 3_000) }))).toEqual(['a']);
+  });
+
+  it('counts an identity without a readable ctime as changed', () => {
+    expect(changedDuringRun({ digest: manifest.digest, askedAt: ASKED }, after({ a: 'no-ctime' }))).toEqual(['a']);
+  });
+
+  it('says an input was added or removed when only the digest moved', () => {
+    const added = manifestOf([source('a'), source('b'), source('c')]);
+    expect(changedDuringRun({ digest: manifest.digest, askedAt: ASKED }, after({ a: identity(ASKED - 60_000) }, added))).toEqual([UNNAMED_CHANGE]);
+    const { receipt } = buildReceipt(run({ inputsBefore: { digest: manifest.digest, askedAt: ASKED }, inputsAfter: observation([source('a'), source('b'), source('c')]) }));
+    expect(receipt.reuseEligible).toBe(false);
+    expect(receipt.reasons).toEqual([{ code: 'inputs-changed-during-run', message: `inputs changed while the check ran: ${UNNAMED_CHANGE}` }]);
+  });
+
+  it('makes no entry of either manifest', () => {
+    const untouchable: Manifest = {
+      digest: manifest.digest,
+      get entries(): InputEntry[] {
+        throw new Error('entries made against an observer\'s digest');
+      },
+    };
+    expect(changedDuringRun({ digest: manifest.digest, askedAt: ASKED }, after({ a: identity(ASKED - 60_000) }, untouchable))).toEqual([]);
   });
 });
 
