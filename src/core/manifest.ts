@@ -16,6 +16,8 @@ export interface Manifest {
   digest: string;
   /** How many entries, where counting them costs less than listing them (installed lines not made into entries yet). */
   count?: number;
+  /** Its lines (entryLine), where making them costs less than making the entries (installed lines already rendered). */
+  lines?(): Buffer;
 }
 
 /** The number of entries, without making them. */
@@ -41,6 +43,75 @@ export function entryLine(entry: InputEntry): string {
 }
 
 const LINES_PER_UPDATE = 512;
+
+/** The manifest's lines, in order: the bytes its digest is the SHA-256 of. */
+export function manifestLines(manifest: Manifest): Buffer {
+  if (manifest.lines) return manifest.lines();
+  const parts: Buffer[] = [];
+  const { entries } = manifest;
+  for (let start = 0; start < entries.length; start += LINES_PER_UPDATE) {
+    let chunk = '';
+    const end = Math.min(entries.length, start + LINES_PER_UPDATE);
+    for (let index = start; index < end; index++) chunk += entryLine(entries[index] as InputEntry);
+    parts.push(Buffer.from(chunk));
+  }
+  return Buffer.concat(parts);
+}
+
+/**
+ * The entries of a manifest's lines, or null when they are not lines entryLine makes. The
+ * lengths before paths and targets count UTF-16 units, as entryLine writes them.
+ */
+export function parseManifestLines(text: string): InputEntry[] | null {
+  const entries: InputEntry[] = [];
+  let at = 0;
+  const counted = (): string | null => {
+    const colon = text.indexOf(':', at);
+    if (colon <= at || colon - at > 10) return null;
+    const digits = text.slice(at, colon);
+    if (!/^[0-9]+$/.test(digits)) return null;
+    const end = colon + 1 + Number(digits);
+    if (end > text.length) return null;
+    at = end;
+    return text.slice(colon + 1, end);
+  };
+  const word = (then: string): string | null => {
+    const end = text.indexOf(then, at);
+    if (end < 0) return null;
+    const found = text.slice(at, end);
+    if (found.includes(' ') || found.includes('\n')) return null;
+    at = end + 1;
+    return found;
+  };
+  while (at < text.length) {
+    const path = counted();
+    if (path === null || text[at] !== ' ') return null;
+    at++;
+    if (text.startsWith('s ', at)) {
+      at += 2;
+      const digest = word(' ');
+      const bit = text[at];
+      if (digest === null || (bit !== 'x' && bit !== '-') || text[at + 1] !== '\n') return null;
+      at += 2;
+      entries.push({ path, origin: 'source', type: 'file', digest, executable: bit === 'x' });
+    } else if (text.startsWith('i ', at)) {
+      at += 2;
+      const identity = word(' ');
+      const digest = word('\n');
+      if (identity === null || digest === null) return null;
+      entries.push(digest === '-' ? { path, origin: 'installed', type: 'file', identity } : { path, origin: 'installed', type: 'file', identity, digest });
+    } else {
+      const origin = text.startsWith('source l ', at) ? 'source' : text.startsWith('installed l ', at) ? 'installed' : null;
+      if (origin === null) return null;
+      at += origin.length + 3;
+      const target = counted();
+      if (target === null || text[at] !== '\n') return null;
+      at++;
+      entries.push({ path, origin, type: 'symlink', target });
+    }
+  }
+  return entries;
+}
 
 /** Entries must already be sorted by path: the digest is order-sensitive by design. */
 export function manifestOf(entries: InputEntry[]): Manifest {
@@ -142,6 +213,25 @@ export function mergedManifest(entries: InputEntry[], plain: PlainLines): Manife
     digest,
     // An index answers a question with the count alone; 50k installed entries cost 37 ms to make.
     count: entries.length + count,
+    // The plain lines as they are, the entries' lines between them: no entry made of a plain line.
+    lines() {
+      const parts: Buffer[] = [];
+      let next = 0;
+      let chunk = '';
+      for (let index = 0; index < entries.length; index++) {
+        const stop = at[index] as number;
+        if (next < stop) {
+          if (chunk !== '') parts.push(Buffer.from(chunk));
+          chunk = '';
+          parts.push(plain.lines.subarray(plain.offsets[next], plain.offsets[stop]));
+          next = stop;
+        }
+        chunk += entryLine(entries[index] as InputEntry);
+      }
+      if (chunk !== '') parts.push(Buffer.from(chunk));
+      parts.push(plain.lines.subarray(plain.offsets[next], plain.offsets[count]));
+      return Buffer.concat(parts);
+    },
     get entries() {
       if (merged) return merged;
       merged = [];

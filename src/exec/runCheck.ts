@@ -3,6 +3,7 @@ import type Database from 'better-sqlite3';
 import { currentDigests, decideObserved, decideWithEarlier, decideWithEarlierTraced, earlierInputsDigest, type CheckStatus, type EarlierTracedLook } from '../core/decide.js';
 import type { CheckDefinition } from '../core/definition.js';
 import type { Observation, ObservedContext } from '../core/observation.js';
+import { manifestLines } from '../core/manifest.js';
 import type { Receipt } from '../core/receipt.js';
 import type { MemoryStatCache } from '../core/statCache.js';
 import type { StartedScans } from '../fs/startedScans.js';
@@ -212,7 +213,7 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
     });
     // The check has run: from here on its exit code stands, and the report says what vouch could not do.
     let error: RunError | null = null;
-    const save = () => insertReceipt(db, receipt, () => traced?.entries ?? inputsAfter.manifest.entries);
+    const save = () => insertReceipt(db, receipt, () => (traced?.entries ? { entries: traced.entries } : { lines: manifestLines(inputsAfter.manifest) }));
     try {
       save();
     } catch (failure) {

@@ -77,4 +77,10 @@ export const MIGRATIONS: readonly string[] = [
   // docs/hooks.md "The ledger"). Rows are statistics, never evidence: they are pruned by age and
   // count, unlike receipts, and nothing decides from them.
   LEDGER_SCHEMA,
+  // A declared manifest may be stored as its lines (core/manifest.ts entryLine), not as JSON
+  // entries: no table changes, but a vouch before this one could not read such a manifest, so it
+  // keeps this store aside as a newer one's rather than fail on it.
+  `
+  SELECT 1;
+  `,
 ];

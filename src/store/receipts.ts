@@ -1,8 +1,9 @@
 import type Database from 'better-sqlite3';
+import { createHash } from 'node:crypto';
 import { dirname } from 'node:path';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { EvidenceEntry } from '../core/evidence.js';
-import type { InputEntry } from '../core/manifest.js';
+import { parseManifestLines, type InputEntry } from '../core/manifest.js';
 import type { Receipt } from '../core/receipt.js';
 import { diskFull, isDiskFull } from './diskFull.js';
 import { withRecovery } from './openStore.js';
@@ -53,18 +54,29 @@ function fromRow(row: ReceiptRow): Receipt {
 }
 
 /**
+ * What a receipt's manifest is stored as: a declared manifest's lines (core/manifest.ts
+ * entryLine, the bytes its digest hashes; no entry need be made of an installed file the native
+ * scan rendered), or entries as JSON (a traced receipt's evidence, and the declared manifests of
+ * stores before the lines).
+ */
+export type StoredManifest = { lines: Buffer } | { entries: readonly InputEntry[] | readonly EvidenceEntry[] };
+
+/**
  * Records a receipt and its manifest in one transaction: a crash leaves either both or neither.
  * Manifests are stored once per digest, compressed, and never removed, so one the store holds
- * already (the same inputs again, an edit reverted) is this receipt's too: `entries` is asked for
+ * already (the same inputs again, an edit reverted) is this receipt's too: `manifest` is asked for
  * only when it is not there. A traced receipt's manifest is its evidence entries.
  */
-export function insertReceipt(db: Database.Database, receipt: Receipt, entries: () => readonly InputEntry[] | readonly EvidenceEntry[]): void {
+export function insertReceipt(db: Database.Database, receipt: Receipt, manifest: () => StoredManifest): void {
   let blob: Buffer | null = null;
   try {
     withRecovery(db, (live) => {
       // Asked of the store in use: a damaged one may have been set aside for a fresh one meanwhile.
       const known = live.prepare('SELECT 1 FROM manifests WHERE digest = ?').get(receipt.manifestDigest) !== undefined;
-      if (!known) blob ??= deflateRawSync(Buffer.from(JSON.stringify(entries())), { level: 1 });
+      if (!known) {
+        const stored = manifest();
+        blob ??= deflateRawSync('lines' in stored ? stored.lines : Buffer.from(JSON.stringify(stored.entries)), { level: 1 });
+      }
       const insertManifest = live.prepare('INSERT OR IGNORE INTO manifests (digest, entries) VALUES (?, ?)');
       const insert = live.prepare(`INSERT INTO receipts (
           run_id, check_name, definition, definition_digest, context, context_digest, manifest_digest, input_count,
@@ -169,12 +181,26 @@ export function listReceipts(db: Database.Database, check: string | null, limit:
   return rows.map(fromRow);
 }
 
+/**
+ * A declared receipt's manifest entries, or null when the store lacks them. Stored lines are
+ * taken only if they hash to the digest and parse: a store from elsewhere may hold anything.
+ */
 export function loadManifest(db: Database.Database, digest: string): InputEntry[] | null {
-  const row = withRecovery(db, (live) => live.prepare('SELECT entries FROM manifests WHERE digest = ?').get(digest)) as { entries: Buffer } | undefined;
-  return row ? (JSON.parse(inflateRawSync(row.entries).toString()) as InputEntry[]) : null;
+  const content = storedContent(db, digest);
+  if (content === null) return null;
+  // JSON entries begin with "[", lines with a path's length.
+  if (content[0] === 0x5b) return JSON.parse(content.toString()) as InputEntry[];
+  if (createHash('sha256').update(content).digest('hex') !== digest) return null;
+  return parseManifestLines(content.toString());
 }
 
 /** A traced receipt's evidence entries (its manifestDigest names them). */
 export function loadEvidence(db: Database.Database, digest: string): EvidenceEntry[] | null {
-  return loadManifest(db, digest) as unknown as EvidenceEntry[] | null;
+  const content = storedContent(db, digest);
+  return content === null || content[0] !== 0x5b ? null : (JSON.parse(content.toString()) as EvidenceEntry[]);
+}
+
+function storedContent(db: Database.Database, digest: string): Buffer | null {
+  const row = withRecovery(db, (live) => live.prepare('SELECT entries FROM manifests WHERE digest = ?').get(digest)) as { entries: Buffer } | undefined;
+  return row ? inflateRawSync(row.entries) : null;
 }

@@ -83,7 +83,7 @@ function recordTraced(p: TempProject, outside: string): EvidenceEntry[] {
         inputCount: entries.length,
         evidence: { mode: 'traced', notes: [reason('read-outside-inputs', `read ${outside}, outside its declared inputs`)] },
       },
-      () => entries,
+      () => ({ entries }),
     );
   } finally {
     db.close();

@@ -1,9 +1,12 @@
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { deflateRawSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/openStore.js';
 import { EARLIER_RECEIPTS_LOOKED_AT, insertReceipt, latestReceipt, latestReceiptForInputs, loadManifest } from '../../src/store/receipts.js';
+import { manifestLines, manifestOf, mergedManifest, type InputEntry, type PlainLines } from '../../src/core/manifest.js';
 import { context, definition, observation, receipt, source } from '../helpers/model.js';
 
 /* The store's look for an earlier receipt on given inputs: newest first, this check only, within its bound. */
@@ -17,7 +20,7 @@ describe('latestReceiptForInputs', () => {
       const onInputs = (name: string) => observation([source('src/a.ts', name)]);
       const add = (runId: string, inputs: string, overrides = {}) => {
         const obs = onInputs(inputs);
-        insertReceipt(store.db, receipt(def, context(), obs, { runId, logPath: `logs/${runId}.log`, ...overrides }), () => obs.manifest.entries);
+        insertReceipt(store.db, receipt(def, context(), obs, { runId, logPath: `logs/${runId}.log`, ...overrides }), () => ({ lines: manifestLines(obs.manifest) }));
       };
       add('r1', 'A');
       add('r2', 'A', { result: 'FAIL', exitCode: 1, reuseEligible: false });
@@ -51,7 +54,7 @@ describe('insertReceipt', () => {
       let made = 0;
       const entries = () => {
         made++;
-        return obs.manifest.entries;
+        return { lines: manifestLines(obs.manifest) };
       };
       insertReceipt(store.db, receipt(def, context(), obs, { runId: 'r1', logPath: 'logs/r1.log' }), entries);
       expect(made).toBe(1);
@@ -63,7 +66,7 @@ describe('insertReceipt', () => {
       const other = observation([source('src/a.ts', 'C')]);
       insertReceipt(store.db, receipt(def, context(), other, { runId: 'r3', logPath: 'logs/r3.log' }), () => {
         made++;
-        return other.manifest.entries;
+        return { entries: other.manifest.entries };
       });
       expect(made).toBe(2);
       expect(loadManifest(store.db, other.manifest.digest)).toEqual(other.manifest.entries);
@@ -73,3 +76,88 @@ describe('insertReceipt', () => {
     }
   });
 });
+
+describe('a stored manifest: its lines, or JSON entries', () => {
+  const ENTRIES: InputEntry[] = [
+    { path: '.gitignore', origin: 'source', type: 'file', digest: 'a'.repeat(64), executable: false },
+    { path: 'bin/run me', origin: 'source', type: 'file', digest: 'b'.repeat(64), executable: true },
+    { path: 'link:to', origin: 'source', type: 'symlink', target: '../a b\nc' },
+    { path: 'node_modules/dep/index.js', origin: 'installed', type: 'file', identity: '1:2:3:644:1:5:6' },
+    { path: 'node_modules/dep/linked.js', origin: 'installed', type: 'file', identity: '1:3:3:644:2:5:6', digest: 'c'.repeat(64) },
+    { path: 'node_modules/dep/self', origin: 'installed', type: 'symlink', target: '.' },
+    { path: 'src/ä 12:3\nx.ts', origin: 'source', type: 'file', digest: 'd'.repeat(64), executable: false },
+  ];
+
+  function withStore(test: (db: ReturnType<typeof openStore>['db']) => void) {
+    const dir = mkdtempSync(join(tmpdir(), 'vouch-manifest-form-'));
+    const store = openStore(dir);
+    try {
+      test(store.db);
+    } finally {
+      store.db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  it('reads back, from its lines, every kind of entry, whatever bytes its paths and targets hold', () => {
+    withStore((db) => {
+      const manifest = manifestOf(ENTRIES);
+      const obs = { ...observation([]), manifest };
+      insertReceipt(db, receipt(definition(), context(), obs, { runId: 'r1', logPath: 'logs/r1.log' }), () => ({ lines: manifestLines(manifest) }));
+      expect(loadManifest(db, manifest.digest)).toEqual(ENTRIES);
+    });
+  });
+
+  it('makes the lines of a manifest whose installed part the native scan rendered without an entry per line, and they hash to its digest', () => {
+    const installed = ENTRIES.filter((entry) => entry.origin === 'installed' && entry.type === 'file' && entry.digest === undefined);
+    const text = installed.map((entry) => `${entry.path.length}:${entry.path} i ${(entry as { identity: string }).identity} -\n`).join('');
+    const lines = Buffer.from(text);
+    const offsets = new Uint32Array(installed.length + 1);
+    let at = 0;
+    installed.forEach((entry, index) => {
+      offsets[index] = at;
+      at += Buffer.byteLength(`${entry.path.length}:${entry.path} i ${(entry as { identity: string }).identity} -\n`);
+    });
+    offsets[installed.length] = at;
+    const plain: PlainLines = { lines, offsets };
+    const rest = ENTRIES.filter((entry) => !installed.includes(entry));
+    const merged = mergedManifest(rest, plain);
+    const whole = manifestOf(ENTRIES);
+    expect(merged.digest).toBe(whole.digest);
+    expect(manifestLines(merged).equals(manifestLines(whole))).toBe(true);
+    withStore((db) => {
+      const obs = { ...observation([]), manifest: merged };
+      insertReceipt(db, receipt(definition(), context(), obs, { runId: 'r1', logPath: 'logs/r1.log' }), () => ({ lines: manifestLines(merged) }));
+      expect(loadManifest(db, whole.digest)).toEqual(ENTRIES);
+    });
+  });
+
+  it('reads JSON entries, as stores before the lines hold them', () => {
+    withStore((db) => {
+      const manifest = manifestOf(ENTRIES);
+      const obs = { ...observation([]), manifest };
+      insertReceipt(db, receipt(definition(), context(), obs, { runId: 'r1', logPath: 'logs/r1.log' }), () => ({ entries: ENTRIES }));
+      expect(loadManifest(db, manifest.digest)).toEqual(ENTRIES);
+    });
+  });
+
+  it('takes no lines that do not hash to their digest, or do not parse: a store from elsewhere may hold anything', () => {
+    withStore((db) => {
+      const manifest = manifestOf(ENTRIES);
+      const lines = manifestLines(manifest);
+      const put = (digest: string, content: Buffer) => db.prepare('INSERT INTO manifests (digest, entries) VALUES (?, ?)').run(digest, deflateRawSync(content));
+      put('f'.repeat(64), lines);
+      expect(loadManifest(db, 'f'.repeat(64))).toBeNull();
+      for (const [index, garbage] of ['12:short', '3:abc q z\n', '3:abc s d\n', '3:abc i x\n', '99999999999:x', '3:abc source l 9:x\n'].entries()) {
+        const content = Buffer.from(garbage);
+        const digest = manifestOfLines(content);
+        put(digest, content);
+        expect(loadManifest(db, digest), `garbage ${index}`).toBeNull();
+      }
+    });
+  });
+});
+
+function manifestOfLines(content: Buffer): string {
+  return createHash('sha256').update(content).digest('hex');
+}
