@@ -11,8 +11,14 @@ import type { CheckObservation } from './scan.js';
 
 export type ObserverUse = 'auto' | 'off';
 
+/** After a run (`since`): the sources written since, and whether the observer's store holds the manifest. */
+export interface RunFollowUp {
+  written?: string[];
+  stored?: boolean;
+}
+
 export interface ObserverAnswer {
-  checks: Array<CheckObservation & { receipt: Receipt | null; earlier: Receipt | null; earlierTraced: EarlierTracedLook[] }>;
+  checks: Array<CheckObservation & RunFollowUp & { receipt: Receipt | null; earlier: Receipt | null; earlierTraced: EarlierTracedLook[] }>;
   observedAt: number;
   durationMs: number;
   /** The store's key for environment digests, so contexts are digested as a direct look would. */
@@ -30,7 +36,7 @@ export async function askObserver(
   env: NodeJS.ProcessEnv,
   mode: ObserveMode,
   notices: string[],
-  options: { entries?: boolean; deadlineMs?: number } = {},
+  options: { entries?: boolean; deadlineMs?: number; since?: number } = {},
 ): Promise<ObserverAnswer | null> {
   const found = findObserver(project.stateDir, project.configPath);
   if (!found) return null;
@@ -44,6 +50,7 @@ export async function askObserver(
         checks: definitions.map((definition) => ({ name: definition.name, inputs: definition.inputs, installed: definition.installed, definitionDigest: definitionDigest(definition) })),
         mode,
         ...(options.entries ? { entries: true } : {}),
+        ...(options.since !== undefined ? { since: options.since } : {}),
       },
       options.deadlineMs ?? deadlineFrom(env),
     );
@@ -60,7 +67,7 @@ export async function askObserver(
     const answer = result.checks[position];
     if (!answer || answer.name !== definition.name) throw new Error('the observer answered for other checks');
     const inputs: Observation = {
-      manifest: { digest: answer.manifestDigest, entries: answer.entries ?? [] },
+      manifest: { digest: answer.manifestDigest, entries: answer.entries ?? [], count: answer.entries?.length ?? answer.inputCount },
       problems: answer.problems,
       healthy: true,
       source: 'observer',
@@ -68,7 +75,16 @@ export async function askObserver(
       ...(answer.changedEvidence ? { changedEvidence: answer.changedEvidence } : {}),
     };
     const observed = planCheck({ root: project.root, definition, scripts: scriptsFor(project, definition), splitScript: project.splitScript, env, envKey: result.envKey }).observed;
-    return { definition, observed, inputs, receipt: answer.receipt, earlier: answer.earlier ?? null, earlierTraced: answer.earlierTraced ?? [] };
+    return {
+      definition,
+      observed,
+      inputs,
+      receipt: answer.receipt,
+      earlier: answer.earlier ?? null,
+      earlierTraced: answer.earlierTraced ?? [],
+      ...(answer.written ? { written: answer.written } : {}),
+      ...(typeof answer.stored === 'boolean' ? { stored: answer.stored } : {}),
+    };
   });
   return { checks, observedAt: result.observedAt, durationMs: Date.now() - started, envKey: result.envKey };
 }

@@ -63,7 +63,7 @@ export async function run(project: Project, options: RunOptions): Promise<RunRep
   const session = async () => {
     if (!opened) {
       const { openSession } = await import('./session.js');
-      opened = openSession(project, options.env);
+      opened = openSession(project, options.env, { lazyStatCache: true });
     }
     return opened.session;
   };
@@ -86,10 +86,10 @@ export async function run(project: Project, options: RunOptions): Promise<RunRep
       onStart: (runId, argv) => options.onStart(definition.name, runId, argv),
       ...(options.observer === 'auto'
         ? {
-            askObserver: async () => {
-              const answer = await askObserver(project, [definition], options.env, 'sync', notices);
+            askObserver: async (since?: number) => {
+              const answer = await askObserver(project, [definition], options.env, 'sync', notices, since === undefined ? {} : { since });
               const [check] = answer?.checks ?? [];
-              return check ? { inputs: check.inputs, receipt: check.receipt, earlier: check.earlier, earlierTraced: check.earlierTraced, observed: check.observed } : null;
+              return check ?? null;
             },
           }
         : {}),

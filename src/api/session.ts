@@ -27,12 +27,21 @@ export async function withSession<T>(project: Project, use: (session: Session) =
   }
 }
 
-export function openSession(project: Project, env: NodeJS.ProcessEnv = process.env): { session: Session; close(): void } {
+/**
+ * `lazyStatCache`: load the stat cache on first need, not now. Loading it reads every page of its
+ * table, which is where a damaged page is found before any receipt is read from that file; only a
+ * command that reads no receipt of its own before it needs the cache may wait (a run the observer
+ * follows: it decides from the observer's answers and scans nothing, and 60,000 rows are 30 ms).
+ */
+export function openSession(project: Project, env: NodeJS.ProcessEnv = process.env, options: { lazyStatCache?: boolean } = {}): { session: Session; close(): void } {
   const store: Store = openStore(project.stateDir);
   let key: string | null = null;
+  let cache: MemoryStatCache | null = options.lazyStatCache ? null : loadStatCache(store.db);
   const session: Session = {
     db: store.db,
-    statCache: loadStatCache(store.db),
+    get statCache() {
+      return (cache ??= loadStatCache(store.db));
+    },
     // Read on first need: a command that digests no environment (log) makes no key.
     get envKey() {
       return (key ??= envKey(project, env));

@@ -30,6 +30,8 @@ export const VOUCH_ERROR_CODES = [
   'state-dir-not-writable',
   'state-dir-unsafe',
   'disk-full',
+  // vouch run: a receipt whose manifest no longer exists to store (docs/json.md, "Errors").
+  'manifest-unavailable',
   // Thrown and caught inside vouch (a store written by a newer vouch is set aside): no user sees it.
   'state-newer',
   // The observer.

@@ -28,7 +28,8 @@ export interface RunRecord {
   /** The context planned again just after it, with what could not be established. */
   observedAfter: ObservedContext;
   inputsBefore: ScannedBefore | ObservedBefore;
-  inputsAfter: Pick<Observation, 'manifest' | 'sourceIdentities' | 'problems'>;
+  /** `writtenSince`: from the observer after the run, the sources written since `askedAt` (then no identities). */
+  inputsAfter: Pick<Observation, 'manifest' | 'sourceIdentities' | 'problems'> & { writtenSince?: readonly string[] };
   end: RunEnd;
   startedAt: number;
   finishedAt: number;
@@ -92,8 +93,8 @@ export function runExitCode(end: Pick<RunEnd, 'exitCode' | 'signal' | 'interrupt
 export function changedDuringRun(before: RunRecord['inputsBefore'], after: RunRecord['inputsAfter']): string[] {
   if ('askedAt' in before) {
     const sinceNs = BigInt(before.askedAt) * 1_000_000n;
-    const written: string[] = [];
-    for (const [path, identity] of after.sourceIdentities) if (changedSince(identity, sinceNs)) written.push(path);
+    const written: string[] = after.writtenSince ? [...after.writtenSince] : [];
+    if (!after.writtenSince) for (const [path, identity] of after.sourceIdentities) if (changedSince(identity, sinceNs)) written.push(path);
     return written.length === 0 && before.digest !== after.manifest.digest ? [UNNAMED_CHANGE] : written.sort();
   }
   // A manifest's digest binds every entry, each line length-prefixed (core/manifest.ts): the same

@@ -17,7 +17,9 @@ import { emptyRunLog, LOG_KEPT_BYTES, openRunLog, type RunLog } from './runLog.j
 import type { Output } from '../core/output.js';
 import type { CommandSplitter } from '../core/scriptContext.js';
 import type { EvidenceEntry } from '../core/evidence.js';
-import type { ObservedBefore, TracedRecord } from '../core/receiptBuilder.js';
+import type { ObservedBefore, RunRecord, TracedRecord } from '../core/receiptBuilder.js';
+
+type ScannedAfter = RunRecord['inputsAfter'];
 import type { TracePlan } from './traceRun.js';
 
 export interface RunRequest {
@@ -40,7 +42,20 @@ export interface RunRequest {
    * The observer's view of the inputs and the latest receipt, with the context
    * planned against its env key; null to look directly.
    */
-  askObserver?(): Promise<{ inputs: Observation; receipt: Receipt | null; earlier: Receipt | null; earlierTraced: EarlierTracedLook[]; observed: ObservedContext } | null>;
+  askObserver?(since?: number): Promise<ObserverLook | null>;
+}
+
+/** The observer's answer for the check; after a run (`since`), with what replaces the scan after it. */
+export interface ObserverLook {
+  inputs: Observation;
+  receipt: Receipt | null;
+  earlier: Receipt | null;
+  earlierTraced: EarlierTracedLook[];
+  observed: ObservedContext;
+  /** The sources written since `since` (observer/writtenSince.ts). */
+  written?: string[];
+  /** Whether the observer's store holds the manifest after `since`. */
+  stored?: boolean;
 }
 
 /** A failure of vouch's own after the check ran; it never replaces the check's exit code. */
@@ -114,10 +129,14 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
     const observedBefore = answered as ObservedBefore | null;
     // git and the install walks start before the store opens, and run on other threads meanwhile.
     const startedFirst = observedBefore ? null : startScans(request, [definition]);
-    const { db, statCache, envKey, writable } = await request.session().catch((error: unknown) => {
+    const session = await request.session().catch((error: unknown) => {
       throw isDiskFull(error) ? diskFull(request.stateDir, error) : error;
     });
-    const scanner = (scans: StartedScans = startScans(request, [definition])) => new InputScanner(request.root, request.excluded, statCache, scans.installed, scans.sources);
+    const { db, envKey, writable } = session;
+    // Loaded on first need: a run the observer follows before and after scans nothing, and needs none.
+    let loadedCache: MemoryStatCache | null = null;
+    const statCache = () => (loadedCache ??= session.statCache);
+    const scanner = (scans: StartedScans = startScans(request, [definition])) => new InputScanner(request.root, request.excluded, statCache(), scans.installed, scans.sources);
     const observe = (scans?: StartedScans) => scanner(scans).observe(definition);
     const before = plan(envKey);
     const first = startedFirst ? scanner(startedFirst) : null;
@@ -128,15 +147,15 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
     if (request.ifDue && !observedBefore) {
       // Decided under the lock: a run that just finished may have made this one unnecessary.
       const latest = latestReceipt(db, definition.name);
-      const inputs = observationFor(request.root, (digest) => loadEvidence(db, digest), statCache, latest, declaredBefore, () => (first ?? scanner()).trustProblems());
+      const inputs = observationFor(request.root, (digest) => loadEvidence(db, digest), statCache(), latest, declaredBefore, () => (first ?? scanner()).trustProblems());
       const digest = earlierInputsDigest(latest, inputs);
       const declared = decideWithEarlier(definition, before.observed, inputs, latest, digest === null ? null : latestReceiptForInputs(db, definition.name, digest));
-      const candidates = earlierTracedCandidates(request.root, (found) => loadEvidence(db, found), statCache, () =>
+      const candidates = earlierTracedCandidates(request.root, (found) => loadEvidence(db, found), statCache(), () =>
         latest === null ? [] : earlierTracedReceipts(db, latest, currentDigests(definition, before.observed)),
       );
       const status = decideWithEarlierTraced(definition, before.observed, declared, latest, candidates);
       if (status.reuseEligible) {
-        saveStatCache(db, statCache);
+        saveStatCache(db, statCache());
         return { action: 'skipped', status, exitCode: 0 };
       }
     }
@@ -190,11 +209,13 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
     const finishedAt = Date.now();
 
     const after = plan(envKey);
-    const inputsAfter = observe();
+    // With the observer's answer before, its answer after too, if it gives one as usable: no scan then.
+    const followed = observedBefore ? await followRun(request, definition, observedBefore) : null;
+    const inputsAfter = followed?.inputs ?? observe();
     let traced: { record: TracedRecord; entries: EvidenceEntry[] | null } | null = null;
     if (trace !== null) {
       traced = trace.traced
-        ? await tracing!.finishTrace(trace, { root: request.root, stateDir: request.stateDir, statCache, startedAt, env: before.env, declared: inputsAfter.manifest.entries })
+        ? await tracing!.finishTrace(trace, { root: request.root, stateDir: request.stateDir, statCache: statCache(), startedAt, env: before.env, declared: inputsAfter.manifest.entries })
         : { record: trace.record, entries: null };
     }
     const { receipt, exitCode } = buildReceipt({
@@ -213,7 +234,19 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
     });
     // The check has run: from here on its exit code stands, and the report says what vouch could not do.
     let error: RunError | null = null;
-    const save = () => insertReceipt(db, receipt, () => (traced?.entries ? { entries: traced.entries } : { lines: manifestLines(inputsAfter.manifest) }));
+    const save = () =>
+      insertReceipt(db, receipt, () => {
+        if (traced?.entries) return { entries: traced.entries };
+        if (!followed) return { lines: manifestLines(inputsAfter.manifest) };
+        // The observer stored the manifest, and this store does not hold it (the observer could not
+        // write, or the store was kept aside and started afresh meanwhile): a scan now gives the
+        // lines, if the inputs still have that digest.
+        const scanned = observe();
+        if (scanned.manifest.digest !== receipt.manifestDigest) {
+          throw new VouchError('manifest-unavailable', 'the store was started afresh while the check ran, and the inputs changed after it, so its manifest could not be made again; run the check again');
+        }
+        return { lines: manifestLines(scanned.manifest) };
+      });
     try {
       save();
     } catch (failure) {
@@ -229,7 +262,7 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
       }
     }
     try {
-      saveStatCache(db, statCache);
+      if (loadedCache) saveStatCache(db, loadedCache);
     } catch (failure) {
       // A cache: without it the next scan hashes again. Only a failure that is not a full disk is news.
       if (!isDiskFull(failure)) error ??= vouchFailure(request.stateDir, 'the stat cache was not saved', failure);
@@ -238,6 +271,32 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
   } finally {
     lock.release();
   }
+}
+
+/**
+ * The observer's answer after the run, in place of a scan: the inputs as it sees them after its
+ * barrier, with the sources written since vouch asked before the run; the observer stores the
+ * manifest. Null, and vouch scans, when it gives no answer usable as one before the run
+ * would be, or none about what was written.
+ */
+async function followRun(request: RunRequest, definition: CheckDefinition, before: ObservedBefore): Promise<{ inputs: ScannedAfter } | null> {
+  const asked = await request.askObserver?.(before.askedAt);
+  if (!asked || asked.written === undefined || usableBefore(definition, asked, before.askedAt) === null) return null;
+  const { digest, count } = asked.inputs.manifest;
+  return {
+    inputs: {
+      manifest: {
+        digest,
+        ...(count !== undefined ? { count } : {}),
+        get entries(): never {
+          throw new Error('unreachable: a run followed by the observer makes no entries of its manifest');
+        },
+      },
+      sourceIdentities: new Map(),
+      problems: asked.inputs.problems,
+      writtenSince: asked.written,
+    },
+  };
 }
 
 /**

@@ -1,18 +1,19 @@
 import type { Store } from '../store/openStore.js';
 import { readConsistently, reopenIfReplaced, storeGeneration } from '../store/openStore.js';
-import { earlierTracedReceipts, latestReceipt, latestReceiptForInputs, loadEvidence } from '../store/receipts.js';
+import { earlierTracedReceipts, latestReceipt, latestReceiptForInputs, loadEvidence, storeManifest } from '../store/receipts.js';
 import type { EvidenceEntry } from '../core/evidence.js';
 import type { StatCache } from '../core/statCache.js';
 import { earlierInputsDigest } from '../core/decide.js';
 import { observationFor } from '../fs/verifyEvidence.js';
 import type { Receipt } from '../core/receipt.js';
-import { manifestSize } from '../core/manifest.js';
+import { manifestLines, manifestSize } from '../core/manifest.js';
 import type { Observation } from '../core/observation.js';
 import type { EarlierTracedLook } from '../core/decide.js';
 import type { FaultKind, GapCode, GapReason, ObserveParams, ObserveResult, ObservedInputs, ObserverInfo, PingResult } from './protocol.js';
 import { PROTOCOL } from './protocol.js';
 import { InvalidParams } from './rpcServer.js';
-import { ObserverBusy, type WarmIndex } from './warmIndex.js';
+import { keyOf, ObserverBusy, type WarmIndex } from './warmIndex.js';
+import { writtenSince } from './writtenSince.js';
 import { KeptEvidence } from './keptEvidence.js';
 import type { WatchSession } from './watchSession.js';
 
@@ -151,6 +152,16 @@ export class ObserverService {
       for (const notice of notices) this.options.log(notice);
       return unhealthy([{ code: 'observer-store-recovered', message: notices.join(' ') || 'the receipts database was replaced' }]);
     }
+    // After a run: what its client needs instead of a scan of its own (exec/runCheck.ts).
+    const followUps = checks.map((check, position) => {
+      const { indexed, observation } = observations[position]!;
+      const basis = answer.snapshot.indexed.get(keyOf(check))?.basis;
+      if (params.since === undefined || observation !== indexed || !basis) return {};
+      // Stored here, where the lines are at hand, so the client neither receives nor stores them.
+      const stored = storeManifest(store.db, observation.manifest.digest, () => manifestLines(observation.manifest));
+      if (!stored) this.options.log('a manifest was not stored after a run: the disk is full or the store is busy; the client scans for it');
+      return { written: writtenSince(this.options.root, basis, params.since), stored };
+    });
     this.tellStoreNotices();
     return {
       healthy: true,
@@ -170,6 +181,7 @@ export class ObserverService {
           receipt,
           earlier: earlier[position] ?? null,
           ...(earlierTraced[position]!.length > 0 ? { earlierTraced: earlierTraced[position] } : {}),
+          ...followUps[position],
         };
       }),
     };
@@ -223,6 +235,9 @@ function validChecks(params: ObserveParams): ObservedInputs[] {
     if (!check || typeof check.name !== 'string' || !strings(check.inputs) || !strings(check.installed)) {
       throw new InvalidParams('each check needs "name" (string), "inputs" and "installed" (arrays of globs)');
     }
+  }
+  if (params.since !== undefined && (typeof params.since !== 'number' || !Number.isFinite(params.since))) {
+    throw new InvalidParams('"since" must be a time in ms since the epoch');
   }
   return params.checks.map((check) => ({
     name: check.name,

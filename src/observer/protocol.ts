@@ -31,6 +31,12 @@ export interface ObserveParams {
   mode: ObserveMode;
   /** Send every manifest entry, for a diff (explain); otherwise only the digest. */
   entries?: boolean;
+  /**
+   * After a run (exec/runCheck.ts): when its client asked before the run (epoch ms). Each check's
+   * answer then says which of its sources may have been written since (`written`), and the
+   * observer stores its manifest in the receipts store if it is not there yet (`stored`).
+   */
+  since?: number;
 }
 
 export interface ObservedCheck {
@@ -50,6 +56,10 @@ export interface ObservedCheck {
    * up to the first whose evidence is not changed.
    */
   earlierTraced?: EarlierTracedLook[];
+  /** With `since`: the sources whose ctime is not before it, less a tick of the file system's clock, or that could not be looked at; sorted. */
+  written?: string[];
+  /** With `since`: whether the store now holds this manifest, so the receipt can name it without the client making it. */
+  stored?: boolean;
 }
 
 /** Why the observer's index cannot be trusted right now: defined once, with the JSON document that reports it. */

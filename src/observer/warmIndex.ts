@@ -396,6 +396,6 @@ function eachBasisFile(basis: ManifestBasis, visit: (path: string, identity: str
   }
 }
 
-function keyOf(check: ObservedInputs): string {
+export function keyOf(check: ObservedInputs): string {
   return JSON.stringify([check.inputs, check.installed]);
 }

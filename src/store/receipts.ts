@@ -194,6 +194,24 @@ export function loadManifest(db: Database.Database, digest: string): InputEntry[
   return parseManifestLines(content.toString());
 }
 
+/**
+ * Stores a declared manifest's lines under their digest, unless the store holds it already; false
+ * when it could not be written (a full disk, a busy store). A manifest no receipt names yet is
+ * harmless: it is what the next receipt on these inputs names (the observer stores one after a run,
+ * before its client records the receipt).
+ */
+export function storeManifest(db: Database.Database, digest: string, lines: () => Buffer): boolean {
+  try {
+    return withRecovery(db, (live) => {
+      if (live.prepare('SELECT 1 FROM manifests WHERE digest = ?').get(digest) !== undefined) return true;
+      live.prepare('INSERT OR IGNORE INTO manifests (digest, entries) VALUES (?, ?)').run(digest, deflateRawSync(lines(), { level: 1 }));
+      return true;
+    });
+  } catch {
+    return false;
+  }
+}
+
 /** A traced receipt's evidence entries (its manifestDigest names them). */
 export function loadEvidence(db: Database.Database, digest: string): EvidenceEntry[] | null {
   const content = storedContent(db, digest);

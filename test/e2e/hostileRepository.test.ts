@@ -247,7 +247,7 @@ const LINKS: { name: string; plant(origin: string, outside: string): void; refus
   { name: '.vouch/state.db-wal dangling', plant: (o, out) => link(o, '.vouch/state.db-wal', join(out, 'empty', 'wal')), refused: /state\.db-wal is a symbolic link/ },
   { name: '.vouch/logs to a directory', plant: (o, out) => link(o, '.vouch/logs', join(out, 'empty')), refused: /logs is a symbolic link/ },
   { name: '.vouch/locks to a directory', plant: (o, out) => link(o, '.vouch/locks', join(out, 'empty')), refused: /locks is a symbolic link/ },
-  { name: '.vouch/observer to a directory', plant: (o, out) => link(o, '.vouch/observer', join(out, 'empty')), refused: null },
+  { name: '.vouch/observer to a directory', plant: (o, out) => link(o, '.vouch/observer', join(out, 'empty')), refused: /observer is a symbolic link/ },
   { name: '.vouch itself to a directory', plant: (o, out) => link(o, '.vouch', join(out, 'empty')), refused: /\.vouch is a symbolic link/ },
 ];
 

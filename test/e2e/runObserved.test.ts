@@ -1,9 +1,14 @@
-import { rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { inflateRawSync } from 'node:zlib';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configText, type Json } from '../helpers/answers.js';
 import { inProcess, type AsyncProject } from '../helpers/inProcess.js';
-import { ObserverTracker } from '../helpers/observer.js';
-import { cleanEnv, tempProject, type TempProject } from '../helpers/project.js';
+import { ObserverTracker, rpcExchange } from '../helpers/observer.js';
+import { CLI, cleanEnv, tempProject, type TempProject } from '../helpers/project.js';
 
 /*
  * With an observer up, `vouch run` takes the inputs before the spawn from the observer's answer
@@ -79,6 +84,7 @@ let p: TempProject;
 let inside: AsyncProject;
 let outside: TempProject;
 let env: NodeJS.ProcessEnv;
+let socket: string;
 
 beforeAll(() => {
   outside = tempProject('run-observed-outside', {});
@@ -91,7 +97,7 @@ beforeAll(() => {
   for (const mode of MODES) files[`src/${mode}.js`] = 'export const x = 1;\n';
   p = tempProject('run-observed', files);
   inside = inProcess(p);
-  observers.start(p, [], { env });
+  socket = observers.start(p, [], { env }).socket;
 });
 
 afterAll(async () => {
@@ -99,6 +105,8 @@ afterAll(async () => {
   p.remove();
   outside.remove();
 });
+
+const STRACE = process.platform === 'linux' && spawnSync('strace', ['-V']).status === 0;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -123,6 +131,62 @@ describe('vouch run with the observer up', () => {
     expect(status).toMatchObject({ freshness: 'CURRENT', result: 'PASS' });
     expect((await inside.json(['status', '--json'], { env })).observation.source).toBe('observer');
     expect((await run('nothing', ['--if-due'])).action).toBe('skipped');
+  });
+
+  it.skipIf(!STRACE)('scans nothing itself: no git listing, before the check or after it; without the observer, one each', async () => {
+    const gitRuns = async (args: string[]) => {
+      await sleep(120);
+      const trace = join(outside.root, `execve-${args.length}.txt`);
+      const traced = spawnSync('strace', ['-f', '-qq', '-e', 'trace=execve', '-o', trace, process.execPath, CLI, 'run', 'nothing', ...args], { cwd: p.root, env, encoding: 'utf8' });
+      expect(traced.status, traced.stderr).toBe(0);
+      expect(traced.stderr).toMatch(/nothing PASS/);
+      // A successful exec of git: the scan's source listing (fs/sourceFiles.ts).
+      return readFileSync(trace, 'utf8').split('\n').filter((line) => /execve\("[^"]*\/git", .*\) = 0$/.test(line)).length;
+    };
+    expect(await gitRuns([])).toBe(0);
+    expect(await gitRuns(['--no-observer'])).toBe(2);
+  });
+
+  it('answers a run\'s follow-up: the sources written since it was asked, and stores the manifest the store lacked', async () => {
+    await run('nothing');
+    await sleep(120);
+    const follow = async (since?: number) => {
+      const request = { jsonrpc: '2.0', id: 1, method: 'observe', params: { checks: [{ name: 'nothing', inputs: ['**'], installed: ['node_modules/**'] }], mode: 'sync', ...(since === undefined ? {} : { since }) } };
+      const answer = await rpcExchange(socket, `${JSON.stringify(request)}\n`);
+      expect(answer?.result?.healthy, JSON.stringify(answer)).toBe(true);
+      return answer.result.checks[0];
+    };
+    const storedLines = (digest: string): Buffer | null => {
+      const db = new Database(join(p.root, '.vouch', 'state.db'), { readonly: true });
+      try {
+        const row = db.prepare('SELECT entries FROM manifests WHERE digest = ?').get(digest) as { entries: Buffer } | undefined;
+        return row ? inflateRawSync(row.entries) : null;
+      } finally {
+        db.close();
+      }
+    };
+    const since = Date.now();
+    const unchanged = await follow(since);
+    expect(unchanged).toMatchObject({ written: [], stored: true });
+    const original = readFileSync(join(p.root, 'src/a.js'));
+    writeFileSync(join(p.root, 'src/a.js'), 'export const a = 2;\n');
+    try {
+      const plain = await follow();
+      expect(plain.written, 'a plain question answers no follow-up').toBeUndefined();
+      expect(storedLines(plain.manifestDigest), 'and stores nothing').toBeNull();
+      const edited = await follow(since);
+      expect(edited.written).toEqual(['src/a.js']);
+      expect(edited.manifestDigest).not.toBe(unchanged.manifestDigest);
+      expect(edited.stored).toBe(true);
+      // Stored as its lines, which hash to the manifest's digest.
+      const lines = storedLines(edited.manifestDigest);
+      expect(lines).not.toBeNull();
+      expect(createHash('sha256').update(lines!).digest('hex')).toBe(edited.manifestDigest);
+    } finally {
+      writeFileSync(join(p.root, 'src/a.js'), original);
+    }
+    const restored = await follow(since);
+    expect(restored).toMatchObject({ manifestDigest: unchanged.manifestDigest, stored: true, written: ['src/a.js'] });
   });
 
   it.each(RESTORED)('%s: a file changed and put back while the check ran makes its receipt not reusable, and is named', async (mode) => {
