@@ -53,7 +53,8 @@ if (!file) throw new Error(`no source file under ${root}/src`);
 const original = readFileSync(file);
 let edits = 0;
 const edit = async () => {
-  writeFileSync(file, `${original}// edit ${++edits}\n`);
+  // Unique: an edit that repeats an earlier state would be answered by that state's receipt.
+  writeFileSync(file, `${original}// edit ${++edits} ${process.pid} ${Date.now()}\n`);
   await sleep(700);
 };
 
