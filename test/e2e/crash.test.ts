@@ -4,6 +4,7 @@ import { constants } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
+import { isRunning } from '../helpers/observer.js';
 import { cleanEnv, spawnVouch, tempProject, type TempProject } from '../helpers/project.js';
 import { mulberry32, testSeed, withSeed } from '../helpers/seed.js';
 
@@ -115,6 +116,12 @@ setTimeout(() => {}, 100 + Math.floor(Math.random() * 300));
 
       for (let i = 0; i < iterations; i++) {
         const last = i === iterations - 1;
+        // The killed run's check ends by its group reaper, a moment after vouch: until it has, it
+        // could make out/ again (and mark it) between the two lines below.
+        for (const marker of existsSync(out) ? readdirSync(out) : []) {
+          const pid = Number(marker.replace('started-', ''));
+          if (Number.isInteger(pid) && pid > 0) await until(() => !isRunning(pid), `the killed run's check (pid ${pid}) to end`);
+        }
         rmSync(out, { recursive: true, force: true });
         mkdirSync(out);
         const running = start(root, ['run', 'slow']);
