@@ -11,10 +11,9 @@ import type { CheckObservation } from './scan.js';
 
 export type ObserverUse = 'auto' | 'off';
 
-/** After a run (`since`): the sources written since, and whether the observer's store holds the manifest. */
+/** After a run (`since`): the sources written since. */
 export interface RunFollowUp {
   written?: string[];
-  stored?: boolean;
 }
 
 export interface ObserverAnswer {
@@ -83,7 +82,6 @@ export async function askObserver(
       earlier: answer.earlier ?? null,
       earlierTraced: answer.earlierTraced ?? [],
       ...(answer.written ? { written: answer.written } : {}),
-      ...(typeof answer.stored === 'boolean' ? { stored: answer.stored } : {}),
     };
   });
   return { checks, observedAt: result.observedAt, durationMs: Date.now() - started, envKey: result.envKey };

@@ -34,7 +34,7 @@ export function linkCountOf(identity: string): number {
 }
 
 /** An identity's ctime in nanoseconds (its last field); null when it has none. */
-export function ctimeNsOf(identity: string): bigint | null {
+function ctimeNsOf(identity: string): bigint | null {
   const at = identity.lastIndexOf(':');
   if (at < 0) return null;
   try {

@@ -44,17 +44,21 @@ export function entryLine(entry: InputEntry): string {
 
 const LINES_PER_UPDATE = 512;
 
-/** The manifest's lines, in order: the bytes its digest is the SHA-256 of. */
-export function manifestLines(manifest: Manifest): Buffer {
-  if (manifest.lines) return manifest.lines();
-  const parts: Buffer[] = [];
-  const { entries } = manifest;
+/** Entries' lines in chunks of LINES_PER_UPDATE, in order: what a digest hashes and a store keeps. */
+function eachChunk(entries: readonly InputEntry[], visit: (chunk: string) => void): void {
   for (let start = 0; start < entries.length; start += LINES_PER_UPDATE) {
     let chunk = '';
     const end = Math.min(entries.length, start + LINES_PER_UPDATE);
     for (let index = start; index < end; index++) chunk += entryLine(entries[index] as InputEntry);
-    parts.push(Buffer.from(chunk));
+    visit(chunk);
   }
+}
+
+/** The manifest's lines, in order: the bytes its digest is the SHA-256 of. */
+export function manifestLines(manifest: Manifest): Buffer {
+  if (manifest.lines) return manifest.lines();
+  const parts: Buffer[] = [];
+  eachChunk(manifest.entries, (chunk) => parts.push(Buffer.from(chunk)));
   return Buffer.concat(parts);
 }
 
@@ -116,12 +120,7 @@ export function parseManifestLines(text: string): InputEntry[] | null {
 /** Entries must already be sorted by path: the digest is order-sensitive by design. */
 export function manifestOf(entries: InputEntry[]): Manifest {
   const hash = createHash('sha256');
-  for (let start = 0; start < entries.length; start += LINES_PER_UPDATE) {
-    let chunk = '';
-    const end = Math.min(entries.length, start + LINES_PER_UPDATE);
-    for (let index = start; index < end; index++) chunk += entryLine(entries[index] as InputEntry);
-    hash.update(chunk);
-  }
+  eachChunk(entries, (chunk) => hash.update(chunk));
   return { entries, digest: hash.digest('hex') };
 }
 

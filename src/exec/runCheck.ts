@@ -18,8 +18,6 @@ import type { Output } from '../core/output.js';
 import type { CommandSplitter } from '../core/scriptContext.js';
 import type { EvidenceEntry } from '../core/evidence.js';
 import type { ObservedBefore, RunRecord, TracedRecord } from '../core/receiptBuilder.js';
-
-type ScannedAfter = RunRecord['inputsAfter'];
 import type { TracePlan } from './traceRun.js';
 
 export interface RunRequest {
@@ -54,8 +52,6 @@ export interface ObserverLook {
   observed: ObservedContext;
   /** The sources written since `since` (observer/writtenSince.ts). */
   written?: string[];
-  /** Whether the observer's store holds the manifest after `since`. */
-  stored?: boolean;
 }
 
 /** A failure of vouch's own after the check ran; it never replaces the check's exit code. */
@@ -279,7 +275,7 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
  * manifest. Null, and vouch scans, when it gives no answer usable as one before the run
  * would be, or none about what was written.
  */
-async function followRun(request: RunRequest, definition: CheckDefinition, before: ObservedBefore): Promise<{ inputs: ScannedAfter } | null> {
+async function followRun(request: RunRequest, definition: CheckDefinition, before: ObservedBefore): Promise<{ inputs: RunRecord['inputsAfter'] } | null> {
   const asked = await request.askObserver?.(before.askedAt);
   if (!asked || asked.written === undefined || usableBefore(definition, asked, before.askedAt) === null) return null;
   const { digest, count } = asked.inputs.manifest;

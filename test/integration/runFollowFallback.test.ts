@@ -40,7 +40,7 @@ async function setUp() {
     earlier: null,
     earlierTraced: [],
     observed,
-    ...(after ? { written: [], stored: false } : {}),
+    ...(after ? { written: [] } : {}),
   });
   const run = (afterDigest: string) =>
     runCheck({
