@@ -3,7 +3,9 @@ import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CORPUS } from '../fixtures/agent-corpus.js';
+import { hookInProcess, type HookAnswer } from '../helpers/corpusHook.js';
 import { claudeBash } from '../helpers/hookInput.js';
+import { inProcess } from '../helpers/inProcess.js';
 import { killHookServers } from '../helpers/hookServers.js';
 import { CLI, cleanEnv, REPO, tempProject, type TempProject } from '../helpers/project.js';
 import { mulberry32, testSeed } from '../helpers/seed.js';
@@ -15,6 +17,12 @@ import { mulberry32, testSeed } from '../helpers/seed.js';
  * CURRENT FAIL, STALE and never run, for Claude Code, Codex and shadow mode in
  * turn. Every answer must be the same, byte for byte. By default every sixth corpus command and 40 chains (about 20 s);
  * VOUCH_HOOK_CLIENT_CALLS=N takes the whole corpus and N chains.
+ *
+ * The Node hook answers every command in this process (test/helpers/corpusHook.ts: what the
+ * `vouch hook` command does with its stdin, without a Node start per command), and a few of them,
+ * one of each kind of answer for each host and more spread over the list, also as the process
+ * `node dist/bin/main.js hook …`, whose answers must be the same: the process path stays compared
+ * with the client's.
  */
 
 const CLIENT = join(REPO, 'build', 'Release', 'vouch_hook');
@@ -44,7 +52,7 @@ const CHECKS = [
   { name: 'format', kind: 'lint', command: ['node', 'ok.cjs'], env: ['FORMAT_MODE'] },
 ];
 
-function project(): TempProject {
+async function project(): Promise<TempProject> {
   const p = tempProject('hook-client-corpus', {
     'vouch.config.json': `${JSON.stringify({ schema: 1, packageManager: 'npm', checks: CHECKS }, null, 2)}\n`,
     'package.json': `${JSON.stringify(PACKAGE, null, 2)}\n`,
@@ -56,10 +64,12 @@ function project(): TempProject {
   });
   cleanups.push(() => p.remove());
   // typecheck, lint, format: CURRENT PASS; test: CURRENT FAIL; build: STALE (an input edited after its run); audit: never run.
-  for (const check of ['typecheck', 'lint', 'format', 'test', 'build']) p.vouch(['run', check]);
+  // Run in this process (test/helpers/inProcess.ts): the setup, not what is compared.
+  const inside = inProcess(p);
+  for (const check of ['typecheck', 'lint', 'format', 'test', 'build']) await inside.vouch(['run', check]);
   p.write('src/a.js', 'export const a = 2;\n');
   // lint and typecheck read every file by default: run them again so they stay CURRENT after the edit.
-  for (const check of ['typecheck', 'lint', 'format', 'test']) p.vouch(['run', check]);
+  for (const check of ['typecheck', 'lint', 'format', 'test']) await inside.vouch(['run', check]);
   return p;
 }
 
@@ -76,11 +86,10 @@ function chains(count: number): string[] {
   });
 }
 
-interface Answer {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+type Answer = HookAnswer;
+
+// A deny says how long ago its receipt's run was, which moves between two calls: the one part not compared.
+const ageless = (stdout: string) => stdout.replace(/\b\d+ (s|sec|secs|min|mins|h|hours?) ago\b/g, 'N ago');
 
 function call(argv: string[], cwd: string, env: NodeJS.ProcessEnv, stdin: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
@@ -90,12 +99,26 @@ function call(argv: string[], cwd: string, env: NodeJS.ProcessEnv, stdin: string
     child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
     child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
     child.on('error', reject);
-    child.on('close', (code) =>
-      // A deny says how long ago its receipt's run was, which moves between two calls: the one part not compared.
-      resolve({ code, stdout: Buffer.concat(out).toString('utf8').replace(/\b\d+ (s|sec|secs|min|mins|h|hours?) ago\b/g, 'N ago'), stderr: Buffer.concat(err).toString('utf8') }),
-    );
+    child.on('close', (code) => resolve({ code, stdout: ageless(Buffer.concat(out).toString('utf8')), stderr: Buffer.concat(err).toString('utf8') }));
     child.stdin.end(stdin);
   });
+}
+
+/** The Node hook is run as a process on this many of the commands (test/helpers/corpusHook.ts answers them all in this process). */
+const PROCESS_SAMPLES = 8;
+
+/** The indexes to ask the process: the first of each group (host and kind of answer), then evenly spread ones, PROCESS_SAMPLES at least. */
+function processSamples(groups: string[]): number[] {
+  const chosen = new Set<number>();
+  const seen = new Set<string>();
+  groups.forEach((group, index) => {
+    if (seen.has(group)) return;
+    seen.add(group);
+    chosen.add(index);
+  });
+  const target = Math.min(PROCESS_SAMPLES, groups.length);
+  for (let k = 0; chosen.size < target; k++) chosen.add(k < target ? Math.floor((k * groups.length) / target) : k - target);
+  return [...chosen].sort((a, b) => a - b);
 }
 
 async function pool<T, R>(items: T[], width: number, work: (item: T) => Promise<R>): Promise<R[]> {
@@ -114,7 +137,7 @@ async function pool<T, R>(items: T[], width: number, work: (item: T) => Promise<
 
 describe.skipIf(!available)('the native hook client on the agent corpus', () => {
   it(`answers ${CORPUS_TAKEN.length} corpus commands and ${CHAINS} seeded chains (seed ${seed.value}, ${seed.source}) exactly as the Node hook`, { timeout: 600_000 }, async () => {
-    const p = project();
+    const p = await project();
     const runtime = mkdtempSync(join(REPO, '.tmp', 'hook-corpus-run-'));
     chmodSync(runtime, 0o700);
     const log = join(runtime, 'hook.log');
@@ -128,9 +151,21 @@ describe.skipIf(!available)('the native hook client on the agent corpus', () => 
     // Claude Code, Codex and shadow mode in turn: each host's answer, and shadow's silence, through one server.
     const HOSTS = [['claude'], ['codex'], ['claude', '--shadow']];
     const inputs = commands.map((command, index) => ({ args: HOSTS[index % HOSTS.length]!, stdin: JSON.stringify(claudeBash(p.root, command)) }));
-    const viaNode = await pool(inputs, 2, (input) => call([process.execPath, CLI, 'hook', ...input.args], p.root, env, input.stdin));
+    // One at a time: each call sets VOUCH_NATIVE in this process as its env has it.
+    const viaNode = await pool(inputs, 1, async (input) => {
+      const answer = await hookInProcess(input.args, input.stdin, p.root, env);
+      return { ...answer, stdout: ageless(answer.stdout) };
+    });
     const kinds = viaNode.map((answer) => (answer.stdout === '' ? 'pass' : answer.stdout.includes('"permissionDecision":"deny"') ? 'deny' : answer.stdout.includes('updatedInput') ? 'rewrite' : 'other'));
     console.log(`hook client corpus: ${commands.length} commands; Node answered ${['deny', 'rewrite', 'pass', 'other'].map((kind) => `${kinds.filter((item) => item === kind).length} ${kind}`).join(', ')}`);
+    // The Node hook as a process, on a few: the first of each kind of answer for each host, then
+    // more spread evenly over the list, up to PROCESS_SAMPLES; each must answer as in this process.
+    const sampled = processSamples(inputs.map((input, index) => `${input.args.join(' ')}\0${kinds[index]}`));
+    const viaProcess = await pool(sampled, 2, (index) => call([process.execPath, CLI, 'hook', ...inputs[index]!.args], p.root, env, inputs[index]!.stdin));
+    const processDiffering = sampled.filter((index, at) => JSON.stringify(viaProcess[at]) !== JSON.stringify(viaNode[index])).map((index) => `${inputs[index]!.args.join(' ')}: ${commands[index]}`);
+    expect(processDiffering, 'commands the Node hook process answered otherwise than the Node hook in this process').toEqual([]);
+    for (const kind of ['deny', 'rewrite', 'pass']) expect(sampled.some((index) => kinds[index] === kind), `a process asked answered ${kind}`).toBe(true);
+    for (const args of HOSTS) expect(sampled.some((index) => inputs[index]!.args.join(' ') === args.join(' ')), `a process asked was hook ${args.join(' ')}`).toBe(true);
     // Then through the client. Its first call has no server: it answers through Node and starts one.
     await call([CLIENT, process.execPath, CLI, 'hook', 'claude'], p.root, env, inputs[0]!.stdin);
     const serverUp = () => existsSync(join(runtime, 'vouch')) && readdirSync(join(runtime, 'vouch')).some((name) => name.endsWith('.sock'));

@@ -31,11 +31,36 @@ import { CLI, cleanEnv, REPO, tempProject, type TempProject } from '../helpers/p
 
 const projects: TempProject[] = [];
 const observers = new ObserverTracker();
+/** Every observer a test started, as the tracker knows it: the project, the arguments that select it, its cwd, its pid. */
+const startedObservers: { p: TempProject; args: string[]; cwd: string; pids: number[] }[] = [];
 afterEach(async () => {
-  const problems = await observers.cleanup();
+  // Stopped in this process first, where one still runs: the same `vouch stop`, without a Node
+  // start each. The tracker then stops (through the CLI) or kills whatever is left, and says so.
+  const problems: string[] = [];
+  for (const { p, args, cwd, pids } of startedObservers.splice(0)) {
+    if (!pids.some((pid) => isRunning(pid))) continue;
+    const stopped = await inProcess(p).vouch(['stop', ...args, '--json'], { cwd });
+    if (stopped.code !== 0) problems.push(`vouch stop exited ${stopped.code}: ${stopped.stdout}${stopped.stderr}`);
+  }
+  problems.push(...(await observers.cleanup()));
   for (const p of projects.splice(0)) p.remove();
   expect(problems, 'observers that would not stop').toEqual([]);
 });
+
+/** observers.note, remembered for the stop above too. */
+function note(p: TempProject, args: string[], pid: unknown, cwd = p.root): void {
+  observers.note(p, args, pid, cwd);
+  let entry = startedObservers.find((s) => s.p === p && s.cwd === cwd && JSON.stringify(s.args) === JSON.stringify(args));
+  if (!entry) startedObservers.push((entry = { p, args, cwd, pids: [] }));
+  if (typeof pid === 'number' && pid > 0) entry.pids.push(pid);
+}
+
+/** observers.start (`vouch start --json`, a process: it spawns the observer), remembered for the stop above too. */
+function start(p: TempProject, args: string[] = [], options: { env?: NodeJS.ProcessEnv; cwd?: string; startArgs?: string[] } = {}): Json {
+  const out = observers.start(p, args, options);
+  note(p, args, out.pid, options.cwd ?? p.root);
+  return out;
+}
 
 const CHECK = { name: 'check', kind: 'custom', command: ['node', 'check.cjs'] };
 // The check leaves a line in out/ran.log each time it runs, so a test can tell whether anything ran.
@@ -56,7 +81,20 @@ function project(name: string, files: Record<string, string> = FILES, options: {
   return p;
 }
 
-function runChecks(p: TempProject, args: string[] = [], cwd = p.root) {
+/** `vouch run`, in this process (test/helpers/inProcess.ts): the setup before what a test is about. */
+async function runChecks(p: TempProject, args: string[] = [], cwd = p.root) {
+  const result = await inProcess(p).vouch(['run', ...args], { cwd });
+  expect(result.code, `vouch run ${args.join(' ')}\n${result.stdout}\n${result.stderr}`).toBe(0);
+}
+
+/**
+ * `vouch run` through the CLI: a run an observer follows, right after an edit. The observer's
+ * account of the run's inputs tells a source written just before the run from one written during
+ * it by its ctime alone, within a racy window (core/identity.ts, racyWindowNs): a run begun a few
+ * milliseconds after an edit, as one in this process is, leaves a receipt that is not reusable
+ * (inputs-changed-during-run). A CLI process starts later than that, as a user's does.
+ */
+function runChecksCli(p: TempProject, args: string[] = [], cwd = p.root) {
   const result = p.vouch(['run', ...args], { cwd });
   expect(result.code, `vouch run ${args.join(' ')}\n${result.stdout}\n${result.stderr}`).toBe(0);
 }
@@ -66,10 +104,12 @@ const ranCount = (p: TempProject) => (existsSync(join(p.root, 'out/ran.log')) ? 
 const patient = cleanEnv({ VOUCH_OBSERVER_TIMEOUT_MS: PATIENT });
 
 /*
- * Most tests below ask their questions in this process, through the CLI's own dispatch
- * (test/helpers/inProcess.ts): the observer under test is a process of its own all the same, and
- * the question reaches it over its socket as from a CLI process. What only a status process shows
- * (its exit and its time, with a hung observer) is asked of the CLI.
+ * Most tests below run their checks and ask their questions in this process, through the CLI's own
+ * dispatch (test/helpers/inProcess.ts): the observer under test is a process of its own all the
+ * same, and the question reaches it over its socket as from a CLI process. What only a process
+ * shows is asked of the CLI: vouch start (it spawns the observer, and its output), a status
+ * process's time with a hung observer, its answer over node:net without the addon, and the
+ * version the CLI says it is.
  */
 async function askedIn(p: TempProject, args: string[], env: NodeJS.ProcessEnv = cleanEnv(), cwd = p.root): Promise<{ out: Json; stderr: string }> {
   const result = await inProcess(p).vouch(['status', ...args, '--json'], { env, cwd });
@@ -80,16 +120,21 @@ async function askedIn(p: TempProject, args: string[], env: NodeJS.ProcessEnv = 
   }
 }
 
-async function observerInfoIn(p: TempProject): Promise<Json> {
-  const result = await inProcess(p).vouch(['observer', '--json']);
+/** `vouch status ARGS --json`, in this process: the answer. */
+async function statusIn(p: TempProject, args: string[], env: NodeJS.ProcessEnv = cleanEnv(), cwd = p.root): Promise<Json> {
+  return (await askedIn(p, args, env, cwd)).out;
+}
+
+/** `vouch observer ARGS --json`, in this process. */
+async function observerInfoIn(p: TempProject, args: string[] = [], cwd = p.root): Promise<Json> {
+  const result = await inProcess(p).vouch(['observer', ...args, '--json'], { cwd });
   expect(result.code, result.stderr).toBe(0);
   return JSON.parse(result.stdout);
 }
 
-function observerInfo(p: TempProject, args: string[] = [], cwd = p.root): Json {
-  const result = p.vouch(['observer', ...args, '--json'], { cwd });
-  expect(result.code, result.stderr).toBe(0);
-  return JSON.parse(result.stdout);
+/** `vouch ARGS --json`, in this process (stop, explain, log). */
+async function jsonIn(p: TempProject, args: string[], env: NodeJS.ProcessEnv = cleanEnv()): Promise<Json> {
+  return await inProcess(p).json(args, { env });
 }
 
 function expectSocket(path: string) {
@@ -101,14 +146,14 @@ function expectSocket(path: string) {
 }
 
 describe('start and stop', () => {
-  it('start returns once the index is ready and says how long it took; a second start finds it running', () => {
+  it('start returns once the index is ready and says how long it took; a second start finds it running', async () => {
     const p = project('obs-start');
-    runChecks(p);
+    await runChecks(p);
     const human = p.vouch(['start'], { timeout: 60_000 });
     // The duration as vouch prints durations everywhere: 412ms, 1.4s.
     const ready = /^observer ready in (\d+ms|\d+\.\ds|\d+m\d+s) \(pid (\d+), (\d+) files\)$/m.exec(human.stdout);
     const pid = ready ? Number(ready[2]) : NaN;
-    observers.note(p, [], pid);
+    note(p, [], pid);
     expect(human.code, human.stderr).toBe(0);
     expect(ready, human.stdout).not.toBeNull();
     expect(isRunning(pid)).toBe(true);
@@ -116,17 +161,17 @@ describe('start and stop', () => {
     expect(Number(ready?.[3])).toBeGreaterThanOrEqual(4);
 
     // Ready means ready: the very next question is the observer's to answer, even the cheapest one.
-    const cached = timedStatus(p, ['--cached']).out;
+    const cached = await statusIn(p, ['--cached']);
     expect(cached.observation.source).toBe('observer');
     expect(cached.observation.mode).toBe('cached');
     expect(answersOf(cached).map((a) => a.freshness)).toEqual(['CURRENT']);
 
-    const info = observerInfo(p);
+    const info = await observerInfoIn(p);
     expect(info.running).toBe(true);
     expect(info.pid).toBe(pid);
     expect(info.index_files).toBe(Number(ready?.[3]));
 
-    const again = observers.start(p);
+    const again = start(p);
     expect(again).toMatchObject({ schema: 1, action: 'already-running', pid });
     const againHuman = p.vouch(['start'], { timeout: 60_000 });
     expect(againHuman.code).toBe(0);
@@ -137,25 +182,25 @@ describe('start and stop', () => {
 
   it('two starts at the same instant: one observer, both say where it is, and its files stay', async () => {
     const p = project('obs-race');
-    runChecks(p);
-    observers.note(p, [], 0);
+    await runChecks(p);
+    note(p, [], 0);
     const [one, two] = await Promise.all([0, 1].map(() => vouchAsync(p.root, ['start', '--json'], 60_000)));
     const outs = [one, two].map((result) => {
       expect(result?.code, result?.output).toBe(0);
       return JSON.parse(result?.output ?? '');
     });
-    for (const out of outs) observers.note(p, [], out.pid);
+    for (const out of outs) note(p, [], out.pid);
     expect(outs.map((out) => out.action).sort()).toEqual(['already-running', 'started']);
     expect(outs[0].pid).toBe(outs[1].pid);
     expect(observerRecords(stateDirOf(p)).map((r) => r.record.pid)).toEqual([outs[0].pid]);
     expect(existsSync(outs[0].socket)).toBe(true);
-    expect(timedStatus(p, [], patient).out.observation.source).toBe('observer');
+    expect((await statusIn(p, [], patient)).observation.source).toBe('observer');
   });
 
   it('stop ends it and leaves no socket or pid file; a second stop says not-running', async () => {
     const p = project('obs-stop');
-    runChecks(p);
-    const started = observers.start(p);
+    await runChecks(p);
+    const started = start(p);
     expect(started).toMatchObject({ schema: 1, action: 'started' });
     expect(typeof started.pid).toBe('number');
     expect(started.ready_ms).toBeGreaterThanOrEqual(0);
@@ -166,33 +211,33 @@ describe('start and stop', () => {
     expect(entries.some((name) => name.endsWith('.json')), entries.join(' ')).toBe(true);
     expect(entries.some((name) => name.endsWith('.log')), entries.join(' ')).toBe(true);
 
-    const stopped = p.json(['stop']);
+    const stopped = await jsonIn(p, ['stop']);
     expect(stopped).toEqual({ schema: 1, action: 'stopped', pid: started.pid });
     expect(await waitGone(started.pid, 2_000), 'the observer exits when stop returns').toBe(true);
     expect(liveFiles(stateDirOf(p))).toEqual([]);
     expect(existsSync(started.socket)).toBe(false);
 
-    expect(p.json(['stop'])).toEqual({ schema: 1, action: 'not-running', pid: null });
-    expect(observerInfo(p)).toEqual({ schema: 1, running: false });
-    const status = timedStatus(p, []).out;
+    expect(await jsonIn(p, ['stop'])).toEqual({ schema: 1, action: 'not-running', pid: null });
+    expect(await observerInfoIn(p)).toEqual({ schema: 1, running: false });
+    const status = await statusIn(p, []);
     expect(status.observation.source).toBe('scan');
     expect(answersOf(status).map((a) => a.freshness)).toEqual(['CURRENT']);
   });
 
   it('start --foreground serves until SIGTERM, then cleans up', async () => {
     const p = project('obs-fg');
-    runChecks(p);
+    await runChecks(p);
     const child = spawn(process.execPath, [CLI, 'start', '--foreground'], { cwd: p.root, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-    observers.note(p, [], child.pid);
+    note(p, [], child.pid);
     let output = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
     const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
     await until(() => /observer ready in \S+ \(pid \d+/.test(output), 'the foreground observer to be ready');
-    const info = observerInfo(p);
+    const info = await observerInfoIn(p);
     expect(info.running).toBe(true);
     expect(info.pid).toBe(child.pid);
-    expect(timedStatus(p, []).out.observation.source).toBe('observer');
+    expect((await statusIn(p, [])).observation.source).toBe('observer');
 
     child.kill('SIGTERM');
     const code = await Promise.race([exited, delay(10_000).then(() => 'still running' as const)]);
@@ -203,7 +248,7 @@ describe('start and stop', () => {
 
   it('an observer of another vouch version is replaced by the next start', async () => {
     const p = project('obs-version');
-    runChecks(p);
+    await runChecks(p);
     // The same bundle, with another version built in.
     const other = join(p.root, 'out', 'other-vouch');
     cpSync(join(REPO, 'dist'), join(other, 'dist'), { recursive: true });
@@ -218,25 +263,26 @@ describe('start and stop', () => {
     symlinkSync(join(REPO, 'node_modules'), join(other, 'node_modules'));
     const otherStart = spawnSync(process.execPath, [join(other, 'dist/bin/main.js'), 'start', '--json'], { cwd: p.root, env: cleanEnv(), encoding: 'utf8', timeout: 60_000 });
     const old = JSON.parse(otherStart.stdout || '{}');
-    observers.note(p, [], old.pid);
+    note(p, [], old.pid);
     expect(otherStart.status, otherStart.stderr).toBe(0);
-    expect(observerInfo(p).version).toBe('0.0.0-other');
+    expect((await observerInfoIn(p)).version).toBe('0.0.0-other');
 
-    const replaced = observers.start(p);
+    const replaced = start(p);
     expect(replaced.action).toBe('replaced');
     expect(replaced.pid).not.toBe(old.pid);
     expect(await waitGone(old.pid, 5_000), 'the old observer is gone').toBe(true);
-    expect(observerInfo(p).version).toBe(pkg.version);
-    expect(timedStatus(p, []).out.observation.source).toBe('observer');
+    expect((await observerInfoIn(p)).version).toBe(pkg.version);
+    expect((await statusIn(p, [])).observation.source).toBe('observer');
   });
 });
 
 describe('vouch observer and status', () => {
   it('vouch observer --json reports on the running observer', async () => {
     const p = project('obs-info');
-    runChecks(p);
-    const started = observers.start(p);
-    const info = observerInfo(p);
+    await runChecks(p);
+    const started = start(p);
+    const info = await observerInfoIn(p);
+    // The version the CLI says it is: the built one, which started the observer.
     const version = p.vouch(['--version']).stdout.trim();
     expect(info).toMatchObject({
       schema: 1,
@@ -262,8 +308,8 @@ describe('vouch observer and status', () => {
     // Events are counted as they come.
     p.write('src/new.js', 'export const n = 3;\n');
     const later = await until(
-      () => {
-        const now = observerInfo(p);
+      async () => {
+        const now = await observerInfoIn(p);
         return now.events > info.events ? now : null;
       },
       'the observer to count the write',
@@ -273,37 +319,39 @@ describe('vouch observer and status', () => {
     expect(later.uptime_ms).toBeGreaterThan(info.uptime_ms);
   });
 
-  it('observation.source says observer or scan, and the answers agree', () => {
+  it('observation.source says observer or scan, and the answers agree', async () => {
     const p = project('obs-source');
-    runChecks(p);
-    observers.start(p);
-    const byDefault = timedStatus(p, [], patient).out;
+    await runChecks(p);
+    start(p);
+    const byDefault = await statusIn(p, [], patient);
     expect(byDefault.observation).toMatchObject({ source: 'observer', mode: 'sync' });
-    expect(timedStatus(p, ['--sync'], patient).out.observation).toMatchObject({ source: 'observer', mode: 'sync' });
-    expect(timedStatus(p, ['--cached'], patient).out.observation).toMatchObject({ source: 'observer', mode: 'cached' });
+    expect((await statusIn(p, ['--sync'], patient)).observation).toMatchObject({ source: 'observer', mode: 'sync' });
+    expect((await statusIn(p, ['--cached'], patient)).observation).toMatchObject({ source: 'observer', mode: 'cached' });
     // Without the addon the call goes through node:net instead of blocking natively: the same answer, from the observer.
+    // A status process's answer (through the CLI): node:net is how a process without the addon asks.
     const throughNet = timedStatus(p, [], { ...patient, VOUCH_NATIVE: '0' }).out;
     expect(throughNet.observation).toMatchObject({ source: 'observer', mode: 'sync' });
     expect(answersOf(throughNet)).toEqual(answersOf(byDefault));
-    const scanned = timedStatus(p, ['--no-observer']).out;
+    const scanned = await statusIn(p, ['--no-observer']);
     expect(scanned.observation).toMatchObject({ source: 'scan', mode: null });
     expect(answersOf(byDefault)).toEqual(answersOf(scanned));
     expect(answersOf(scanned).map((a) => a.freshness)).toEqual(['CURRENT']);
 
     // An edit, asked about at once: the barrier makes the observer see it.
     p.write('src/a.js', 'export const a = 2;\n');
-    const stale = timedStatus(p, [], patient).out;
+    const stale = await statusIn(p, [], patient);
     expect(stale.observation.source).toBe('observer');
-    expect(answersOf(stale)).toEqual(answersOf(timedStatus(p, ['--no-observer']).out));
+    expect(answersOf(stale)).toEqual(answersOf(await statusIn(p, ['--no-observer'])));
     expect(answersOf(stale).map((a) => a.freshness)).toEqual(['STALE']);
 
     // explain through the observer names the same change as explain without it.
-    const explained = p.json(['explain', 'check'], { env: patient });
-    const explainedDirectly = p.json(['explain', 'check', '--no-observer']);
+    const explained = await jsonIn(p, ['explain', 'check'], patient);
+    const explainedDirectly = await jsonIn(p, ['explain', 'check', '--no-observer']);
     expect(explained.check.freshness).toBe('STALE');
     expect(explained.input_changes).toEqual(explainedDirectly.input_changes);
 
     // run --if-due through the observer runs the STALE check, then skips it.
+    // Through the CLI, as runChecksCli says why: the run follows the edit above at once.
     const before = ranCount(p);
     expect(p.vouch(['run', '--if-due'], { env: patient }).code).toBe(0);
     expect(ranCount(p)).toBe(before + 1);
@@ -312,8 +360,8 @@ describe('vouch observer and status', () => {
     expect(skipped.stdout).toContain('skipped');
     expect(ranCount(p)).toBe(before + 1);
 
-    expect(p.json(['stop']).action).toBe('stopped');
-    const after = timedStatus(p, []).out;
+    expect((await jsonIn(p, ['stop'])).action).toBe('stopped');
+    const after = await statusIn(p, []);
     expect(after.observation).toMatchObject({ source: 'scan', mode: null });
     expect(answersOf(after).map((a) => a.freshness)).toEqual(['CURRENT']);
   });
@@ -327,11 +375,11 @@ describe('run --if-due with an observer', () => {
       'vouch.config.json': configText([SLOW]),
       'slow.cjs': `${CHECK_JS}setTimeout(() => {}, 1500);\n`,
     });
-    runChecks(p);
-    observers.start(p);
+    await runChecks(p);
+    start(p);
     expect(ranCount(p)).toBe(1);
 
-    const skipped = p.vouch(['run', '--if-due', '--json'], { env: patient });
+    const skipped = await inProcess(p).vouch(['run', '--if-due', '--json'], { env: patient });
     expect(skipped.code, skipped.stderr).toBe(0);
     expect(JSON.parse(skipped.stdout).runs.map((r: Json) => r.action)).toEqual(['skipped']);
     expect(existsSync(join(stateDirOf(p), 'locks', 'check.lock'))).toBe(false);
@@ -339,7 +387,7 @@ describe('run --if-due with an observer', () => {
     p.write('src/a.js', 'export const a = 2;\n');
     const first = vouchAsync(p.root, ['run'], 30_000, patient);
     await until(() => existsSync(join(stateDirOf(p), 'locks', 'check.lock')), 'the first run to take the lock');
-    const second = p.vouch(['run', '--if-due', '--json'], { env: patient });
+    const second = await inProcess(p).vouch(['run', '--if-due', '--json'], { env: patient });
     expect((await first).code).toBe(0);
     expect(second.code, second.stderr).toBe(0);
     expect(second.stderr).toMatch(/waiting/i);
@@ -351,49 +399,50 @@ describe('run --if-due with an observer', () => {
 describe('a crashed or hung observer', () => {
   it('kill -9 leaves stale files; status detects them, cleans up and scans; start starts afresh', async () => {
     const p = project('obs-kill9');
-    runChecks(p);
-    const started = observers.start(p);
+    await runChecks(p);
+    const started = start(p);
     process.kill(started.pid, 'SIGKILL');
     expect(await waitGone(started.pid, 5_000)).toBe(true);
     // What a crash leaves behind: its record and socket.
     expect(liveFiles(stateDirOf(p)).some((name) => name.endsWith('.json'))).toBe(true);
     expect(existsSync(started.socket)).toBe(true);
 
-    const status = timedStatus(p, []);
-    expect(status.out.observation.source).toBe('scan');
-    expect(answersOf(status.out).map((a) => a.freshness)).toEqual(['CURRENT']);
+    const status = await statusIn(p, []);
+    expect(status.observation.source).toBe('scan');
+    expect(answersOf(status).map((a) => a.freshness)).toEqual(['CURRENT']);
     expect(liveFiles(stateDirOf(p)), 'stale record and socket removed').toEqual([]);
     expect(existsSync(started.socket)).toBe(false);
-    expect(observerInfo(p)).toEqual({ schema: 1, running: false });
+    expect(await observerInfoIn(p)).toEqual({ schema: 1, running: false });
 
-    const again = observers.start(p);
+    const again = start(p);
     expect(again.action).toBe('started');
     expect(again.pid).not.toBe(started.pid);
-    expect(timedStatus(p, [], patient).out.observation.source).toBe('observer');
+    expect((await statusIn(p, [], patient)).observation.source).toBe('observer');
   });
 
   it('kill -9, then start at once: the stale socket does not stop the new observer', async () => {
     const p = project('obs-kill9-start');
-    runChecks(p);
-    const started = observers.start(p);
+    await runChecks(p);
+    const started = start(p);
     process.kill(started.pid, 'SIGKILL');
     expect(await waitGone(started.pid, 5_000)).toBe(true);
     expect(existsSync(started.socket)).toBe(true);
 
-    const again = observers.start(p);
+    const again = start(p);
     expect(again.action).toBe('started');
     expect(again.pid).not.toBe(started.pid);
     expectSocket(again.socket);
     expect(observerRecords(stateDirOf(p)).map((r) => r.record.pid)).toEqual([again.pid]);
-    const status = timedStatus(p, [], patient).out;
+    const status = await statusIn(p, [], patient);
     expect(status.observation.source).toBe('observer');
     expect(answersOf(status).map((a) => a.freshness)).toEqual(['CURRENT']);
   });
 
-  it('a hung observer (SIGSTOP) costs at most the client deadline, then status scans', () => {
+  it('a hung observer (SIGSTOP) costs at most the client deadline, then status scans', async () => {
     const p = project('obs-hung');
-    runChecks(p);
-    const started = observers.start(p);
+    await runChecks(p);
+    const started = start(p);
+    // Status and explain through the CLI: what a process costs with a hung observer.
     const DEADLINE = 1_500;
     const env = cleanEnv({ VOUCH_OBSERVER_TIMEOUT_MS: String(DEADLINE) });
     expect(timedStatus(p, [], env).out.observation.source).toBe('observer');
@@ -417,7 +466,7 @@ describe('a crashed or hung observer', () => {
       process.kill(started.pid, 'SIGCONT');
     }
     // Woken up, it answers again, and sees the edit made while it slept.
-    const woken = timedStatus(p, [], patient).out;
+    const woken = await statusIn(p, [], patient);
     expect(woken.observation.source).toBe('observer');
     expect(answersOf(woken).map((a) => a.freshness)).toEqual(['STALE']);
   });
@@ -437,8 +486,8 @@ describe('directories made in one go', () => {
     p.git('add', '-A');
     p.git('commit', '-qm', 'nested');
     p.git('checkout', '-q', '-');
-    runChecks(p);
-    const started = observers.start(p);
+    await runChecks(p);
+    const started = start(p);
 
     const made: [how: string, path: string][] = [];
     process.kill(started.pid, 'SIGSTOP');
@@ -465,7 +514,7 @@ describe('directories made in one go', () => {
     }
     for (const [, path] of made) expect(existsSync(join(p.root, path)), path).toBe(true);
     await delay(300);
-    runChecks(p);
+    await runChecks(p);
     expect(answersOf((await askedIn(p, [], patient)).out).map((a) => a.freshness)).toEqual(['CURRENT']);
 
     const missed: string[] = [];
@@ -502,8 +551,8 @@ async function agreesWithScan(p: TempProject, expected: string) {
 describe('paths that cannot change an answer', () => {
   it('writes to git-ignored files make no rescan; un-ignoring them or a forced git add does, and so do edits of what is then tracked', async () => {
     const p = project('obs-quiet');
-    runChecks(p);
-    observers.start(p);
+    await runChecks(p);
+    start(p);
     const agreed = (expected: string) => agreesWithScan(p, expected);
     await agreed('CURRENT');
     // Counted by reason: a scan after a moment the kernel queue went unsampled (lost-events) is no rescan for these writes.
@@ -526,7 +575,7 @@ describe('paths that cannot change an answer', () => {
     // A forced add tracks an ignored file: only .git/index says so.
     p.git('add', '-f', 'out/build-0.js');
     await agreed('STALE');
-    runChecks(p);
+    runChecksCli(p);
     await agreed('CURRENT');
     await delay(200);
     writeFileSync(join(p.root, 'out/build-0.js'), 'export const k = -1;\n');
@@ -537,8 +586,8 @@ describe('paths that cannot change an answer', () => {
 describe('paths that cannot change an answer, and one that can', () => {
   it('a new input in a directory that held only ignored files is seen: git lists such a directory as ignored, but not what is made in it later', async () => {
     const p = project('obs-ignored-contents', { ...FILES, '.gitignore': 'node_modules/\nout/\nstate/\n*.txt\n', 'src/notes/todo.txt': 'later\n' });
-    runChecks(p);
-    observers.start(p);
+    await runChecks(p);
+    start(p);
     const agreed = (expected: string) => agreesWithScan(p, expected);
     await agreed('CURRENT');
     // The observer learns what git ignores after its scan, in the background.
@@ -561,8 +610,8 @@ describe('forced failures', () => {
 
   it('an overflow: the next answer waits for a fresh watch and rescan, is right, and the observer is healthy after', async () => {
     const p = project('obs-fault-overflow');
-    runChecks(p);
-    const started = observers.start(p, [], { env: faulty });
+    await runChecks(p);
+    const started = start(p, [], { env: faulty });
     const before = (await observerInfoIn(p));
     await inject(started.socket, 'overflow');
     p.write('src/a.js', 'export const a = 2;\n');
@@ -577,15 +626,15 @@ describe('forced failures', () => {
   for (const kind of ['watcher-error', 'watch-limit'] as const) {
     it(`a ${kind}: never silent, answers stay right (a scan while it lasts), and it recovers on its own`, async () => {
       const p = project(`obs-fault-${kind}`);
-      runChecks(p);
-      const started = observers.start(p, [], { env: faulty });
+      await runChecks(p);
+      const started = start(p, [], { env: faulty });
       await inject(started.socket, kind);
       // A watch limit lasts until the retry 2 s later; a watcher error only while subscribing again.
       if (kind === 'watch-limit') {
         await expectUnhealthy(started.socket);
         await until(async () => (await observerInfoIn(p)).reasons.some((r: Json) => r.code === 'observer-watch-limit'), 'the watch limit reason', 5_000, 50);
         p.write('src/a.js', 'export const a = 2;\n');
-        const during = p.vouch(['status', '--json'], { env: patient });
+        const during = await inProcess(p).vouch(['status', '--json'], { env: patient });
         expect(JSON.parse(during.stdout).observation.source).toBe('scan');
         expect(answersOf(JSON.parse(during.stdout)).map((a) => a.freshness)).toEqual(['STALE']);
         expect(during.stderr).toMatch(/watch limit/);
@@ -604,11 +653,11 @@ describe('forced failures', () => {
 
   it('a creation event lost: the coverage check finds the unwatched directories, and an edit inside them is seen', async () => {
     const p = project('obs-fault-blind');
-    runChecks(p);
+    await runChecks(p);
     // @parcel/watcher's gap: a tree moved in whole leaves its inner directories unwatched
     // (parcel-bundler/watcher#97). The native watcher watches them as the tree arrives, so the
     // coverage check is tested where the gap exists.
-    const started = observers.start(p, [], { env: { ...faulty, VOUCH_WATCHER: 'parcel' } });
+    const started = start(p, [], { env: { ...faulty, VOUCH_WATCHER: 'parcel' } });
     await inject(started.socket, 'blind-creates');
     const outside = `${p.root}-outside`;
     mkdirSync(join(outside, 'x/y'), { recursive: true });
@@ -618,7 +667,7 @@ describe('forced failures', () => {
     const added = (await askedIn(p, [], patient)).out;
     expect(added.observation.source).toBe('observer');
     expect(answersOf(added).map((a) => a.freshness)).toEqual(['STALE']);
-    runChecks(p);
+    runChecksCli(p);
     expect(answersOf((await askedIn(p, [], patient)).out).map((a) => a.freshness)).toEqual(['CURRENT']);
     const log = readFileSync(observerRecords(stateDirOf(p))[0]?.record.log, 'utf8');
     expect(log).toMatch(/unwatched directories holding inputs: moved\/y\b/);
@@ -632,9 +681,9 @@ describe('forced failures', () => {
     // (parcel-bundler/watcher#97), and @parcel/watcher reports one deleted and made again as an
     // update. Lost creations stand for both here, so only the coverage check is left to notice.
     const p = project('obs-replaced-tree', { ...FILES, 'src/dir33/deep/e.js': 'export const e = 5;\n', 'src/dir165/top.js': '// top\n' });
-    runChecks(p);
+    await runChecks(p);
     const patching = cleanEnv({ VOUCH_OBSERVER_TIMEOUT_MS: PATIENT, VOUCH_OBSERVER_FAULTS: '1', VOUCH_OBSERVER_PATCH: '1' });
-    const started = observers.start(p, [], { env: patching });
+    const started = start(p, [], { env: patching });
     const freshness = async () => {
       const out = (await askedIn(p, [], patching)).out;
       expect(out.observation.source).toBe('observer');
@@ -668,9 +717,9 @@ describe('a directory holding only ignored files', () => {
     // test of the cause is test/integration/quietPaths.test.ts.
     for (const patch of ['1', '0']) {
       const p = project(`obs-only-ignored-${patch}`, { ...FILES, '.gitignore': 'node_modules/\nout/\nstate/\n*.txt\n', 'src/dir33/deep/f.txt': 'notes\n', 'src/dir165/top.js': '// top\n' });
-      runChecks(p);
+      await runChecks(p);
       const env = cleanEnv({ VOUCH_OBSERVER_TIMEOUT_MS: PATIENT, VOUCH_OBSERVER_PATCH: patch });
-      observers.start(p, [], { env });
+      start(p, [], { env });
       const freshness = async () => {
         const out = (await askedIn(p, [], env)).out;
         expect(out.observation.source).toBe('observer');
@@ -686,7 +735,7 @@ describe('a directory holding only ignored files', () => {
       expect(await freshness(), `VOUCH_OBSERVER_PATCH=${patch}`).toEqual(['STALE']);
       expect(answersOf((await askedIn(p, ['--no-observer'])).out).map((a) => a.freshness)).toEqual(['STALE']);
       // And alone, with no other event to make a scan.
-      runChecks(p);
+      runChecksCli(p);
       expect(await freshness()).toEqual(['CURRENT']);
       await delay(300);
       writeFileSync(join(p.root, 'src/dir33/deep/n860.ts'), '// created 860\n');
@@ -699,7 +748,7 @@ describe('a directory holding only ignored files', () => {
 describe('sockets and state', () => {
   it('the socket is 0600 in a 0700 directory, and the record names it', () => {
     const p = project('obs-modes');
-    const started = observers.start(p);
+    const started = start(p);
     expectSocket(started.socket);
     expect((statSync(join(stateDirOf(p), 'observer')).mode & 0o777).toString(8)).toBe('700');
     const [record] = observerRecords(stateDirOf(p));
@@ -707,16 +756,16 @@ describe('sockets and state', () => {
     expect(record?.record.socket).toBe(started.socket);
   });
 
-  it('a state dir path too long for sun_path still works: the socket goes elsewhere, recorded in the state dir', () => {
+  it('a state dir path too long for sun_path still works: the socket goes elsewhere, recorded in the state dir', async () => {
     const p = project('obs-long');
-    runChecks(p);
+    await runChecks(p);
     const stateDir = join(p.root, 'state', 'a-state-dir-with-a-long-name-'.padEnd(110, 'x'));
     mkdirSync(stateDir, { recursive: true });
     expect(Buffer.byteLength(join(stateDir, 'observer', 'x.sock'))).toBeGreaterThan(108);
     const args = ['--state-dir', stateDir];
-    runChecks(p, args);
+    await runChecks(p, args);
 
-    const started = observers.start(p, args);
+    const started = start(p, args);
     expect(started.action).toBe('started');
     expect(Buffer.byteLength(started.socket)).toBeLessThan(108);
     expect(started.socket.startsWith(stateDir)).toBe(false);
@@ -724,55 +773,55 @@ describe('sockets and state', () => {
     const [record] = observerRecords(stateDir);
     expect(record?.record.socket).toBe(started.socket);
 
-    const status = timedStatus(p, args, patient).out;
+    const status = await statusIn(p, args, patient);
     expect(status.observation.source).toBe('observer');
     expect(answersOf(status).map((a) => a.freshness)).toEqual(['CURRENT']);
 
-    expect(p.json(['stop', ...args]).action).toBe('stopped');
+    expect((await jsonIn(p, ['stop', ...args])).action).toBe('stopped');
     expect(existsSync(started.socket)).toBe(false);
     expect(liveFiles(stateDir)).toEqual([]);
   });
 
-  it('two configs in one checkout get two observers', () => {
+  it('two configs in one checkout get two observers', async () => {
     const p = project('obs-two', {
       ...FILES,
       'other.config.json': configText([{ name: 'other', kind: 'custom', command: ['node', 'check.cjs'], inputs: ['src/**'] }]),
     });
     const otherArgs = ['--config', 'other.config.json'];
-    runChecks(p);
-    runChecks(p, otherArgs);
-    const first = observers.start(p);
-    const second = observers.start(p, otherArgs);
+    await runChecks(p);
+    await runChecks(p, otherArgs);
+    const first = start(p);
+    const second = start(p, otherArgs);
     expect(second.action).toBe('started');
     expect(second.pid).not.toBe(first.pid);
     expect(second.socket).not.toBe(first.socket);
     expect(observerRecords(stateDirOf(p)).map((r) => r.record.pid).sort()).toEqual([first.pid, second.pid].sort());
 
-    const one = timedStatus(p, [], patient).out;
-    const two = timedStatus(p, otherArgs, patient).out;
+    const one = await statusIn(p, [], patient);
+    const two = await statusIn(p, otherArgs, patient);
     expect(one.observation.source).toBe('observer');
     expect(two.observation.source).toBe('observer');
     expect(answersOf(one).map((a) => [a.name, a.freshness])).toEqual([['check', 'CURRENT']]);
     expect(answersOf(two).map((a) => [a.name, a.freshness])).toEqual([['other', 'CURRENT']]);
 
-    expect(p.json(['stop', ...otherArgs])).toMatchObject({ action: 'stopped', pid: second.pid });
-    expect(observerInfo(p)).toMatchObject({ running: true, pid: first.pid });
-    expect(observerInfo(p, otherArgs)).toEqual({ schema: 1, running: false });
-    expect(timedStatus(p, otherArgs).out.observation.source).toBe('scan');
-    expect(timedStatus(p, [], patient).out.observation.source).toBe('observer');
+    expect(await jsonIn(p, ['stop', ...otherArgs])).toMatchObject({ action: 'stopped', pid: second.pid });
+    expect(await observerInfoIn(p)).toMatchObject({ running: true, pid: first.pid });
+    expect(await observerInfoIn(p, otherArgs)).toEqual({ schema: 1, running: false });
+    expect((await statusIn(p, otherArgs)).observation.source).toBe('scan');
+    expect((await statusIn(p, [], patient)).observation.source).toBe('observer');
   });
 });
 
 describe('worktrees', () => {
-  it('a second worktree of the repository gets its own observer and its own state', () => {
+  it('a second worktree of the repository gets its own observer and its own state', async () => {
     const p = project('obs-worktree');
     const elsewhere = project('obs-worktree-b', {}, { git: false });
     const wt = join(elsewhere.root, 'wt');
     p.git('worktree', 'add', '-q', wt);
-    runChecks(p);
-    runChecks(p, [], wt);
-    const main = observers.start(p);
-    const second = observers.start(p, [], { cwd: wt });
+    await runChecks(p);
+    await runChecks(p, [], wt);
+    const main = start(p);
+    const second = start(p, [], { cwd: wt });
     expect(second.action).toBe('started');
     expect(second.pid).not.toBe(main.pid);
     expect(second.socket.startsWith(join(wt, '.vouch'))).toBe(true);
@@ -780,8 +829,8 @@ describe('worktrees', () => {
     expect(observerRecords(stateDirOf(p)).map((r) => r.record.pid)).toEqual([main.pid]);
 
     writeFileSync(join(wt, 'src/a.js'), 'export const a = 2;\n');
-    const inWorktree = timedStatus(p, [], patient, wt).out;
-    const inMain = timedStatus(p, [], patient).out;
+    const inWorktree = await statusIn(p, [], patient, wt);
+    const inMain = await statusIn(p, [], patient);
     expect([inWorktree.observation.source, inMain.observation.source]).toEqual(['observer', 'observer']);
     expect(answersOf(inWorktree).map((a) => a.freshness)).toEqual(['STALE']);
     expect(answersOf(inMain).map((a) => a.freshness)).toEqual(['CURRENT']);
@@ -793,24 +842,24 @@ describe('worktrees', () => {
     writeFileSync(join(wt, 'src/a.js'), A_JS);
     mkdirSync(join(wt, 'out'), { recursive: true });
     writeFileSync(join(wt, 'out/extra.js'), 'export const extra = 1;\n');
-    runChecks(p, [], wt);
-    expect(answersOf(timedStatus(p, [], patient, wt).out).map((a) => a.freshness)).toEqual(['CURRENT']);
+    runChecksCli(p, [], wt);
+    expect(answersOf(await statusIn(p, [], patient, wt)).map((a) => a.freshness)).toEqual(['CURRENT']);
     const added = spawnSync('git', ['add', '-f', 'out/extra.js'], { cwd: wt, env: cleanEnv(), encoding: 'utf8' });
     expect(added.status, added.stderr).toBe(0);
-    const observed = timedStatus(p, [], patient, wt).out;
+    const observed = await statusIn(p, [], patient, wt);
     expect(observed.observation.source).toBe('observer');
     expect(answersOf(observed).map((a) => a.freshness)).toEqual(['STALE']);
-    expect(answersOf(timedStatus(p, ['--no-observer'], cleanEnv(), wt).out)).toEqual(answersOf(observed));
+    expect(answersOf(await statusIn(p, ['--no-observer'], cleanEnv(), wt))).toEqual(answersOf(observed));
   });
 });
 
 describe('the protocol', () => {
   it('answers only its own methods: anything else is a JSON-RPC error and nothing runs', async () => {
     const p = project('obs-rpc');
-    runChecks(p);
-    const started = observers.start(p);
-    const receipts = () => p.json(['log']).receipts.length;
-    const receiptsBefore = receipts();
+    await runChecks(p);
+    const started = start(p);
+    const receipts = async () => (await jsonIn(p, ['log'])).receipts.length;
+    const receiptsBefore = await receipts();
     const ranBefore = ranCount(p);
     const pwned = join(p.root, 'out', 'pwned');
     const exec = ['node', '-e', `require('fs').writeFileSync(${JSON.stringify(pwned)}, '')`];
@@ -854,10 +903,10 @@ describe('the protocol', () => {
     await delay(300);
     expect(existsSync(pwned)).toBe(false);
     expect(ranCount(p)).toBe(ranBefore);
-    expect(receipts()).toBe(receiptsBefore);
-    const info = observerInfo(p);
+    expect(await receipts()).toBe(receiptsBefore);
+    const info = await observerInfoIn(p);
     expect(info).toMatchObject({ running: true, pid: started.pid, healthy: true });
-    const status = timedStatus(p, [], patient).out;
+    const status = await statusIn(p, [], patient);
     expect(status.observation.source).toBe('observer');
     expect(answersOf(status).map((a) => a.freshness)).toEqual(['CURRENT']);
   });
@@ -947,10 +996,10 @@ async function expectAgreementAgain(base: TempProject, args: string[], what: str
 describe('a root that goes away', () => {
   it('deleted: the observer stays up and says it is unhealthy, nothing answers CURRENT, and it recovers when the root is back', async () => {
     const { base, root, args } = detachedRoot('obs-rootgone', true);
-    runChecks(base, args, base.root);
+    await runChecks(base, args, base.root);
     const backup = `${root}-backup`;
     cpSync(root, backup, { recursive: true, verbatimSymlinks: true });
-    const started = observers.start(base, args, { cwd: base.root });
+    const started = start(base, args, { cwd: base.root });
     expect(answersOf((await askedIn(base, args, patient, base.root)).out).map((a) => a.freshness)).toEqual(['CURRENT']);
 
     rmSync(root, { recursive: true, force: true });
@@ -967,15 +1016,15 @@ describe('a root that goes away', () => {
 
   it('deleted: vouch observer reports it and vouch stop stops it, although the root is gone', async () => {
     const { base, root, args } = detachedRoot('obs-rootgone-stop', true);
-    runChecks(base, args, base.root);
-    const started = observers.start(base, args, { cwd: base.root });
+    await runChecks(base, args, base.root);
+    const started = start(base, args, { cwd: base.root });
     rmSync(root, { recursive: true, force: true });
     await delay(500);
 
-    const info = base.vouch(['observer', ...args, '--json'], { cwd: base.root });
+    const info = await inProcess(base).vouch(['observer', ...args, '--json'], { cwd: base.root });
     expect(info.code, info.stdout + info.stderr).toBe(0);
     expect(JSON.parse(info.stdout)).toMatchObject({ running: true, pid: started.pid, healthy: false });
-    const stopped = base.vouch(['stop', ...args, '--json'], { cwd: base.root });
+    const stopped = await inProcess(base).vouch(['stop', ...args, '--json'], { cwd: base.root });
     expect(stopped.code, stopped.stdout + stopped.stderr).toBe(0);
     expect(JSON.parse(stopped.stdout)).toEqual({ schema: 1, action: 'stopped', pid: started.pid });
     expect(await waitGone(started.pid, 2_000)).toBe(true);
@@ -984,8 +1033,8 @@ describe('a root that goes away', () => {
   it('moved: unhealthy, never CURRENT; a tree with an edit in its place is STALE, never CURRENT', async () => {
     // The state dir stays outside, so the observer can still be found at the old path's config.
     const { base, root, args } = detachedRoot('obs-rootmoved', true);
-    runChecks(base, args, base.root);
-    const started = observers.start(base, args, { cwd: base.root });
+    await runChecks(base, args, base.root);
+    const started = start(base, args, { cwd: base.root });
     expect(answersOf((await askedIn(base, args, patient, base.root)).out).map((a) => a.freshness)).toEqual(['CURRENT']);
 
     const moved = `${root}-moved`;
@@ -1009,15 +1058,15 @@ describe('a root that goes away', () => {
 describe('idle timeout', () => {
   it('--idle-timeout 2s: questions keep it alive; left alone it exits and cleans up', async () => {
     const p = project('obs-idle');
-    runChecks(p);
+    await runChecks(p);
     const bad = p.vouch(['start', '--idle-timeout', 'soon', '--json']);
     expect(bad.code, bad.stdout).toBe(2);
     expect(liveFiles(stateDirOf(p))).toEqual([]);
 
-    const started = observers.start(p, [], { startArgs: ['--idle-timeout', '2s'] });
+    const started = start(p, [], { startArgs: ['--idle-timeout', '2s'] });
     for (let i = 0; i < 4; i++) {
       await delay(800);
-      expect(timedStatus(p, [], patient).out.observation.source, `question ${i + 1}, ${(i + 1) * 0.8}s in`).toBe('observer');
+      expect((await statusIn(p, [], patient)).observation.source, `question ${i + 1}, ${(i + 1) * 0.8}s in`).toBe('observer');
     }
     const lastQuestion = Date.now();
     expect(isRunning(started.pid), 'asked every 0.8 s, it is not idle').toBe(true);
@@ -1025,7 +1074,7 @@ describe('idle timeout', () => {
     expect(Date.now() - lastQuestion).toBeGreaterThanOrEqual(1_500);
     expect(liveFiles(stateDirOf(p))).toEqual([]);
     expect(existsSync(started.socket)).toBe(false);
-    expect(observerInfo(p)).toEqual({ schema: 1, running: false });
-    expect(timedStatus(p, []).out.observation.source).toBe('scan');
+    expect(await observerInfoIn(p)).toEqual({ schema: 1, running: false });
+    expect((await statusIn(p, [])).observation.source).toBe('scan');
   });
 });

@@ -1,16 +1,23 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { configText, expectCurrent, statusOf, type Json } from '../helpers/answers.js';
+import { configText, type Json } from '../helpers/answers.js';
 import { claudeBash } from '../helpers/hookInput.js';
+import { expectCurrentIn, inProcess, statusIn } from '../helpers/inProcess.js';
+import { until } from '../helpers/observer.js';
 import { CLI, cleanEnv, tempProject, type TempProject } from '../helpers/project.js';
 
 /*
  * A traced check through the CLI: vouch run records what the check read, and status, --if-due
  * and the observer answer from that, not from the declared globs. Skipped where strace is
  * missing (CI installs it), except the fallback, which needs no strace.
+ *
+ * Runs and questions run in this process (test/helpers/inProcess.ts): the same commands, traced
+ * runs included, without a Node start each. The hook and the observer (vouch start) are processes
+ * of their own, and so is the fallback's run: whether strace can run is probed once per process,
+ * with that process's PATH.
  */
 
 const STRACE = process.platform === 'linux' && spawnSync('strace', ['-V']).status === 0;
@@ -27,9 +34,9 @@ beforeAll(() => {
 
 afterAll(() => rmSync(outsideDir, { recursive: true, force: true }));
 
-afterEach(() => {
+afterEach(async () => {
   for (const project of projects.splice(0)) {
-    project.vouch(['stop']);
+    await inProcess(project).vouch(['stop']);
     project.remove();
   }
 });
@@ -53,23 +60,58 @@ fs.readdirSync('fixtures'); fs.existsSync('src/a.local.ts');
   return project;
 }
 
-function run(project: TempProject, env?: NodeJS.ProcessEnv): Json {
-  const result = project.vouch(['run', 'check', '--json'], env ? { env } : {});
+/**
+ * A traced run takes a file it read whose ctime is not before its start, less a clock slack of
+ * 20 ms (fs/runEvidence.ts), for one changed while it ran; and an observer that follows a run does
+ * the same within 50 ms (core/identity.ts). A run through the CLI starts long after the test's last
+ * write (a Node start and vouch's loading); one in this process may start a few milliseconds after
+ * it. So a run in this process first waits until nothing in the project, or the file outside it,
+ * changed within SETTLE_MS: the edit is then one made before the run, as the test means it.
+ */
+const SETTLE_MS = 60;
+
+function newestChangeMs(dir: string, top = true): number {
+  let newest = lstatSync(dir).ctimeMs;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (top && (entry.name === '.git' || entry.name === '.vouch')) continue;
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestChangeMs(path, false) : lstatSync(path).ctimeMs);
+  }
+  return newest;
+}
+
+async function settled(project: TempProject): Promise<void> {
+  const newest = Math.max(newestChangeMs(project.root), lstatSync(outside).ctimeMs);
+  await until(() => Date.now() > newest + SETTLE_MS, `the last edit to be ${SETTLE_MS} ms old`, 5_000, 5);
+}
+
+/** `vouch ARGS` in this process, once the last edit is settled. */
+async function runIn(project: TempProject, args: string[]) {
+  await settled(project);
+  return await inProcess(project).vouch(args);
+}
+
+async function run(project: TempProject): Promise<Json> {
+  const result = await runIn(project, ['run', 'check', '--json']);
   expect(result.code, result.stderr).toBe(0);
   return JSON.parse(result.stdout);
 }
 
+/** A status question, in this process. */
+const statusOf = (p: TempProject, check: string, env?: NodeJS.ProcessEnv) => statusIn(inProcess(p), check, env);
+const expectCurrent = (p: TempProject, check: string, env?: NodeJS.ProcessEnv) => expectCurrentIn(inProcess(p), check, env);
+
 const reasonText = (status: Json) => status.reasons.map((r: Json) => `${r.code}: ${r.message}`).join('\n');
 
 describe.skipIf(!STRACE)(TITLE, () => {
-  it('is CURRENT through edits to files it never read, and STALE, naming the file, on each it did', () => {
+  it('is CURRENT through edits to files it never read, and STALE, naming the file, on each it did', async () => {
     const p = tracedProject();
-    expect(run(p).runs[0].receipt.evidence).toEqual({ mode: 'traced', notes: [{ code: 'read-outside-inputs', message: expect.stringContaining('.env') }] });
-    expectCurrent(p, 'check');
+    expect((await run(p)).runs[0].receipt.evidence).toEqual({ mode: 'traced', notes: [{ code: 'read-outside-inputs', message: expect.stringContaining('.env') }] });
+    await expectCurrent(p, 'check');
     p.write('README.md', '# edited\n');
     p.write('CLAUDE.md', '# agents\n');
     p.write('docs/new.md', 'new');
-    expectCurrent(p, 'check');
+    await expectCurrent(p, 'check');
     for (const [path, edit, restore, named] of [
       ['.env', 'SECRET=2\n', 'SECRET=1\n', /\.env: content changed/],
       ['src/a.ts', 'export const a = 2;\n', 'export const a = 1;\n', /src\/a\.ts: content changed/],
@@ -77,43 +119,43 @@ describe.skipIf(!STRACE)(TITLE, () => {
       ['src/a.local.ts', '', null, /src\/a\.local\.ts: absent → a file/],
     ] as const) {
       p.write(path, edit);
-      const stale = statusOf(p, 'check');
+      const stale = await statusOf(p, 'check');
       expect(stale.freshness, path).toBe('STALE');
       expect(reasonText(stale)).toMatch(named);
       if (restore === null) rmSync(join(p.root, path));
       else p.write(path, restore);
-      expectCurrent(p, 'check');
+      await expectCurrent(p, 'check');
     }
     writeFileSync(outside, '{"shared":2}');
-    expect(reasonText(statusOf(p, 'check'))).toContain(`${outside}: content changed`);
+    expect(reasonText(await statusOf(p, 'check'))).toContain(`${outside}: content changed`);
     writeFileSync(outside, '{"shared":1}');
-    expectCurrent(p, 'check');
+    await expectCurrent(p, 'check');
   });
 
-  it('skips with --if-due only while what it read is unchanged', () => {
+  it('skips with --if-due only while what it read is unchanged', async () => {
     const p = tracedProject();
-    run(p);
+    await run(p);
     p.write('README.md', '# edited\n');
-    const skipped = p.vouch(['run', 'check', '--if-due']);
+    const skipped = await runIn(p, ['run', 'check', '--if-due']);
     expect(skipped.code).toBe(0);
     expect(skipped.stdout + skipped.stderr).toMatch(/skipped check/);
     p.write('.env', 'SECRET=3\n');
-    const ran = p.vouch(['run', 'check', '--if-due']);
+    const ran = await runIn(p, ['run', 'check', '--if-due']);
     expect(ran.stdout + ran.stderr).toMatch(/running check/);
   });
 
-  it('after an edit and its revert, the earlier receipt whose own evidence is unchanged answers: status, the observer, --if-due, explain and the hook', () => {
+  it('after an edit and its revert, the earlier receipt whose own evidence is unchanged answers: status, the observer, --if-due, explain and the hook', async () => {
     const p = tracedProject();
     p.write('package.json', JSON.stringify({ name: 'x', private: true, scripts: { test: 'node check.mjs' } }));
     p.write('vouch.config.json', configText([{ name: 'check', kind: 'test', script: 'test', mode: 'traced' }]));
-    const first = run(p).runs[0].receipt.run_id;
+    const first = (await run(p)).runs[0].receipt.run_id;
     p.write('.env', 'SECRET=2\n');
-    const second = run(p).runs[0].receipt.run_id;
+    const second = (await run(p)).runs[0].receipt.run_id;
     p.write('.env', 'SECRET=1\n');
-    const answeredBy = (env?: NodeJS.ProcessEnv) => expectCurrent(p, 'check', env).receipt.run_id;
-    expect(answeredBy()).toBe(first);
-    expect(p.json(['status', 'check', '--no-observer']).checks[0].receipt.run_id).toBe(first);
-    expect(p.json(['explain', 'check']).check).toMatchObject({ freshness: 'CURRENT', receipt: { run_id: first } });
+    const answeredBy = async (env?: NodeJS.ProcessEnv) => (await expectCurrent(p, 'check', env)).receipt.run_id;
+    expect(await answeredBy()).toBe(first);
+    expect((await inProcess(p).json(['status', 'check', '--no-observer'])).checks[0].receipt.run_id).toBe(first);
+    expect((await inProcess(p).json(['explain', 'check'])).check).toMatchObject({ freshness: 'CURRENT', receipt: { run_id: first } });
     const hook = () => {
       const result = spawnSync(process.execPath, [CLI, 'hook', 'claude'], { cwd: p.root, input: JSON.stringify(claudeBash(p.root, 'npm test')), env: cleanEnv(), encoding: 'utf8' });
       expect(result.status, result.stderr).toBe(0);
@@ -124,58 +166,58 @@ describe.skipIf(!STRACE)(TITLE, () => {
     expect(denied?.permissionDecisionReason).toContain(first);
     // The edit again: the second receipt's evidence is as its run left it.
     p.write('.env', 'SECRET=2\n');
-    expect(p.json(['status', 'check', '--no-observer']).checks[0].receipt.run_id).toBe(second);
+    expect((await inProcess(p).json(['status', 'check', '--no-observer'])).checks[0].receipt.run_id).toBe(second);
     // The observer answers the same, after its barrier.
     expect(p.vouch(['start']).code).toBe(0);
-    const viaObserver = () => {
-      const out = p.json(['status', 'check']);
+    const viaObserver = async () => {
+      const out = await inProcess(p).json(['status', 'check']);
       expect(out.observation.source).toBe('observer');
       return out.checks[0];
     };
-    expect(viaObserver()).toMatchObject({ freshness: 'CURRENT', receipt: { run_id: second } });
+    expect(await viaObserver()).toMatchObject({ freshness: 'CURRENT', receipt: { run_id: second } });
     p.write('.env', 'SECRET=1\n');
-    expect(viaObserver()).toMatchObject({ freshness: 'CURRENT', receipt: { run_id: first } });
-    const skipped = p.vouch(['run', 'check', '--if-due']);
+    expect(await viaObserver()).toMatchObject({ freshness: 'CURRENT', receipt: { run_id: first } });
+    const skipped = await runIn(p, ['run', 'check', '--if-due']);
     expect(skipped.stdout + skipped.stderr).toMatch(/skipped check/);
     // A state no receipt was made on: STALE everywhere, and --if-due runs it.
     p.write('.env', 'SECRET=3\n');
-    expect(viaObserver().freshness).toBe('STALE');
-    expect(p.json(['status', 'check', '--no-observer']).checks[0].freshness).toBe('STALE');
+    expect((await viaObserver()).freshness).toBe('STALE');
+    expect((await inProcess(p).json(['status', 'check', '--no-observer'])).checks[0].freshness).toBe('STALE');
     expect(hook()?.permissionDecision).not.toBe('deny');
-    const ran = p.vouch(['run', 'check', '--if-due']);
+    const ran = await runIn(p, ['run', 'check', '--if-due']);
     expect(ran.stdout + ran.stderr).toMatch(/running check/);
   });
 
-  it('is answered by the observer as by a direct look, ignored files and paths outside the root included', () => {
+  it('is answered by the observer as by a direct look, ignored files and paths outside the root included', async () => {
     const p = tracedProject();
-    run(p);
+    await run(p);
     expect(p.vouch(['start']).code).toBe(0);
-    const viaObserver = () => {
-      const out = p.json(['status', 'check']);
+    const viaObserver = async () => {
+      const out = await inProcess(p).json(['status', 'check']);
       expect(out.observation.source).toBe('observer');
       return out.checks[0];
     };
-    expect(viaObserver().freshness).toBe('CURRENT');
+    expect((await viaObserver()).freshness).toBe('CURRENT');
     p.write('.env', 'SECRET=9\n');
-    expect(viaObserver().freshness).toBe('STALE');
+    expect((await viaObserver()).freshness).toBe('STALE');
     p.write('.env', 'SECRET=1\n');
-    expect(viaObserver().freshness).toBe('CURRENT');
+    expect((await viaObserver()).freshness).toBe('CURRENT');
     writeFileSync(outside, '{"shared":3}');
-    const stale = viaObserver();
+    const stale = await viaObserver();
     expect(stale.freshness).toBe('STALE');
     expect(reasonText(stale)).toContain(outside);
     // The observer looked again only where its events said something may have changed.
-    const looks = p.json(['observer', '--json']).evidence_looks;
+    const looks = (await inProcess(p).json(['observer', '--json'])).evidence_looks;
     expect(looks.partial, JSON.stringify(looks)).toBeGreaterThan(0);
     writeFileSync(outside, '{"shared":1}');
-    expect(viaObserver().freshness).toBe('CURRENT');
+    expect((await viaObserver()).freshness).toBe('CURRENT');
   });
 
-  it("lets the agent's rerun through once an ignored file the check read changed, and denies it while nothing it read did", () => {
+  it("lets the agent's rerun through once an ignored file the check read changed, and denies it while nothing it read did", async () => {
     const p = tracedProject();
     p.write('package.json', JSON.stringify({ name: 'x', private: true, scripts: { test: 'node check.mjs' } }));
     p.write('vouch.config.json', configText([{ name: 'test', kind: 'test', script: 'test', mode: 'traced' }]));
-    expect(p.vouch(['run', 'test']).code).toBe(0);
+    expect((await runIn(p, ['run', 'test'])).code).toBe(0);
     const hook = () => {
       const result = spawnSync(process.execPath, [CLI, 'hook', 'claude'], { cwd: p.root, input: JSON.stringify(claudeBash(p.root, 'npm test')), env: cleanEnv(), encoding: 'utf8' });
       expect(result.status, result.stderr).toBe(0);
@@ -187,7 +229,7 @@ describe.skipIf(!STRACE)(TITLE, () => {
     expect(hook()?.permissionDecision).not.toBe('deny');
   });
 
-  it('ends, with the check, what the check left running in the background (a traced process cannot outlive its trace), and says so in the log', () => {
+  it('ends, with the check, what the check left running in the background (a traced process cannot outlive its trace), and says so in the log', async () => {
     const p = tracedProject();
     const marker = `vouch-leftover-${process.pid}-${Date.now()}`;
     p.write('bg.mjs', `import { spawn } from 'node:child_process';
@@ -195,7 +237,7 @@ spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)', ${JSON.stringify(m
 `);
     p.write('vouch.config.json', configText([{ name: 'bg', kind: 'test', command: ['node', 'bg.mjs'], mode: 'traced' }]));
     const started = Date.now();
-    const result = p.vouch(['run', 'bg', '--json']);
+    const result = await runIn(p, ['run', 'bg', '--json']);
     expect(result.code, result.stderr).toBe(0);
     // The check itself ends at once; its leftover would live a minute. The grace is 2 s.
     expect(Date.now() - started).toBeLessThan(20_000);
@@ -205,20 +247,20 @@ spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)', ${JSON.stringify(m
     expect(readFileSync(receipt.log_path, 'utf8')).toContain('vouch: ended 1 process the check left running');
   });
 
-  it('follows a check run through a package manager script into the tool it runs', () => {
+  it('follows a check run through a package manager script into the tool it runs', async () => {
     const p = tracedProject();
     p.write('package.json', JSON.stringify({ name: 'x', private: true, scripts: { test: 'node check.mjs' } }));
     p.write('vouch.config.json', configText([{ name: 'test', kind: 'test', script: 'test', mode: 'traced' }]));
-    const result = p.vouch(['run', 'test']);
+    const result = await runIn(p, ['run', 'test']);
     expect(result.code, result.stderr).toBe(0);
-    expectCurrent(p, 'test');
+    await expectCurrent(p, 'test');
     p.write('.env', 'SECRET=4\n');
-    expect(reasonText(statusOf(p, 'test'))).toMatch(/\.env: content changed/);
+    expect(reasonText(await statusOf(p, 'test'))).toMatch(/\.env: content changed/);
   });
 });
 
 describe('a traced check where tracing cannot run', () => {
-  it('falls back to its declared inputs, and the receipt says why', () => {
+  it('falls back to its declared inputs, and the receipt says why', async () => {
     const p = tracedProject();
     // A PATH with node and git but no strace: the tracer is missing, as on a machine without it.
     const bin = join(p.root, '..', `bin-${Date.now()}`);
@@ -229,13 +271,16 @@ describe('a traced check where tracing cannot run', () => {
     }
     const env = cleanEnv({ PATH: bin });
     try {
-      const receipt = run(p, env).runs[0].receipt;
+      // A process of its own, with this PATH: whether strace can run is probed once per process, with its PATH.
+      const ran = p.vouch(['run', 'check', '--json'], { env });
+      expect(ran.code, ran.stderr).toBe(0);
+      const receipt = JSON.parse(ran.stdout).runs[0].receipt;
       expect(receipt.evidence).toEqual({ mode: 'declared', notes: [{ code: 'trace-unavailable', message: expect.stringMatching(/strace is not installed: install strace/) }] });
       expect(receipt.reuse_eligible).toBe(true);
-      expectCurrent(p, 'check', env);
+      await expectCurrent(p, 'check', env);
       // Declared inputs: an ignored file is not one of them, so the fallback cannot see it.
       p.write('README.md', '# edited\n');
-      expect(statusOf(p, 'check', env).freshness).toBe('STALE');
+      expect((await statusOf(p, 'check', env)).freshness).toBe('STALE');
     } finally {
       rmSync(bin, { recursive: true, force: true });
     }
