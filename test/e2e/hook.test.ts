@@ -2,8 +2,9 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { expectCurrent, type Json } from '../helpers/answers.js';
+import type { Json } from '../helpers/answers.js';
 import { claudeBash } from '../helpers/hookInput.js';
+import { expectCurrentIn, inProcess } from '../helpers/inProcess.js';
 import { isRunning, observerRecords, ObserverTracker, until, waitGone } from '../helpers/observer.js';
 import { CLI, cleanEnv, REPO, tempProject, type TempProject } from '../helpers/project.js';
 
@@ -12,6 +13,9 @@ import { CLI, cleanEnv, REPO, tempProject, type TempProject } from '../helpers/p
  * hook JSON on stdin, and stdout checked byte for byte. The JSON shapes are
  * the hosts' own: https://docs.anthropic.com/en/docs/claude-code/hooks ("PreToolUse",
  * "SessionStart") and https://developers.openai.com/codex/hooks.
+ *
+ * The runs that set a test up and the status questions around the hook go through vouch in this
+ * process (test/helpers/inProcess.ts); the hook itself is always the process the host starts.
  */
 
 const projects: TempProject[] = [];
@@ -99,10 +103,11 @@ function parsedLine(run: HookRun): Json {
   return value;
 }
 
-function runCheck(p: TempProject, check: string): string {
-  const result = p.vouch(['run', check]);
+/** `vouch run CHECK` in this process; the run id of its CURRENT receipt. */
+async function runCheck(p: TempProject, check: string): Promise<string> {
+  const result = await inProcess(p).vouch(['run', check]);
   expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
-  return expectCurrent(p, check).receipt.run_id as string;
+  return (await expectCurrentIn(inProcess(p), check)).receipt.run_id as string;
 }
 
 /** The program text a rewrite uses when PATH has no vouch of this install: this node, and the script's real path. */
@@ -122,18 +127,18 @@ function readLog(file: string): Json[] {
 }
 
 describe('Claude Code PreToolUse', () => {
-  it('a command that runs no check: nothing on stdout', () => {
+  it('a command that runs no check: nothing on stdout', async () => {
     const p = project('hook-nomatch');
-    runCheck(p, 'typecheck');
+    await runCheck(p, 'typecheck');
     for (const command of ['ls -la', 'git status --short', 'npm run typecheck -- --watch', 'echo "npm run typecheck"']) {
       const run = hook('claude', claudeBash(p.root, command), { cwd: p.root });
       expect(run, command).toEqual({ code: 0, stdout: '', stderr: '' });
     }
   });
 
-  it('a current check: denied, with a reason naming the check, its run id and age, its stored output, and how to force a rerun', () => {
+  it('a current check: denied, with a reason naming the check, its run id and age, its stored output, and how to force a rerun', async () => {
     const p = project('hook-deny');
-    const runId = runCheck(p, 'typecheck');
+    const runId = await runCheck(p, 'typecheck');
     const run = hook('claude', claudeBash(p.root, 'npm run typecheck'), { cwd: p.root });
     const out = parsedLine(run);
     expect(Object.keys(out)).toEqual(['hookSpecificOutput']);
@@ -141,7 +146,7 @@ describe('Claude Code PreToolUse', () => {
     expect(out.hookSpecificOutput.hookEventName).toBe('PreToolUse');
     expect(out.hookSpecificOutput.permissionDecision).toBe('deny');
     // The whole line, exactly, up to the receipt's age, time and duration (docs/hooks.md, "Replay", has the wording).
-    const receipt = expectCurrent(p, 'typecheck').receipt;
+    const receipt = (await expectCurrentIn(inProcess(p), 'typecheck')).receipt;
     const stored = readFileSync(join(p.root, '.vouch', 'logs', `${runId}.log`), 'utf8');
     const reason = [
       'vouch: not run, because check "typecheck" has a CURRENT receipt: nothing it depends on (inputs, configuration, tools, environment) changed since the run below, so a rerun would pass again.',
@@ -156,27 +161,27 @@ describe('Claude Code PreToolUse', () => {
     expect(run.stdout.replace(/, \d+ (s|min) ago/, ', AGE ago').replace(/exit 0 in [\d.]+m?s/, 'exit 0 in DURATION')).toBe(line);
   });
 
-  it('decides in the agent cwd from the JSON, wherever the hook process itself runs', () => {
+  it('decides in the agent cwd from the JSON, wherever the hook process itself runs', async () => {
     const p = project('hook-cwd');
-    runCheck(p, 'typecheck');
+    await runCheck(p, 'typecheck');
     const out = parsedLine(hook('claude', claudeBash(p.root, 'npm run typecheck'), { cwd: '/' }));
     expect(out.hookSpecificOutput.permissionDecision).toBe('deny');
   });
 
-  it('a chain of current checks is denied whole, naming every part', () => {
+  it('a chain of current checks is denied whole, naming every part', async () => {
     const p = project('hook-chain');
-    const typecheckId = runCheck(p, 'typecheck');
-    const testId = runCheck(p, 'test');
+    const typecheckId = await runCheck(p, 'typecheck');
+    const testId = await runCheck(p, 'test');
     const out = parsedLine(hook('claude', claudeBash(p.root, 'npm run typecheck && npm test'), { cwd: p.root }));
     expect(out.hookSpecificOutput.permissionDecision).toBe('deny');
     expect(out.hookSpecificOutput.permissionDecisionReason).toContain(typecheckId);
     expect(out.hookSpecificOutput.permissionDecisionReason).toContain(testId);
   });
 
-  it('npm\'s aliases stand for the script they run, as init reads them: run-script and tst are denied like run and test', () => {
+  it('npm\'s aliases stand for the script they run, as init reads them: run-script and tst are denied like run and test', async () => {
     const p = project('hook-alias');
-    const typecheckId = runCheck(p, 'typecheck');
-    const testId = runCheck(p, 'test');
+    const typecheckId = await runCheck(p, 'typecheck');
+    const testId = await runCheck(p, 'test');
     for (const [command, runId] of [['npm run-script typecheck', typecheckId], ['npm rum typecheck', typecheckId], ['npm tst', testId]] as const) {
       const out = parsedLine(hook('claude', claudeBash(p.root, command), { cwd: p.root }));
       expect(out.hookSpecificOutput.permissionDecision, command).toBe('deny');
@@ -186,9 +191,9 @@ describe('Claude Code PreToolUse', () => {
     expect(hook('claude', claudeBash(p.root, 'npm run-script typecheck -- --watch'), { cwd: p.root })).toEqual({ code: 0, stdout: '', stderr: '' });
   });
 
-  it('a stale check: updatedInput is the whole tool_input with only the command rewritten, and no permissionDecision', () => {
+  it('a stale check: updatedInput is the whole tool_input with only the command rewritten, and no permissionDecision', async () => {
     const p = project('hook-rewrite');
-    runCheck(p, 'typecheck');
+    await runCheck(p, 'typecheck');
     p.write('src/a.js', 'export const a = 2;\n');
     const input = claudeBash(p.root, 'npm run typecheck 2>&1 | tail -30');
     input.tool_input.dangerouslyDisableSandbox = false;
@@ -216,12 +221,12 @@ describe('Claude Code PreToolUse', () => {
     expect(out.hookSpecificOutput.permissionDecision).toBeUndefined();
   });
 
-  it('the rewritten command, run in a shell, runs the check through this install and records a receipt', () => {
+  it('the rewritten command, run in a shell, runs the check through this install and records a receipt', async () => {
     const p = project('hook-rewrite-runs');
     const out = parsedLine(hook('claude', claudeBash(p.root, 'npm test'), { cwd: p.root }));
     const shell = spawnSync('/bin/sh', ['-c', out.hookSpecificOutput.updatedInput.command], { cwd: p.root, env: cleanEnv({ PATH: PATH_WITHOUT_VOUCH }), encoding: 'utf8' });
     expect(shell.status, `${shell.stdout}\n${shell.stderr}`).toBe(0);
-    expectCurrent(p, 'test');
+    await expectCurrentIn(inProcess(p), 'test');
   });
 
   it('plain `vouch` in the rewrite when the first vouch on PATH is this install; else node and the real path of this script', () => {
@@ -254,9 +259,9 @@ describe('Claude Code PreToolUse', () => {
     expect(parsedLine(quoted).hookSpecificOutput.updatedInput.command).toBe(`${process.execPath} '${realpathSync(join(spaced, 'dist', 'bin', 'main.js'))}' run test --if-due`);
   });
 
-  it('VOUCH_FORCE=1 in the hook environment runs the command as typed; in front of the command, it runs through vouch run, never denied', () => {
+  it('VOUCH_FORCE=1 in the hook environment runs the command as typed; in front of the command, it runs through vouch run, never denied', async () => {
     const p = project('hook-force');
-    runCheck(p, 'typecheck');
+    await runCheck(p, 'typecheck');
     const forcedEnv = hook('claude', claudeBash(p.root, 'npm run typecheck'), { cwd: p.root, env: cleanEnv({ PATH: PATH_WITHOUT_VOUCH, VOUCH_FORCE: '1' }) });
     expect(forcedEnv).toEqual({ code: 0, stdout: '', stderr: '' });
     // CURRENT and PASS, yet forced: a plain `vouch run typecheck` (no --if-due), whose result is kept as a receipt.
@@ -269,9 +274,9 @@ describe('Claude Code PreToolUse', () => {
     expect(hook('codex', codexBash(p.root, 'VOUCH_FORCE=1 npm run typecheck'), { cwd: p.root }).stdout).toBe('');
   });
 
-  it('other tools and events, and a directory without a config: nothing on stdout', () => {
+  it('other tools and events, and a directory without a config: nothing on stdout', async () => {
     const p = project('hook-other');
-    runCheck(p, 'typecheck');
+    await runCheck(p, 'typecheck');
     const read = { ...claudeBash(p.root, 'x'), tool_name: 'Read', tool_input: { file_path: join(p.root, 'src/a.js') } };
     expect(hook('claude', read, { cwd: p.root })).toEqual({ code: 0, stdout: '', stderr: '' });
     const post = { ...claudeBash(p.root, 'npm run typecheck'), hook_event_name: 'PostToolUse', tool_response: {} };
@@ -282,9 +287,9 @@ describe('Claude Code PreToolUse', () => {
 });
 
 describe('fail open', () => {
-  it('malformed or unexpected stdin: nothing on stdout, exit 0', () => {
+  it('malformed or unexpected stdin: nothing on stdout, exit 0', async () => {
     const p = project('hook-malformed');
-    runCheck(p, 'typecheck');
+    await runCheck(p, 'typecheck');
     const inputs = [
       '',
       'not json',
@@ -301,9 +306,9 @@ describe('fail open', () => {
     }
   });
 
-  it('a command that does not parse: nothing on stdout', () => {
+  it('a command that does not parse: nothing on stdout', async () => {
     const p = project('hook-unparsed');
-    runCheck(p, 'typecheck');
+    await runCheck(p, 'typecheck');
     expect(hook('claude', claudeBash(p.root, 'npm run typecheck "unterminated'), { cwd: p.root })).toEqual({ code: 0, stdout: '', stderr: '' });
   });
 
@@ -319,9 +324,9 @@ describe('fail open', () => {
 });
 
 describe('Codex PreToolUse', () => {
-  it('a current check is denied; a stale one runs as typed (Codex takes a rewrite only with allow)', () => {
+  it('a current check is denied; a stale one runs as typed (Codex takes a rewrite only with allow)', async () => {
     const p = project('hook-codex');
-    const runId = runCheck(p, 'typecheck');
+    const runId = await runCheck(p, 'typecheck');
     const deny = parsedLine(hook('codex', codexBash(p.root, 'npm run typecheck'), { cwd: p.root }));
     expect(Object.keys(deny.hookSpecificOutput)).toEqual(['hookEventName', 'permissionDecision', 'permissionDecisionReason']);
     expect(deny.hookSpecificOutput.hookEventName).toBe('PreToolUse');
@@ -347,9 +352,9 @@ describe('VOUCH_HOOK_LOG', () => {
     expect(line?.why).toMatch(/"root" in .* is "\.\."/);
   });
 
-  it('appends one JSON line per Bash command: time, host, command, decision, why, checks, latency', () => {
+  it('appends one JSON line per Bash command: time, host, command, decision, why, checks, latency', async () => {
     const p = project('hook-log');
-    const runId = runCheck(p, 'typecheck');
+    const runId = await runCheck(p, 'typecheck');
     // Outside the project: a log among the inputs would make the check stale.
     const logDir = mkdtempSync(join(REPO, '.tmp', 'hook-log-'));
     onExit.push(() => rmSync(logDir, { recursive: true, force: true }));
@@ -419,23 +424,23 @@ describe('SessionStart', () => {
     const pid = await until(() => runningObserver(stateDir), 'an observer started by SessionStart', 60_000);
     observers.note(p, [], pid);
     await until(() => startProcesses(p.root).length === 0, 'the "vouch start" SessionStart spawned to finish', 60_000);
-    const info = p.json(['observer']);
+    const info = await inProcess(p).json(['observer']);
     expect(info.running).toBe(true);
     expect(info.pid).toBe(pid);
 
     // A resumed or cleared session (or Codex in the same checkout) starts it again: the same observer stays.
     expect(hook('codex', sessionStart(p.root), { cwd: p.root })).toEqual({ code: 0, stdout: '', stderr: '' });
     await until(() => startProcesses(p.root).length === 0, 'the second "vouch start" to finish', 60_000);
-    expect(p.json(['observer']).pid).toBe(pid);
+    expect((await inProcess(p).json(['observer'])).pid).toBe(pid);
 
-    const stopped = p.vouch(['stop']);
+    const stopped = await inProcess(p).vouch(['stop']);
     expect(stopped.code, stopped.stderr).toBe(0);
     expect(await waitGone(pid, 10_000)).toBe(true);
   });
 
   it('the observer answers when it runs; a hung one is waited for within the deadline, then the hook observes directly', async () => {
     const p = project('hook-observer');
-    const runId = runCheck(p, 'typecheck');
+    const runId = await runCheck(p, 'typecheck');
     const started = observers.start(p);
     const logDir = mkdtempSync(join(REPO, '.tmp', 'hook-log-'));
     onExit.push(() => rmSync(logDir, { recursive: true, force: true }));

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Json } from '../helpers/answers.js';
 import { claudeBash } from '../helpers/hookInput.js';
+import { inProcess } from '../helpers/inProcess.js';
 import { CLI, cleanEnv, tempProject, type TempProject } from '../helpers/project.js';
 
 /*
@@ -11,6 +12,10 @@ import { CLI, cleanEnv, tempProject, type TempProject } from '../helpers/project
  * shown, cut from the stored log exactly as the agent's own command would have
  * cut it. Each expected text here comes from the real tail, head or grep run on
  * the stored log.
+ *
+ * The runs that set a test up, and the questions and skips of `vouch run --if-due`, go through
+ * vouch in this process (test/helpers/inProcess.ts); the hook is the process a host starts, and
+ * one skip's summary is read from the built CLI's own stdout.
  */
 
 const projects: TempProject[] = [];
@@ -50,8 +55,8 @@ function project(name: string, config: Json = {}): TempProject {
   return p;
 }
 
-function ran(p: TempProject, check: string, code = 0): { runId: string; log: string } {
-  const result = p.json(['run', check]);
+async function ran(p: TempProject, check: string, code = 0): Promise<{ runId: string; log: string }> {
+  const result = await inProcess(p).json(['run', check]);
   expect(result.exit_code, JSON.stringify(result)).toBe(code);
   const receipt = result.runs[0].receipt;
   return { runId: receipt.run_id, log: readFileSync(receipt.log_path, 'utf8') };
@@ -84,9 +89,9 @@ function replayed(text: string, runId: string): string {
 }
 
 describe('the hook replays the stored output in its deny', () => {
-  it('| tail -N, | head -N, | grep and a plain command each get exactly what that command would have shown', () => {
+  it('| tail -N, | head -N, | grep and a plain command each get exactly what that command would have shown', async () => {
     const p = project('replay-forms');
-    const { runId, log } = ran(p, 'test');
+    const { runId, log } = await ran(p, 'test');
     const cases: Array<[string, string[], string]> = [
       ['npm test 2>&1 | tail -5', ['tail', '-5'], 'the last 5 lines (| tail -5)'],
       ['npm test 2>&1 | tail -n 12', ['tail', '-n', '12'], 'the last 12 lines (| tail -12)'],
@@ -116,9 +121,9 @@ describe('the hook replays the stored output in its deny', () => {
     expect(replayed(regex.text, runId)).toBe(real(['tail', '-40'], log));
   });
 
-  it('a CURRENT FAIL is denied with its stored failure, not rerun; the reason says how to force a rerun', () => {
+  it('a CURRENT FAIL is denied with its stored failure, not rerun; the reason says how to force a rerun', async () => {
     const p = project('replay-fail');
-    const { runId, log } = ran(p, 'unit', 1);
+    const { runId, log } = await ran(p, 'unit', 1);
     const decision = decide(p, 'npm run unit 2>&1 | tail -20');
     expect(decision.kind).toBe('deny');
     expect(decision.text).toContain(`check "unit" FAILED in run ${runId}`);
@@ -134,34 +139,34 @@ describe('the hook replays the stored output in its deny', () => {
     expect(codex.kind).toBe('deny');
     expect(ageless(codex.text)).toBe(ageless(decision.text));
     // Nothing ran: still one receipt.
-    expect(p.json(['log', 'unit']).receipts).toHaveLength(1);
+    expect((await inProcess(p).json(['log', 'unit'])).receipts).toHaveLength(1);
   });
 
-  it('"replayFailures": false lets a CURRENT FAIL run again (rewritten), while a CURRENT PASS is still denied', () => {
+  it('"replayFailures": false lets a CURRENT FAIL run again (rewritten), while a CURRENT PASS is still denied', async () => {
     const p = project('replay-off', { replayFailures: false });
-    ran(p, 'unit', 1);
-    ran(p, 'test');
+    await ran(p, 'unit', 1);
+    await ran(p, 'test');
     expect(decide(p, 'npm run unit')).toEqual({ kind: 'rewrite', text: expect.stringMatching(/ run unit --if-due$/) });
     expect(decide(p, 'npm run unit', 'codex').kind).toBe('pass');
     expect(decide(p, 'npm test').kind).toBe('deny');
     // The switch is a boolean: anything else is a config error, said as such.
     p.write('vouch.config.json', JSON.stringify({ schema: 1, replayFailures: 'no', checks: [{ name: 'test', kind: 'test', script: 'test' }] }));
-    const refused = p.vouch(['status']);
+    const refused = await inProcess(p).vouch(['status']);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('replayFailures');
   });
 
-  it('a CURRENT FAIL whose log is gone is run again: there is nothing to show', () => {
+  it('a CURRENT FAIL whose log is gone is run again: there is nothing to show', async () => {
     const p = project('replay-nolog');
-    const { runId } = ran(p, 'unit', 1);
+    const { runId } = await ran(p, 'unit', 1);
     rmSync(join(p.root, '.vouch', 'logs', `${runId}.log`));
     expect(decide(p, 'npm run unit').kind).toBe('rewrite');
   });
 
-  it('a chain names each check once, failures replayed first', () => {
+  it('a chain names each check once, failures replayed first', async () => {
     const p = project('replay-chain');
-    const pass = ran(p, 'test');
-    const fail = ran(p, 'unit', 1);
+    const pass = await ran(p, 'test');
+    const fail = await ran(p, 'unit', 1);
     const decision = decide(p, 'npm test && npm run unit; npm test 2>&1 | tail -3');
     expect(decision.kind).toBe('deny');
     expect(decision.text.split(`check "test" PASSED in run ${pass.runId}`)).toHaveLength(2);
@@ -169,9 +174,9 @@ describe('the hook replays the stored output in its deny', () => {
     expect(replayed(decision.text, fail.runId)).toBe(real(['tail', '-40'], fail.log));
   });
 
-  it('the reason is bounded whatever the command: a 100 KB command, and a chain of 8,501 parts', { timeout: 120_000 }, () => {
+  it('the reason is bounded whatever the command: a 100 KB command, and a chain of 8,501 parts', { timeout: 120_000 }, async () => {
     const p = project('replay-bounded');
-    ran(p, 'test');
+    await ran(p, 'test');
     const long = `npm test # ${'x'.repeat(100_000)}`;
     const one = decide(p, long);
     expect(one.kind).toBe('deny');
@@ -189,9 +194,9 @@ describe('the hook replays the stored output in its deny', () => {
 });
 
 describe('vouch run --if-due on a skip', () => {
-  it('prints the summary, with --replay the stored output, and with --json the summary fields', () => {
+  it('prints the summary, with --replay the stored output, and with --json the summary fields', async () => {
     const p = project('replay-run');
-    const { runId, log } = ran(p, 'test');
+    const { runId, log } = await ran(p, 'test');
     const plain = p.vouch(['run', 'test', '--if-due']);
     expect(plain.code).toBe(0);
     expect(plain.stdout).toMatch(new RegExp(`^vouch: skipped test: CURRENT PASS, receipt ${runId} from \\d+s ago, saved \\d+(ms|\\.\\ds)\\n`));
@@ -199,24 +204,24 @@ describe('vouch run --if-due on a skip', () => {
     expect(plain.stdout).toContain('vitest: Tests 3 passed (3)');
     expect(plain.stdout).not.toContain('--- output of run');
 
-    const replay = p.vouch(['run', 'test', '--if-due', '--replay']);
+    const replay = await inProcess(p).vouch(['run', 'test', '--if-due', '--replay']);
     expect(replay.code).toBe(0);
     expect(replay.stdout).toContain('vouch: Its stored output, the last 40 lines, ANSI escapes removed:');
     expect(replayed(replay.stdout, runId)).toBe(real(['tail', '-40'], log));
 
-    const json = p.json(['run', 'test', '--if-due', '--replay']);
+    const json = await inProcess(p).json(['run', 'test', '--if-due', '--replay']);
     const entry = json.runs[0];
     expect(entry).toMatchObject({ name: 'test', action: 'skipped', summary: { line: expect.stringContaining(`PASSED in run ${runId}`), counts: [{ tool: 'vitest', passed: 3, total: 3 }] } });
     expect(entry.output.text).toBe(real(['tail', '-40'], log));
-    expect(p.json(['run', 'test', '--if-due']).runs[0].output).toBeNull();
-    expect(p.vouch(['run', 'test', '--replay']).code).toBe(2);
+    expect((await inProcess(p).json(['run', 'test', '--if-due'])).runs[0].output).toBeNull();
+    expect((await inProcess(p).vouch(['run', 'test', '--replay'])).code).toBe(2);
   });
 
-  it('saved time is the receipt duration less the skip own time, never below zero', () => {
+  it('saved time is the receipt duration less the skip own time, never below zero', async () => {
     const p = project('replay-saved');
-    ran(p, 'test');
-    const json = p.json(['run', 'test', '--if-due']);
-    const duration = p.json(['log', 'test']).receipts[0].duration_ms;
+    await ran(p, 'test');
+    const json = await inProcess(p).json(['run', 'test', '--if-due']);
+    const duration = (await inProcess(p).json(['log', 'test'])).receipts[0].duration_ms;
     expect(json.runs[0].summary.saved_ms).toBeGreaterThanOrEqual(0);
     expect(json.runs[0].summary.saved_ms).toBeLessThan(duration);
   });

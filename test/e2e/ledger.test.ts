@@ -8,12 +8,15 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { claudeBash } from '../helpers/hookInput.js';
+import { inProcess } from '../helpers/inProcess.js';
 import { CLI, cleanEnv, REPO, tempProject, type TempProject } from '../helpers/project.js';
 
 /*
  * The ledger, shadow mode and `vouch savings` through real processes: `vouch hook` with the
  * host's JSON on stdin, `vouch agent setup --shadow`, `vouch run --if-due`, and a writer killed
- * with SIGKILL in the middle of moving the ledger into the store.
+ * with SIGKILL in the middle of moving the ledger into the store. The runs, logs and savings
+ * reports around them go through vouch in this process (test/helpers/inProcess.ts); `vouch agent`
+ * keeps a process of its own, since what it installs names the script its process runs.
  */
 
 const projects: TempProject[] = [];
@@ -62,19 +65,19 @@ function hook(p: TempProject, command: string, args: string[] = [], env: NodeJS.
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-function savings(p: TempProject, args: string[] = []): any {
-  const out = p.json(['savings', ...args]);
+async function savings(p: TempProject, args: string[] = []): Promise<any> {
+  const out = await inProcess(p).json(['savings', ...args]);
   expectValid('savings', out);
   return out;
 }
 
-function ran(p: TempProject, args: string[]): void {
-  const result = p.vouch(args);
+async function ran(p: TempProject, args: string[]): Promise<void> {
+  const result = await inProcess(p).vouch(args);
   expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
 }
 
 describe('shadow mode', () => {
-  it('setup --shadow installs hooks that decide and record a deny, but let the command run as typed; --enforce turns them on', () => {
+  it('setup --shadow installs hooks that decide and record a deny, but let the command run as typed; --enforce turns them on', async () => {
     const p = project('ledger-shadow');
     const env = cleanEnv({ SHELL: shellNone(p), HOME: join(p.root, 'out') });
     const setup = JSON.parse(p.vouch(['agent', 'setup', 'claude', '--apply', '--shadow', '--no-mcp', '--json'], { env }).stdout);
@@ -92,14 +95,14 @@ describe('shadow mode', () => {
     expect(doctor.hosts[0].items.find((item: { id: string }) => item.id === 'hooks').state).toBe('intact');
     expect(p.vouch(['agent', 'doctor', 'claude'], { env }).stdout).toContain('mode: shadow');
 
-    ran(p, ['run', 'test']);
+    await ran(p, ['run', 'test']);
     // Exactly what the installed entry runs: this node, this script, hook claude --shadow.
     const shadow = hook(p, 'npm test 2>&1 | tail -5', ['--shadow']);
     expect(shadow).toEqual({ code: 0, stdout: '', stderr: '' });
     // The same call in enforce mode denies: shadow mode decided the same, and said nothing.
     expect(JSON.parse(hook(p, 'npm test 2>&1 | tail -5').stdout).hookSpecificOutput.permissionDecision).toBe('deny');
 
-    const report = savings(p);
+    const report = await savings(p);
     expect(report.commands).toEqual({ seen: 2, matched: 2, checks_matched: 2, shadow: 1 });
     expect(report.shadow.decisions).toEqual({ deny: 1, rewrite: 0, pass: 0 });
     expect(report.decisions).toMatchObject({ deny: 1, rewrite: 0, pass: 0 });
@@ -120,9 +123,9 @@ describe('shadow mode', () => {
 });
 
 describe('vouch savings', () => {
-  it('reports denies, passes, skips and forced reruns from the ledger, and flags a rerun that differs as a bug', () => {
+  it('reports denies, passes, skips and forced reruns from the ledger, and flags a rerun that differs as a bug', async () => {
     const p = project('ledger-savings');
-    ran(p, ['run', 'test']);
+    await ran(p, ['run', 'test']);
     expect(hook(p, 'ls -la').stdout).toBe('');
     expect(JSON.parse(hook(p, 'npm test').stdout).hookSpecificOutput.permissionDecision).toBe('deny');
     // A forced command typed as the check is rewritten to a plain `vouch run test`: it runs, and its result is kept.
@@ -130,15 +133,15 @@ describe('vouch savings', () => {
     expect(forced.permissionDecision).toBeUndefined();
     expect(forced.updatedInput.command).toMatch(/^VOUCH_FORCE=1 .* run test$/);
     // Run from Claude Code's Bash tool (a rewrite), the skip counts in the hook's session.
-    expect(p.vouch(['run', 'test', '--if-due', '--no-observer'], { env: cleanEnv({ CLAUDE_CODE_SESSION_ID: 'session-1' }) }).stdout).toContain('skipped test');
+    expect((await inProcess(p).vouch(['run', 'test', '--if-due', '--no-observer'], { env: cleanEnv({ CLAUDE_CODE_SESSION_ID: 'session-1' }) })).stdout).toContain('skipped test');
     // The forced rerun, as Claude Code runs it: same inputs, same result.
-    const receiptsBefore = p.json(['log', 'test']).receipts.length;
+    const receiptsBefore = (await inProcess(p).json(['log', 'test'])).receipts.length;
     const shell = spawnSync('bash', ['-c', forced.updatedInput.command], { cwd: p.root, env: cleanEnv(), encoding: 'utf8' });
     expect(shell.status, shell.stderr).toBe(0);
     expect(shell.stderr).toMatch(/running test/);
-    expect(p.json(['log', 'test']).receipts.length).toBe(receiptsBefore + 1);
+    expect((await inProcess(p).json(['log', 'test'])).receipts.length).toBe(receiptsBefore + 1);
 
-    let report = savings(p, ['--since', '1h']);
+    let report = await savings(p, ['--since', '1h']);
     expect(report.commands).toEqual({ seen: 3, matched: 2, checks_matched: 2, shadow: 0 });
     expect(report.decisions).toEqual({ deny: 1, rewrite: 1, pass: 1, skip: 1 });
     expect(report.avoided.decisions).toBe(2);
@@ -151,51 +154,51 @@ describe('vouch savings', () => {
 
     // out/fail is not an input: the check now fails on inputs vouch calls unchanged.
     p.write('out/fail', '');
-    expect(p.vouch(['run', 'test']).code).toBe(1);
-    report = savings(p);
+    expect((await inProcess(p).vouch(['run', 'test'])).code).toBe(1);
+    report = await savings(p);
     expect(report.differing).toBe(1);
     expect(report.reruns.at(-1)).toMatchObject({ result: 'FAIL', exit_code: 1, previous_result: 'PASS', differs: true });
-    const text = p.vouch(['savings']);
+    const text = await inProcess(p).vouch(['savings']);
     expect(text.code).toBe(0);
     expect(text.stdout.split('\n')[0]).toMatch(/^BUG: test run \S+ FAIL \(exit 1\) on the same inputs as run \S+, which was PASS/);
     // The spool was moved into the store.
     expect(existsSync(join(p.root, '.vouch', 'ledger.jsonl'))).toBe(false);
-    expect(p.vouch(['savings', '--since', '2w']).code).toBe(2);
+    expect((await inProcess(p).vouch(['savings', '--since', '2w'])).code).toBe(2);
   });
 
-  it('a spool of garbage, a dropped table and a state dir without a ledger are reported on, never a failure', () => {
+  it('a spool of garbage, a dropped table and a state dir without a ledger are reported on, never a failure', async () => {
     const p = project('ledger-damage');
-    expect(savings(p).commands.seen).toBe(0);
-    ran(p, ['run', 'test']);
+    expect((await savings(p)).commands.seen).toBe(0);
+    await ran(p, ['run', 'test']);
     writeFileSync(join(p.root, '.vouch', 'ledger.jsonl'), '\u0000\u0001 not json\n{"at":1}\n');
     expect(JSON.parse(hook(p, 'npm test').stdout).hookSpecificOutput.permissionDecision).toBe('deny');
-    expect(savings(p).decisions.deny).toBe(1);
+    expect((await savings(p)).decisions.deny).toBe(1);
     const db = new Database(join(p.root, '.vouch', 'state.db'));
     db.exec('DROP TABLE ledger');
     db.close();
     expect(JSON.parse(hook(p, 'npm test').stdout).hookSpecificOutput.permissionDecision).toBe('deny');
-    expect(savings(p).decisions.deny).toBe(1);
+    expect((await savings(p)).decisions.deny).toBe(1);
   });
 });
 
 describe('Codex', () => {
-  it('a Codex deny is recorded with its host and session', () => {
+  it('a Codex deny is recorded with its host and session', async () => {
     const p = project('ledger-codex');
-    ran(p, ['run', 'test']);
+    await ran(p, ['run', 'test']);
     const input = { session_id: '0199a213-81c0-7800-8aa1-bbab2a035a53', turn_id: 'turn-1', cwd: p.root, hook_event_name: 'PreToolUse', model: 'gpt-5.5-codex', tool_name: 'Bash', tool_input: { command: 'npm test' }, tool_use_id: 'call_abc' };
     const result = spawnSync(process.execPath, [CLI, 'hook', 'codex'], { cwd: p.root, input: JSON.stringify(input), env: cleanEnv(), encoding: 'utf8', timeout: 60_000 });
     expect(JSON.parse(result.stdout).hookSpecificOutput.permissionDecision).toBe('deny');
-    const report = savings(p);
+    const report = await savings(p);
     expect(report.decisions.deny).toBe(1);
     expect(report.avoided.by_session).toEqual([expect.objectContaining({ session: input.session_id, host: 'codex', count: 1 })]);
   });
 });
 
 describe('the spool', () => {
-  it('a hook that finds the spool past 1 MB moves it into the store itself, applying the config\'s retention', () => {
+  it('a hook that finds the spool past 1 MB moves it into the store itself, applying the config\'s retention', async () => {
     const p = project('ledger-spool');
     p.write('vouch.config.json', JSON.stringify({ ...JSON.parse(FILES['vouch.config.json']!), ledger: { days: 30, rows: 1000 } }));
-    ran(p, ['run', 'test']);
+    await ran(p, ['run', 'test']);
     const line = JSON.stringify({ at: Date.now(), source: 'hook', host: 'codex', session: 'old', mode: 'enforce', decision: 'pass', forced: false, command: 'x'.repeat(400), checks: [], receipts: [], latency_ms: 1 }) + '\n';
     writeFileSync(join(p.root, '.vouch', 'ledger.jsonl'), line.repeat(Math.ceil((1024 * 1024) / line.length)));
     expect(hook(p, 'git status').stdout).toBe('');
@@ -214,9 +217,9 @@ describe('the spool', () => {
 describe('skips outside the hook', () => {
   it('vouch run --if-due and the MCP run tool record each skip, with the receipt it relied on and no session', async () => {
     const p = project('ledger-skips');
-    ran(p, ['run', 'test']);
-    const receipt = p.json(['log']).receipts[0].run_id as string;
-    expect(p.vouch(['run', 'test', '--if-due']).code).toBe(0);
+    await ran(p, ['run', 'test']);
+    const receipt = (await inProcess(p).json(['log'])).receipts[0].run_id as string;
+    expect((await inProcess(p).vouch(['run', 'test', '--if-due'])).code).toBe(0);
     const env = Object.fromEntries(Object.entries(cleanEnv()).filter((pair): pair is [string, string] => pair[1] !== undefined));
     const client = new Client({ name: 'vouch-test', version: '0' });
     await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], cwd: p.root, env, stderr: 'pipe' }));
@@ -226,7 +229,7 @@ describe('skips outside the hook', () => {
     } finally {
       await client.close();
     }
-    const report = savings(p);
+    const report = await savings(p);
     expect(report.decisions.skip).toBe(2);
     expect(report.avoided.by_session).toEqual([expect.objectContaining({ session: null, host: null, count: 2 })]);
     const db = new Database(join(p.root, '.vouch', 'state.db'), { readonly: true });
@@ -243,7 +246,7 @@ describe('skips outside the hook', () => {
 describe('a crash', () => {
   it('SIGKILL while the ledger is moved into the store leaves a readable store, and nothing counted twice', async () => {
     const p = project('ledger-crash');
-    ran(p, ['run', 'test']);
+    await ran(p, ['run', 'test']);
     const stateDir = join(p.root, '.vouch');
     // A writer that spools and moves entries as fast as it can, until killed.
     const script = `
@@ -276,7 +279,7 @@ describe('a crash', () => {
       db.close();
     }
     // What was spooled but not moved is moved now, still without a double.
-    const report = savings(p);
+    const report = await savings(p);
     expect(report.commands.seen).toBeGreaterThan(0);
     const db2 = new Database(join(stateDir, 'state.db'), { readonly: true });
     try {

@@ -6,6 +6,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { claudeBash } from '../helpers/hookInput.js';
+import { inProcess } from '../helpers/inProcess.js';
 import { ObserverTracker } from '../helpers/observer.js';
 import { CLI, cleanEnv, REPO, tempProject, type CliResult, type TempProject } from '../helpers/project.js';
 
@@ -14,6 +15,12 @@ import { CLI, cleanEnv, REPO, tempProject, type CliResult, type TempProject } fr
  * it: links in it must never carry vouch's writes outside, and a state dir
  * that git lists is itself a warning. Every "victim" lives outside the
  * project (under the repo's .tmp/); each test checks its bytes and mtime.
+ *
+ * Status, run, log and the other questions go through vouch in this process
+ * (test/helpers/inProcess.ts). What needs a process keeps the built CLI: the hook (its JSON on
+ * stdin), the MCP server, `vouch start` and `vouch agent` (they record the script their process
+ * runs), a temporary file named by the pid, a status that could block on a FIFO (its timeout
+ * ends a process), and the modes under a process's umask.
  */
 
 const TMP = join(REPO, '.tmp');
@@ -99,8 +106,13 @@ function hook(cwd: string, command: string): CliResult {
   return { code: result.status, signal: result.signal, stdout: result.stdout, stderr: result.stderr };
 }
 
-function statusOf(project: TempProject, args: string[] = []): any {
-  const out = project.json(['status', ...args]);
+/** `vouch ARGS` in this process, in the project. */
+function vouch(project: TempProject, args: string[], options: { env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
+  return inProcess(project).vouch(args, options);
+}
+
+async function statusOf(project: TempProject, args: string[] = []): Promise<any> {
+  const out = await inProcess(project).json(['status', ...args]);
   return out.checks.find((check: { name: string }) => check.name === 't');
 }
 
@@ -117,15 +129,15 @@ describe('a cloned .vouch/config.validated linked to a file outside', () => {
   }
 
   for (const step of ['status', 'run', 'hook'] as const) {
-    it(`${step} in the clone leaves the victim's bytes and mtime alone`, () => {
+    it(`${step} in the clone leaves the victim's bytes and mtime alone`, async () => {
       const victim = victimFile(`validated-${step}`);
       const clone = cloneWithLink(victim, `sd-validated-${step}`);
       const before = fileState(victim);
       let status: any = null;
       if (step === 'status') {
-        status = statusOf(clone);
+        status = await statusOf(clone);
       } else if (step === 'run') {
-        const run = clone.vouch(['run', 't', '--json']);
+        const run = await vouch(clone, ['run', 't', '--json']);
         expect(run.code, run.stderr).toBe(0);
       } else {
         const run = hook(clone.root, 'node check.mjs');
@@ -143,29 +155,29 @@ describe('a cloned .vouch/config.validated linked to a file outside', () => {
 });
 
 describe('links in the state dir are refused or replaced, never followed', () => {
-  it('a dangling .vouch/state.db link: status and run are refused, and no database appears at its target', () => {
+  it('a dangling .vouch/state.db link: status and run are refused, and no database appears at its target', async () => {
     const project = track(tempProject('sd-db-link', FILES));
     const target = outside('db-link');
     const link = join(project.root, '.vouch', 'state.db');
     mkdirSync(join(project.root, '.vouch'), { mode: 0o700 });
     symlinkSync(join(target, 'state.db'), link);
-    for (const command of ['status', 'run', 'log']) expectRefused(project.vouch([command, '--json']), link, command);
+    for (const command of ['status', 'run', 'log']) expectRefused(await vouch(project, [command, '--json']), link, command);
     expect(readdirSync(target)).toEqual([]);
   });
 
-  it('a .vouch/logs link: run is refused naming it, the check does not run, and no log is written there', () => {
+  it('a .vouch/logs link: run is refused naming it, the check does not run, and no log is written there', async () => {
     const project = track(tempProject('sd-logs-link', { ...FILES, 'check.mjs': "import { writeFileSync } from 'node:fs';\nwriteFileSync('ran', '');\n" }));
     const target = outside('logs-link');
     const link = join(project.root, '.vouch', 'logs');
     mkdirSync(join(project.root, '.vouch'), { mode: 0o700 });
     symlinkSync(target, link);
     const before = snapshot(target);
-    expectRefused(project.vouch(['run', 't', '--json']), link, 'run');
+    expectRefused(await vouch(project, ['run', 't', '--json']), link, 'run');
     expect(existsSync(join(project.root, 'ran'))).toBe(false);
     expect(snapshot(target)).toEqual(before);
   });
 
-  it('a .vouch/locks link: run is refused naming it, and no lock file is created or removed there', () => {
+  it('a .vouch/locks link: run is refused naming it, and no lock file is created or removed there', async () => {
     const project = track(tempProject('sd-locks-link', FILES));
     const target = outside('locks-link');
     // A file named like the lock: a run that followed the link would create or remove such files.
@@ -174,7 +186,7 @@ describe('links in the state dir are refused or replaced, never followed', () =>
     mkdirSync(join(project.root, '.vouch'), { mode: 0o700 });
     symlinkSync(target, link);
     const before = snapshot(target);
-    expectRefused(project.vouch(['run', 't', '--json']), link, 'run');
+    expectRefused(await vouch(project, ['run', 't', '--json']), link, 'run');
     expect(snapshot(target)).toEqual(before);
   });
 
@@ -185,21 +197,23 @@ describe('links in the state dir are refused or replaced, never followed', () =>
     symlinkSync(target, link);
     const before = snapshot(target);
     const home = outside('dir-link-home');
-    const commands: string[][] = [
-      ['status'],
-      ['status', '--no-observer'],
-      ['run', 't'],
-      ['log'],
-      ['explain', 't'],
-      ['start'],
-      ['stop'],
-      ['observer'],
-      ['prove', 'claim.json'],
-      ['agent', 'setup', 'claude', '--apply'],
-      ['agent', 'remove', 'claude', '--apply'],
+    // In this process, but for start and agent: what they would record names their process's script.
+    const commands: [string[], 'in process' | 'a process'][] = [
+      [['status'], 'in process'],
+      [['status', '--no-observer'], 'in process'],
+      [['run', 't'], 'in process'],
+      [['log'], 'in process'],
+      [['explain', 't'], 'in process'],
+      [['start'], 'a process'],
+      [['stop'], 'in process'],
+      [['observer'], 'in process'],
+      [['prove', 'claim.json'], 'in process'],
+      [['agent', 'setup', 'claude', '--apply'], 'a process'],
+      [['agent', 'remove', 'claude', '--apply'], 'a process'],
     ];
-    for (const args of commands) {
-      const result = project.vouch([...args, '--json'], { env: cleanEnv({ HOME: home }) });
+    for (const [args, where] of commands) {
+      const options = { env: cleanEnv({ HOME: home }) };
+      const result = where === 'in process' ? await vouch(project, [...args, '--json'], options) : project.vouch([...args, '--json'], options);
       expectRefused(result, link, args.join(' '));
     }
     // The hook fails open: nothing on stdout, the command runs as typed.
@@ -226,7 +240,7 @@ describe('links in the state dir are refused or replaced, never followed', () =>
     // init, in a project with no config yet: refused before it writes the config.
     const fresh = track(tempProject('sd-dir-link-init', { 'package.json': JSON.stringify({ name: 'x', private: true, scripts: { test: 'node check.mjs' } }) }));
     symlinkSync(target, join(fresh.root, '.vouch'));
-    expectRefused(fresh.vouch(['init', '--json']), join(fresh.root, '.vouch'), 'init');
+    expectRefused(await vouch(fresh, ['init', '--json']), join(fresh.root, '.vouch'), 'init');
     expect(existsSync(join(fresh.root, 'vouch.config.json'))).toBe(false);
     expect(snapshot(target)).toEqual(before);
   });
@@ -266,9 +280,9 @@ describe('the native tree caches', () => {
   const INSTALLED_FILES = { 'vouch.config.json': INSTALLED, 'check.mjs': PASSING, '.gitignore': 'node_modules/\n', 'node_modules/dep/index.js': 'export {};\n', 'node_modules/dep/package.json': '{"name":"dep"}\n' };
 
   /** The tree cache's path, found after a first status, then removed so the next status writes it again. */
-  function cachePath(project: TempProject): string {
+  async function cachePath(project: TempProject): Promise<string> {
     // The first status makes the state dir (after the walks began); the second keeps a cache there.
-    for (let index = 0; index < 2; index++) expect(statusOf(project).freshness).toBe('UNVERIFIED');
+    for (let index = 0; index < 2; index++) expect((await statusOf(project)).freshness).toBe('UNVERIFIED');
     const caches = readdirSync(join(project.root, '.vouch')).filter((name) => /^tree-[0-9a-f]{16}\.cache$/.test(name));
     // Without the addon there is no cache to attack: the JavaScript walk keeps none.
     expect(caches, 'the native addon should have written a tree cache').toHaveLength(1);
@@ -277,9 +291,9 @@ describe('the native tree caches', () => {
     return path;
   }
 
-  it('a link at a cache\'s path, to a FIFO outside, is not opened (a plain open would block) and is replaced by a file', () => {
+  it('a link at a cache\'s path, to a FIFO outside, is not opened (a plain open would block) and is replaced by a file', async () => {
     const project = track(tempProject('sd-cache-fifo', INSTALLED_FILES));
-    const path = cachePath(project);
+    const path = await cachePath(project);
     const fifo = join(outside('cache-fifo'), 'fifo');
     expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
     symlinkSync(fifo, path);
@@ -292,9 +306,9 @@ describe('the native tree caches', () => {
     expect(cache.mode & 0o777).toBe(0o600);
   });
 
-  it('a link at a cache\'s temporary path (named by the pid, as vouch used to) is never written through', () => {
+  it('a link at a cache\'s temporary path (named by the pid, as vouch used to) is never written through', async () => {
     const project = track(tempProject('sd-cache-temp', INSTALLED_FILES));
-    const path = cachePath(project);
+    const path = await cachePath(project);
     const victim = victimFile('cache-temp');
     const before = fileState(victim);
     // exec keeps the shell's pid, so the link sits at exactly the name a pid-named temporary file would take.
@@ -308,10 +322,10 @@ describe('the native tree caches', () => {
 
 describe('a state dir that git lists is flagged: state-dir-in-git', () => {
   /** A project whose .vouch/state.db, holding a real PASS receipt of this very check, is committed. */
-  function committedStateDb(name: string): TempProject {
+  async function committedStateDb(name: string): Promise<TempProject> {
     const origin = track(tempProject(`${name}-origin`, FILES));
-    expect(origin.vouch(['run', 't']).code).toBe(0);
-    expect(statusOf(origin).freshness).toBe('CURRENT');
+    expect((await vouch(origin, ['run', 't'])).code).toBe(0);
+    expect((await statusOf(origin)).freshness).toBe('CURRENT');
     origin.git('add', '-f', '.vouch/state.db');
     origin.git('commit', '-qm', 'commit the receipts');
     return cloneOf(origin, `${name}-clone`);
@@ -326,23 +340,23 @@ describe('a state dir that git lists is flagged: state-dir-in-git', () => {
     expect(flagged.message).toContain('git rm -r --cached .vouch');
   }
 
-  it('a clone with a committed state.db holding a PASS receipt is UNVERIFIED, directly and from the observer, and the hook does not deny', () => {
-    const clone = committedStateDb('sd-committed');
+  it('a clone with a committed state.db holding a PASS receipt is UNVERIFIED, directly and from the observer, and the hook does not deny', async () => {
+    const clone = await committedStateDb('sd-committed');
     // The receipt in it matches the clone exactly: only the flag keeps it from reading CURRENT.
-    expectFlagged(statusOf(clone, ['--no-observer']), ['.vouch/state.db']);
+    expectFlagged(await statusOf(clone, ['--no-observer']), ['.vouch/state.db']);
     const run = hook(clone.root, 'node check.mjs');
     expect(run.code, run.stderr).toBe(0);
     if (run.stdout !== '') expect(JSON.parse(run.stdout).hookSpecificOutput?.permissionDecision).not.toBe('deny');
 
     observers.start(clone);
-    const observed = clone.json(['status']);
+    const observed = await inProcess(clone).json(['status']);
     expect(observed.observation.source).toBe('observer');
     expectFlagged(observed.checks.find((check: { name: string }) => check.name === 't'), ['.vouch/state.db']);
 
     // The fix the message names: untracked, with its .gitignore back, the flag goes.
     clone.git('rm', '-rq', '--cached', '.vouch');
     writeFileSync(join(clone.root, '.vouch', '.gitignore'), '*\n');
-    const untracked = statusOf(clone, ['--no-observer']);
+    const untracked = await statusOf(clone, ['--no-observer']);
     expect(untracked.reasons.map((r: { code: string }) => r.code)).not.toContain('state-dir-in-git');
     expect(untracked.freshness).toBe('CURRENT');
   });
@@ -351,33 +365,33 @@ describe('a state dir that git lists is flagged: state-dir-in-git', () => {
     ['native listing', {}],
     ['JavaScript listing (git ls-files)', { VOUCH_NATIVE: '0' }],
   ] as const) {
-    it(`a state dir whose .gitignore is gone shows as untracked files: flagged until it is back (${scan})`, () => {
+    it(`a state dir whose .gitignore is gone shows as untracked files: flagged until it is back (${scan})`, async () => {
       const project = track(tempProject('sd-untracked', FILES));
-      const status = () => project.json(['status', '--no-observer'], { env: cleanEnv(env) }).checks[0];
-      expect(project.vouch(['run', 't']).code).toBe(0);
-      expect(status().freshness).toBe('CURRENT');
+      const status = async () => (await inProcess(project).json(['status', '--no-observer'], { env: cleanEnv(env) })).checks[0];
+      expect((await vouch(project, ['run', 't'])).code).toBe(0);
+      expect((await status()).freshness).toBe('CURRENT');
       unlinkSync(join(project.root, '.vouch', '.gitignore'));
-      expectFlagged(status(), ['.vouch/state.db']);
+      expectFlagged(await status(), ['.vouch/state.db']);
       writeFileSync(join(project.root, '.vouch', '.gitignore'), '*\n');
-      expect(status().freshness).toBe('CURRENT');
+      expect((await status()).freshness).toBe('CURRENT');
     });
   }
 
-  it('a running observer sees the .gitignore go, as a direct look does, and sees it come back', () => {
+  it('a running observer sees the .gitignore go, as a direct look does, and sees it come back', async () => {
     const project = track(tempProject('sd-untracked-observed', FILES));
-    expect(project.vouch(['run', 't']).code).toBe(0);
+    expect((await vouch(project, ['run', 't'])).code).toBe(0);
     observers.start(project);
-    const observed = () => {
-      const answer = project.json(['status']);
+    const observed = async () => {
+      const answer = await inProcess(project).json(['status']);
       expect(answer.observation.source).toBe('observer');
       return answer.checks[0];
     };
-    expect(observed().freshness).toBe('CURRENT');
+    expect((await observed()).freshness).toBe('CURRENT');
     unlinkSync(join(project.root, '.vouch', '.gitignore'));
     // Which of the state dir's files git names first depends on what the observer keeps there.
-    expectFlagged(observed(), ['.vouch/config.validated']);
+    expectFlagged(await observed(), ['.vouch/config.validated']);
     writeFileSync(join(project.root, '.vouch', '.gitignore'), '*\n');
-    expect(observed().freshness).toBe('CURRENT');
+    expect((await observed()).freshness).toBe('CURRENT');
   });
 });
 

@@ -2,12 +2,17 @@ import Database from 'better-sqlite3';
 import { existsSync, openSync, readdirSync, readFileSync, writeSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { inProcess } from '../helpers/inProcess.js';
 import { ObserverTracker, PATIENT } from '../helpers/observer.js';
 import { cleanEnv, tempProject, type TempProject } from '../helpers/project.js';
 
 /**
  * Page-level damage to state.db: a b-tree page in the middle of the file overwritten, the header
  * intact, so the file opens and the damage is only found by the query that reads that page.
+ *
+ * Every command runs through vouch in this process (test/helpers/inProcess.ts): the same store
+ * code, opened and closed by each command as a process does, with its exit code and both streams.
+ * An observer is a process of its own all the same.
  */
 
 const CHECKS = [
@@ -39,9 +44,9 @@ const COPIES = 150;
  * receipts, manifests and stat_cache tables span many pages. Every check is CURRENT before
  * the damage, so a CURRENT after it could only come from the damaged file.
  */
-function storeWithHistory(project: TempProject): string {
+async function storeWithHistory(project: TempProject): Promise<string> {
   cleanups.push(() => project.remove());
-  for (const check of ['t', 'u']) expect(project.vouch(['run', check]).code).toBe(0);
+  for (const check of ['t', 'u']) expect((await inProcess(project).vouch(['run', check])).code).toBe(0);
   const stateDb = join(project.root, '.vouch', 'state.db');
   const db = new Database(stateDb, { fileMustExist: true });
   try {
@@ -63,7 +68,7 @@ function storeWithHistory(project: TempProject): string {
   }
   // Closed cleanly: everything is in the main file, no WAL would mask the damage.
   expect(existsSync(`${stateDb}-wal`)).toBe(false);
-  expect(project.json(['status', '--no-observer']).checks).toMatchObject([
+  expect((await inProcess(project).json(['status', '--no-observer'])).checks).toMatchObject([
     { name: 't', freshness: 'CURRENT', result: 'PASS' },
     { name: 'u', freshness: 'CURRENT', result: 'PASS' },
   ]);
@@ -106,16 +111,16 @@ function expectReported(stderr: string, kept: string): void {
 }
 
 describe('page-level damage to state.db', () => {
-  it('the latest receipt on a damaged page (found after the stat cache loaded): status answers UNVERIFIED never-run, keeps the file aside and says what was lost', () => {
+  it('the latest receipt on a damaged page (found after the stat cache loaded): status answers UNVERIFIED never-run, keeps the file aside and says what was lost', async () => {
     const project = damageProject('damage-receipts');
-    const stateDb = storeWithHistory(project);
+    const stateDb = await storeWithHistory(project);
     const leaves = leafPages(stateDb, 'receipts');
     expect(leaves.length).toBeGreaterThan(10);
     // The rightmost leaf holds the newest receipts: every latest-receipt lookup reads it.
     damage(stateDb, leaves.slice(-1));
     const damaged = readFileSync(stateDb);
 
-    const status = project.vouch(['status', '--no-observer', '--json']);
+    const status = await inProcess(project).vouch(['status', '--no-observer', '--json']);
     expect(status.code, status.stderr).toBe(0);
     const kept = keptAside(project);
     expectReported(status.stderr, kept);
@@ -130,20 +135,20 @@ describe('page-level damage to state.db', () => {
     expect(answer.notices.join('\n')).toContain(`kept as ${kept}`);
 
     // The fresh store is healthy: reported once, and a run records into it.
-    const run = project.vouch(['run', 't']);
+    const run = await inProcess(project).vouch(['run', 't']);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).not.toMatch(/damaged/);
-    expect(project.json(['status', '--no-observer']).checks).toMatchObject([
+    expect((await inProcess(project).json(['status', '--no-observer'])).checks).toMatchObject([
       { name: 't', freshness: 'CURRENT', result: 'PASS' },
       { name: 'u', freshness: 'UNVERIFIED', result: null },
     ]);
   });
 
-  it('log: answers with an empty history instead of exit 70', () => {
+  it('log: answers with an empty history instead of exit 70', async () => {
     const project = damageProject('damage-log');
-    const stateDb = storeWithHistory(project);
+    const stateDb = await storeWithHistory(project);
     damage(stateDb, leafPages(stateDb, 'receipts').slice(-1));
-    const log = project.vouch(['log', '--json']);
+    const log = await inProcess(project).vouch(['log', '--json']);
     expect(log.code, log.stderr).toBe(0);
     expectReported(log.stderr, keptAside(project));
     const answer = JSON.parse(log.stdout);
@@ -151,22 +156,22 @@ describe('page-level damage to state.db', () => {
     expect(answer.notices).toHaveLength(1);
   });
 
-  it('run --if-due: the damaged receipt is not reused; the check runs and its receipt goes to a fresh store', () => {
+  it('run --if-due: the damaged receipt is not reused; the check runs and its receipt goes to a fresh store', async () => {
     const project = damageProject('damage-run');
-    const stateDb = storeWithHistory(project);
+    const stateDb = await storeWithHistory(project);
     damage(stateDb, leafPages(stateDb, 'receipts').slice(-1));
-    const run = project.vouch(['run', 't', '--if-due', '--no-observer', '--json']);
+    const run = await inProcess(project).vouch(['run', 't', '--if-due', '--no-observer', '--json']);
     expect(run.code, run.stderr).toBe(0);
     expectReported(run.stderr, keptAside(project));
     expect(JSON.parse(run.stdout).runs).toMatchObject([{ name: 't', action: 'ran', exit_code: 0 }]);
-    expect(project.json(['status', '--no-observer']).checks[0]).toMatchObject({ name: 't', freshness: 'CURRENT', result: 'PASS' });
+    expect((await inProcess(project).json(['status', '--no-observer'])).checks[0]).toMatchObject({ name: 't', freshness: 'CURRENT', result: 'PASS' });
   });
 
-  it('explain: a damaged manifest page is found while explaining; the answer comes from the fresh store, never CURRENT', () => {
+  it('explain: a damaged manifest page is found while explaining; the answer comes from the fresh store, never CURRENT', async () => {
     const project = damageProject('damage-explain');
-    const stateDb = storeWithHistory(project);
+    const stateDb = await storeWithHistory(project);
     damage(stateDb, leafPages(stateDb, 'manifests'));
-    const explain = project.vouch(['explain', 't', '--no-observer', '--json']);
+    const explain = await inProcess(project).vouch(['explain', 't', '--no-observer', '--json']);
     expect(explain.code, explain.stderr).toBe(0);
     expectReported(explain.stderr, keptAside(project));
     const answer = JSON.parse(explain.stdout);
@@ -174,21 +179,21 @@ describe('page-level damage to state.db', () => {
     expect(answer.notices).toHaveLength(1);
   });
 
-  it('a damaged stat-cache page: status rebuilds it by hashing, and nothing is CURRENT from the damaged file', () => {
+  it('a damaged stat-cache page: status rebuilds it by hashing, and nothing is CURRENT from the damaged file', async () => {
     const project = damageProject('damage-statcache');
-    const stateDb = storeWithHistory(project);
+    const stateDb = await storeWithHistory(project);
     damage(stateDb, leafPages(stateDb, 'stat_cache').slice(1, 3));
-    const status = project.vouch(['status', '--no-observer', '--json']);
+    const status = await inProcess(project).vouch(['status', '--no-observer', '--json']);
     expect(status.code, status.stderr).toBe(0);
     expectReported(status.stderr, keptAside(project));
     for (const check of JSON.parse(status.stdout).checks) expect(check).toMatchObject({ freshness: 'UNVERIFIED', result: null });
   });
 
-  it('a damaged index page (receipts_by_check): found by the lookup, not only by table scans', () => {
+  it('a damaged index page (receipts_by_check): found by the lookup, not only by table scans', async () => {
     const project = damageProject('damage-index');
-    const stateDb = storeWithHistory(project);
+    const stateDb = await storeWithHistory(project);
     damage(stateDb, leafPages(stateDb, 'receipts_by_check').slice(-1));
-    const status = project.vouch(['status', '--no-observer', '--json']);
+    const status = await inProcess(project).vouch(['status', '--no-observer', '--json']);
     expect(status.code, status.stderr).toBe(0);
     expectReported(status.stderr, keptAside(project));
     for (const check of JSON.parse(status.stdout).checks) expect(check).toMatchObject({ freshness: 'UNVERIFIED', result: null });
@@ -198,14 +203,14 @@ describe('page-level damage to state.db', () => {
 describe('page-level damage and the observer', () => {
   const patient = cleanEnv({ VOUCH_OBSERVER_TIMEOUT_MS: PATIENT });
 
-  it('the observer finds the damage: that answer is unhealthy and says so, the command scans a fresh store, and the observer answers again after', () => {
+  it('the observer finds the damage: that answer is unhealthy and says so, the command scans a fresh store, and the observer answers again after', async () => {
     const project = damageProject('damage-observer');
-    const stateDb = storeWithHistory(project);
+    const stateDb = await storeWithHistory(project);
     // Below the first leaf, which the open reads: the observer starts, and finds the damage when first asked for receipts.
     damage(stateDb, leafPages(stateDb, 'receipts').slice(-1));
     observers.start(project);
 
-    const first = project.vouch(['status', '--json'], { env: patient });
+    const first = await inProcess(project).vouch(['status', '--json'], { env: patient });
     expect(first.code, first.stderr).toBe(0);
     const kept = keptAside(project);
     expect(first.stderr).not.toMatch(/internal error|-32603|SqliteError/);
@@ -215,35 +220,35 @@ describe('page-level damage and the observer', () => {
     expect(firstAnswer.observation.source).toBe('scan');
     for (const check of firstAnswer.checks) expect(check).toMatchObject({ freshness: 'UNVERIFIED', result: null });
 
-    const second = project.vouch(['status', '--json'], { env: patient });
+    const second = await inProcess(project).vouch(['status', '--json'], { env: patient });
     expect(second.code, second.stderr).toBe(0);
     const secondAnswer = JSON.parse(second.stdout);
     expect(secondAnswer.observation.source).toBe('observer');
     for (const check of secondAnswer.checks) expect(check).toMatchObject({ freshness: 'UNVERIFIED', result: null });
-    expect(project.vouch(['run', 't']).code).toBe(0);
-    expect(JSON.parse(project.vouch(['status', 't', '--json'], { env: patient }).stdout)).toMatchObject({
+    expect((await inProcess(project).vouch(['run', 't'])).code).toBe(0);
+    expect(JSON.parse((await inProcess(project).vouch(['status', 't', '--json'], { env: patient })).stdout)).toMatchObject({
       observation: { source: 'observer' },
       checks: [{ name: 't', freshness: 'CURRENT', result: 'PASS' }],
     });
   });
 
-  it('another process keeps the damaged file aside: the observer stops reading it, and answers from the fresh store', () => {
+  it('another process keeps the damaged file aside: the observer stops reading it, and answers from the fresh store', async () => {
     const project = damageProject('damage-observer-elsewhere');
-    const stateDb = storeWithHistory(project);
+    const stateDb = await storeWithHistory(project);
     // Damage only explain reads: the observer reads receipts from this file without noticing.
     damage(stateDb, leafPages(stateDb, 'manifests'));
     observers.start(project);
-    expect(JSON.parse(project.vouch(['status', '--json'], { env: patient }).stdout)).toMatchObject({
+    expect(JSON.parse((await inProcess(project).vouch(['status', '--json'], { env: patient })).stdout)).toMatchObject({
       observation: { source: 'observer' },
       checks: [{ freshness: 'CURRENT' }, { freshness: 'CURRENT' }],
     });
 
-    const explain = project.vouch(['explain', 't', '--no-observer', '--json']);
+    const explain = await inProcess(project).vouch(['explain', 't', '--no-observer', '--json']);
     expect(explain.code, explain.stderr).toBe(0);
     keptAside(project);
 
     // The kept file's receipts are no longer evidence, whoever holds it open.
-    const after = project.vouch(['status', '--json'], { env: patient });
+    const after = await inProcess(project).vouch(['status', '--json'], { env: patient });
     expect(after.code, after.stderr).toBe(0);
     const answer = JSON.parse(after.stdout);
     expect(answer.observation.source).toBe('observer');

@@ -2,9 +2,10 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSy
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { traceAvailability } from '../../src/exec/trace/tracer.js';
-import { configText, statusOf, type Json } from '../helpers/answers.js';
+import { configText, type Json } from '../helpers/answers.js';
+import { inProcess, statusIn, type AsyncProject } from '../helpers/inProcess.js';
 import { ContentStore, installPackage, lockfileText, relativeLink, virtualStorePath, type StorePackage } from '../helpers/pnpmStore.js';
-import { CLI, cleanEnv, REPO, spawnVouch, tempProject, type TempProject } from '../helpers/project.js';
+import { CLI, cleanEnv, REPO, tempProject, type TempProject } from '../helpers/project.js';
 
 /*
  * Precision of traced receipts on a pnpm workspace (issue 17, "Precision"): a real `tsc --noEmit`
@@ -14,6 +15,10 @@ import { CLI, cleanEnv, REPO, spawnVouch, tempProject, type TempProject } from '
  * setup`, a second traced check writing its own cache under node_modules/, another project
  * installed from the same store. An edit to a file it read makes it STALE, and the reason names
  * the file.
+ *
+ * Runs and status questions go through vouch in this process (test/helpers/inProcess.ts): each
+ * traced run is strace and the check, child processes all the same. `vouch agent setup` keeps a
+ * process of its own: what it installs names the script that process runs.
  */
 
 const availability = traceAvailability();
@@ -97,26 +102,28 @@ const FILES: Record<string, string> = {
 
 describe(TITLE, () => {
   let project: TempProject;
+  /** The project's vouch commands, in this process. */
+  let vouch: AsyncProject;
   let scratch: string;
   let store: ContentStore;
   let home: string;
   let shell: string;
 
-  const status = (check = 'typecheck'): Json => statusOf(project, check);
-  const expectCurrent = (check = 'typecheck', after = '') => {
-    const found = status(check);
+  const status = (check = 'typecheck'): Promise<Json> => statusIn(vouch, check);
+  const expectCurrent = async (check = 'typecheck', after = '') => {
+    const found = await status(check);
     expect(found.freshness, `${check} after ${after}: ${JSON.stringify(found.reasons)}`).toBe('CURRENT');
     expect(found.result).toBe('PASS');
     expect(found.reuse_eligible).toBe(true);
   };
-  const run = (check: string) => {
-    const result = project.vouch(['run', check]);
+  const run = async (check: string) => {
+    const result = await vouch.vouch(['run', check]);
     expect(result.code, `vouch run ${check}:\n${result.stdout}\n${result.stderr}`).toBe(0);
   };
   /** Each test starts from a CURRENT receipt of its own, whatever the test before it left. */
-  const freshReceipt = (check = 'typecheck') => {
-    if (status(check).freshness !== 'CURRENT') run(check);
-    expectCurrent(check, 'a fresh run');
+  const freshReceipt = async (check = 'typecheck') => {
+    if ((await status(check)).freshness !== 'CURRENT') await run(check);
+    await expectCurrent(check, 'a fresh run');
   };
 
   beforeAll(async () => {
@@ -131,13 +138,14 @@ describe(TITLE, () => {
     writeFileSync(shell, `#!/bin/sh\necho '${realpathSync(CLI)}'\n`);
     chmodSync(shell, 0o755);
     project = tempProject('traced-precision', { ...FILES, 'slow.mjs': slowCheck(join(scratch, 'slow-started')), 'pnpm-lock.yaml': lockfileText({ '.': [], 'packages/a': ['dep'], 'packages/b': ['@ws/a'] }, [DEP]) });
+    vouch = inProcess(project);
     installPackage(project.root, store, DEP, { dependents: ['packages/a'] });
     relativeLink(join(project.root, 'packages/b/node_modules/@ws/a'), join(project.root, 'packages/a'));
     // The state dir made first, and the root's change time left behind the run's clock slack:
     // the first `vouch run` in a fresh project makes it, and tsc lists the root.
-    expect(project.vouch(['status']).code).not.toBeNull();
+    expect((await vouch.vouch(['status'])).code).not.toBeNull();
     await new Promise((resolve) => setTimeout(resolve, 150));
-    run('typecheck');
+    await run('typecheck');
   });
 
   afterAll(() => {
@@ -145,60 +153,60 @@ describe(TITLE, () => {
     if (scratch) rmSync(scratch, { recursive: true, force: true });
   });
 
-  it.skipIf(!availability.available)('a traced run of tsc leaves a CURRENT traced receipt that read the sources and the installed types', () => {
-    expectCurrent('typecheck', 'the run');
-    const inputs = project.json(['explain', 'typecheck', '--inputs', '--all']);
+  it.skipIf(!availability.available)('a traced run of tsc leaves a CURRENT traced receipt that read the sources and the installed types', async () => {
+    await expectCurrent('typecheck', 'the run');
+    const inputs = await vouch.json(['explain', 'typecheck', '--inputs', '--all']);
     const text = JSON.stringify(inputs);
     expect(text).toContain('packages/a/src/index.ts');
     expect(text).toContain('packages/b/src/index.ts');
     expect(text).toContain('node_modules/.pnpm/dep@1.0.0/node_modules/dep/index.d.ts');
   });
 
-  it.skipIf(!availability.available)('editing README.md leaves it CURRENT', () => {
-    freshReceipt();
+  it.skipIf(!availability.available)('editing README.md leaves it CURRENT', async () => {
+    await freshReceipt();
     writeFileSync(join(project.root, 'README.md'), '# workspace\n\nNow with more words.\n');
-    expectCurrent('typecheck', 'README.md edited');
+    await expectCurrent('typecheck', 'README.md edited');
   });
 
-  it.skipIf(!availability.available)('editing CLAUDE.md leaves it CURRENT', () => {
-    freshReceipt();
+  it.skipIf(!availability.available)('editing CLAUDE.md leaves it CURRENT', async () => {
+    await freshReceipt();
     writeFileSync(join(project.root, 'CLAUDE.md'), '# notes for agents\n\nRun vouch first.\n');
-    expectCurrent('typecheck', 'CLAUDE.md edited');
+    await expectCurrent('typecheck', 'CLAUDE.md edited');
   });
 
   // tsc lists the project's root (strace shows it, include notwithstanding), and setup adds
   // .claude/ and .mcp.json there: names tsc cannot include (core/listingNames.ts).
-  it.skipIf(!availability.available)('running `vouch agent setup claude` leaves it CURRENT', () => {
-    freshReceipt();
+  it.skipIf(!availability.available)('running `vouch agent setup claude` leaves it CURRENT', async () => {
+    await freshReceipt();
     const before = readFileSync(join(project.root, 'CLAUDE.md'), 'utf8');
     const setup = project.vouch(['agent', 'setup', 'claude', '--apply'], { env: cleanEnv({ HOME: home, SHELL: shell }) });
     expect(setup.code, `${setup.stdout}\n${setup.stderr}`).toBe(0);
     // Setup wrote the project's agent files: the case the issue names.
     expect(readFileSync(join(project.root, 'CLAUDE.md'), 'utf8')).not.toBe(before);
-    expectCurrent('typecheck', 'vouch agent setup claude');
+    await expectCurrent('typecheck', 'vouch agent setup claude');
   });
 
-  it.skipIf(!availability.available)('a new .ts file in a directory tsc listed makes it STALE, naming the listing; a dot file or a Markdown file there does not', () => {
-    freshReceipt();
+  it.skipIf(!availability.available)('a new .ts file in a directory tsc listed makes it STALE, naming the listing; a dot file or a Markdown file there does not', async () => {
+    await freshReceipt();
     const src = join(project.root, 'packages/a/src');
     writeFileSync(join(src, '.notes'), 'scratch\n');
     writeFileSync(join(src, 'NOTES.md'), '# notes\n');
     mkdirSync(join(project.root, '.cache'));
-    expectCurrent('typecheck', 'a dot file, a Markdown file and a dot directory added');
+    await expectCurrent('typecheck', 'a dot file, a Markdown file and a dot directory added');
     writeFileSync(join(src, 'extra.ts'), 'export const extra = 1;\n');
-    const found = status();
+    const found = await status();
     expect(found.freshness, JSON.stringify(found.reasons)).toBe('STALE');
     expect(found.reasons.map((r: Json) => r.message).join('\n')).toContain('packages/a/src: entries TypeScript can include added, removed or changed kind');
     for (const name of ['extra.ts', '.notes', 'NOTES.md']) rmSync(join(src, name));
     rmSync(join(project.root, '.cache'), { recursive: true });
-    expectCurrent('typecheck', 'the new files removed');
+    await expectCurrent('typecheck', 'the new files removed');
   });
 
-  it.skipIf(!availability.available)('a check whose include can match a dot name keeps that name: a new .generated/ makes it STALE, and tsc does compile it; .idea/ does not', () => {
-    freshReceipt('typecheck-dots');
+  it.skipIf(!availability.available)('a check whose include can match a dot name keeps that name: a new .generated/ makes it STALE, and tsc does compile it; .idea/ does not', async () => {
+    await freshReceipt('typecheck-dots');
     mkdirSync(join(project.root, '.idea'));
     try {
-      expectCurrent('typecheck-dots', 'a .idea/ its include cannot match');
+      await expectCurrent('typecheck-dots', 'a .idea/ its include cannot match');
     } finally {
       rmSync(join(project.root, '.idea'), { recursive: true, force: true });
     }
@@ -206,33 +214,33 @@ describe(TITLE, () => {
     mkdirSync(generated);
     writeFileSync(join(generated, 'wrong.ts'), "export const wrong: number = 'not a number';\n");
     try {
-      const found = status('typecheck-dots');
+      const found = await status('typecheck-dots');
       expect(found.freshness, JSON.stringify(found.reasons)).toBe('STALE');
       // The ground truth: the compiler reads the new directory, and fails on it.
-      const rerun = project.vouch(['run', 'typecheck-dots']);
+      const rerun = await vouch.vouch(['run', 'typecheck-dots']);
       expect(rerun.code, rerun.stdout).not.toBe(0);
       expect(rerun.stdout + rerun.stderr).toContain('wrong.ts');
       // The other check's include cannot reach it.
-      expectCurrent('typecheck', 'a .generated/ its include cannot match');
+      await expectCurrent('typecheck', 'a .generated/ its include cannot match');
     } finally {
       rmSync(generated, { recursive: true, force: true });
     }
   });
 
-  it.skipIf(!availability.available)('a check whose include is `**/*.ts` keeps only the dot name `.ts`: a file named .ts makes it STALE, and tsc does compile it; other dot names do not', () => {
-    freshReceipt('typecheck-star');
+  it.skipIf(!availability.available)('a check whose include is `**/*.ts` keeps only the dot name `.ts`: a file named .ts makes it STALE, and tsc does compile it; other dot names do not', async () => {
+    await freshReceipt('typecheck-star');
     const src = join(project.root, 'packages/a/src');
     mkdirSync(join(project.root, '.idea'));
     writeFileSync(join(project.root, '.prettierrc.json'), '{}\n');
     writeFileSync(join(src, '.notes.ts.bak'), 'scratch\n');
     try {
-      expectCurrent('typecheck-star', 'dot names its include cannot match');
+      await expectCurrent('typecheck-star', 'dot names its include cannot match');
       writeFileSync(join(src, '.ts'), "export const wrong: number = 'not a number';\n");
-      const found = status('typecheck-star');
+      const found = await status('typecheck-star');
       expect(found.freshness, JSON.stringify(found.reasons)).toBe('STALE');
       expect(found.reasons.map((r: Json) => r.message).join('\n')).toContain('packages/a/src: entries TypeScript can include added, removed or changed kind');
       // The ground truth: the compiler takes the file in, and fails on it.
-      const rerun = project.vouch(['run', 'typecheck-star']);
+      const rerun = await vouch.vouch(['run', 'typecheck-star']);
       expect(rerun.code, rerun.stdout).not.toBe(0);
       expect(rerun.stdout + rerun.stderr).toContain('src/.ts');
     } finally {
@@ -240,21 +248,21 @@ describe(TITLE, () => {
       rmSync(join(project.root, '.idea'), { recursive: true, force: true });
       rmSync(join(project.root, '.prettierrc.json'), { force: true });
     }
-    run('typecheck-star');
-    expectCurrent('typecheck-star', 'the file named .ts removed, and a run');
+    await run('typecheck-star');
+    await expectCurrent('typecheck-star', 'the file named .ts removed, and a run');
   });
 
-  it.skipIf(!availability.available)('with a preload in NODE_OPTIONS (code that ran before tsc in its process), its listings keep every name', () => {
+  it.skipIf(!availability.available)('with a preload in NODE_OPTIONS (code that ran before tsc in its process), its listings keep every name', async () => {
     const preload = join(scratch, 'preload.cjs');
     writeFileSync(preload, "require('node:fs').readdirSync(process.cwd());\n");
     const env = cleanEnv({ NODE_OPTIONS: `--require ${preload}` });
-    const ran = project.vouch(['run', 'typecheck'], { env });
+    const ran = await vouch.vouch(['run', 'typecheck'], { env });
     expect(ran.code, `${ran.stdout}\n${ran.stderr}`).toBe(0);
-    expect(statusOf(project, 'typecheck', env).freshness).toBe('CURRENT');
+    expect((await statusIn(vouch, 'typecheck', env)).freshness).toBe('CURRENT');
     const seen = join(project.root, '.seen-by-the-preload');
     mkdirSync(seen);
     try {
-      const found = statusOf(project, 'typecheck', env);
+      const found = await statusIn(vouch, 'typecheck', env);
       expect(found.freshness, JSON.stringify(found.reasons)).toBe('STALE');
       expect(found.reasons.map((r: Json) => r.message).join('\n')).toContain('.: entries added, removed or changed kind');
     } finally {
@@ -262,39 +270,39 @@ describe(TITLE, () => {
     }
   });
 
-  it.skipIf(!availability.available)('a second traced check writing its own cache under node_modules/ leaves it CURRENT, and itself CURRENT', () => {
-    freshReceipt();
-    run('cache');
-    expectCurrent('cache', 'its own run');
-    expectCurrent('typecheck', "the cache check's run");
-    run('cache');
-    expectCurrent('cache', 'its second run');
-    expectCurrent('typecheck', "the cache check's second run");
+  it.skipIf(!availability.available)('a second traced check writing its own cache under node_modules/ leaves it CURRENT, and itself CURRENT', async () => {
+    await freshReceipt();
+    await run('cache');
+    await expectCurrent('cache', 'its own run');
+    await expectCurrent('typecheck', "the cache check's run");
+    await run('cache');
+    await expectCurrent('cache', 'its second run');
+    await expectCurrent('typecheck', "the cache check's second run");
   });
 
-  it.skipIf(!availability.available)('installing another project from the same store (link counts and change times of the installed files) leaves it CURRENT', () => {
-    freshReceipt();
-    freshReceipt('cache');
+  it.skipIf(!availability.available)('installing another project from the same store (link counts and change times of the installed files) leaves it CURRENT', async () => {
+    await freshReceipt();
+    await freshReceipt('cache');
     const other = join(scratch, 'other-project');
     installPackage(other, store, DEP);
     installPackage(join(scratch, 'third-project'), store, DEP);
-    expectCurrent('typecheck', 'two other projects installed from the same store');
-    expectCurrent('cache', 'two other projects installed from the same store');
+    await expectCurrent('typecheck', 'two other projects installed from the same store');
+    await expectCurrent('cache', 'two other projects installed from the same store');
   });
 
-  it.skipIf(!availability.available)('an edit to a source it read makes it STALE, naming the file; the revert makes it CURRENT again', () => {
-    freshReceipt();
-    freshReceipt('cache');
+  it.skipIf(!availability.available)('an edit to a source it read makes it STALE, naming the file; the revert makes it CURRENT again', async () => {
+    await freshReceipt();
+    await freshReceipt('cache');
     const path = join(project.root, 'packages/a/src/index.ts');
     writeFileSync(path, A_SOURCE.replace('double(2)', 'double(3)'));
-    const found = status();
+    const found = await status();
     expect(found.freshness, JSON.stringify(found.reasons)).toBe('STALE');
     const reasons = found.reasons.map((r: Json) => `${r.code}: ${r.message}`).join('\n');
     expect(reasons).toContain('inputs-changed');
     expect(reasons).toContain('packages/a/src/index.ts');
-    expectCurrent('cache', 'an edit to a source only typecheck read');
+    await expectCurrent('cache', 'an edit to a source only typecheck read');
     writeFileSync(path, A_SOURCE);
-    expectCurrent('typecheck', 'the edit reverted');
+    await expectCurrent('typecheck', 'the edit reverted');
   });
 
   it.skipIf(!availability.available)('a file created next to the project while a check runs (in a directory the check only looked up) leaves its receipt CURRENT', async () => {
@@ -303,29 +311,34 @@ describe(TITLE, () => {
     // sibling checkout) changes no answer the check got.
     const marker = join(scratch, 'slow-started');
     rmSync(marker, { force: true });
-    const child = spawnVouch(project.root, ['run', 'slow']);
-    let output = '';
-    child.stdout.on('data', (chunk) => (output += chunk));
-    child.stderr.on('data', (chunk) => (output += chunk));
-    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-    while (!existsSync(marker)) await new Promise((resolve) => setTimeout(resolve, 10));
+    // The run in this process: the traced check is its child, and this test waits alongside.
+    const ran = vouch.vouch(['run', 'slow']);
+    let ended = false;
+    const end = () => (ended = true);
+    void ran.then(end, end);
+    while (!existsSync(marker) && !ended) await new Promise((resolve) => setTimeout(resolve, 10));
+    if (!existsSync(marker)) {
+      const early = await ran;
+      expect.fail(`the run ended (exit ${early.code}) before its check said it started:\n${early.stdout}\n${early.stderr}`);
+    }
     const sibling = mkdtempSync(join(dirname(project.root), 'traced-precision-sibling-'));
     try {
-      expect(await exited, output).toBe(0);
-      expectCurrent('slow', 'a sibling of the root created while it ran');
+      const result = await ran;
+      expect(result.code, result.stdout + result.stderr).toBe(0);
+      await expectCurrent('slow', 'a sibling of the root created while it ran');
     } finally {
       rmSync(sibling, { recursive: true, force: true });
     }
   });
 
-  it.skipIf(!availability.available)('a new version of the installed dependency makes it STALE', () => {
-    freshReceipt();
+  it.skipIf(!availability.available)('a new version of the installed dependency makes it STALE', async () => {
+    await freshReceipt();
     const dir = installPackage(project.root, store, DEP_2, { dependents: ['packages/a'] });
-    const found = status();
+    const found = await status();
     expect(found.freshness, JSON.stringify(found.reasons)).toBe('STALE');
     expect(found.reasons.map((r: Json) => r.message).join('\n')).toContain('packages/a/node_modules/dep');
     // The new version's types fail the check: the receipt's PASS was about the old one.
-    const rerun = project.vouch(['run', 'typecheck']);
+    const rerun = await vouch.vouch(['run', 'typecheck']);
     expect(rerun.code, rerun.stdout).not.toBe(0);
     expect(dir).toBe(join(project.root, virtualStorePath(DEP_2)));
     relativeLink(join(project.root, 'packages/a/node_modules/dep'), join(project.root, virtualStorePath(DEP)));
