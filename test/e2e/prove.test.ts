@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimDigest } from '../../src/core/claimDigest.js';
 import { parseClaim } from '../../src/core/claimInput.js';
 import { parseClaimToken } from '../../src/core/claimToken.js';
-import { demoWorkspace, installedVersion, readClaim, serve, serveWithLog, stopServing } from '../helpers/claims.js';
+import { demoWorkspace, installedVersion, readClaim, serve, stopServing } from '../helpers/claims.js';
 import { CLI, cleanEnv, REPO, type TempProject } from '../helpers/project.js';
 
 /*
@@ -63,49 +63,6 @@ describe('the bundled example claims', () => {
     // Nothing was written into the working tree.
     expect(app.git('status', '--porcelain', '--ignored')).toBe('');
   });
-
-  // The rest of this block asks a prover served for the workspace: a cold prove is about 5 s of
-  // CPU, a served one under 1 s. The test above proved cold, and left nothing in the tree.
-  describe('answered by a served prover', () => {
-    let server: ChildProcess | undefined;
-    beforeAll(async () => {
-      server = await serve(app);
-    });
-    afterAll(async () => {
-      if (server) await stopServing(server);
-    });
-
-    it('the same claim in another checkout of the same commit gives the same token, served or not', () => {
-      const first = JSON.parse(app.vouch(['prove', 'claims/discount-cap.json', '--json']).stdout);
-      expect(first.cold, 'answered by the served prover').toBe(false);
-      const second = JSON.parse(copy.vouch(['prove', 'claims/discount-cap.json', '--json']).stdout);
-      expect(second.receipt).toBe(first.receipt);
-      expect(copy.root).not.toBe(app.root);
-    });
-
-    it('wrong-stage earns no receipt: its control breaks at type, not at the declared runtime', () => {
-      const result = app.vouch(['prove', 'claims/wrong-stage.json']);
-      expect(result.code, result.stderr).toBe(1);
-      const lines = result.stdout.trimEnd().split('\n');
-      expect(lines.at(-1)).toBe('no receipt');
-      expect(result.stdout).toMatch(/why: the control did not break at its declared runtime stage/);
-      expect(result.stdout).toMatch(/why: the control also breaks at the type stage, not only at its declared runtime stage: Argument of type 'string' is not assignable to parameter of type 'number'\. at src\/cart\.ts:\d+/);
-      expect(result.stdout).toMatch(/\[claimant\] src\/cart\.ts:\d+:\d+: Argument of type 'string' is not assignable/);
-      const report = JSON.parse(app.vouch(['prove', 'claims/wrong-stage.json', '--json']).stdout);
-      expectReport(report);
-      expect(report.cold, 'answered by the served prover').toBe(false);
-      expect(report.receipt).toBeNull();
-      const controlType = report.verdict.checks.find((check: any) => check.phase === 'control' && check.stage === 'type');
-      expect(controlType.issues).toContainEqual(expect.objectContaining({ origin: 'claimant', path: 'src/cart.ts', code: 'TS2345' }));
-    });
-
-    it('prints the receipt as the last line of its text', () => {
-      const result = app.vouch(['prove', 'claims/discount-cap.json']);
-      expect(result.code, result.stderr).toBe(0);
-      expect(result.stdout.trimEnd().split('\n').at(-1)).toMatch(/^receipt vouch-claim:[0-9a-f]{64}:runtime:/);
-      expect(result.stdout).toMatch(/control runtime  breaks: \d+ claimant issues?/);
-    });
-  });
 });
 
 describe('refusals and failures', () => {
@@ -128,22 +85,6 @@ describe('refusals and failures', () => {
     const result = app.vouch(['prove', 'claim.json'], { cwd: '/' });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/no package\.json in \/ or any directory above it/);
-  });
-
-  it('a test the workspace\'s Vitest would not run earns no receipt: the runtime check did not complete', () => {
-    const claim = readClaim(app, 'discount-cap');
-    // vitest.config.ts includes test/**/*.test.ts only.
-    claim.case.test.path = 'src/discount-cap.spec.ts';
-    claim.case.test.text = claim.case.test.text.replaceAll('../src/', './');
-    app.write('outside-include.json', JSON.stringify(claim));
-    const result = app.vouch(['prove', 'outside-include.json', '--json']);
-    expect(result.code, result.stderr).toBe(1);
-    const report = JSON.parse(result.stdout);
-    const runtime = report.verdict.checks.filter((check: any) => check.stage === 'runtime');
-    expect(runtime.map((check: any) => check.completed)).toEqual([false, false]);
-    expect(runtime[0].issues).toEqual([expect.objectContaining({ origin: 'workspace', path: 'src/discount-cap.spec.ts', message: expect.stringContaining('would not run it there') })]);
-    expect(report.why).toContain('the case inspection at the runtime stage did not complete');
-    expect(JSON.stringify(report)).not.toContain('unjudged');
   });
 
   it('a hostile path is refused before any stage runs', () => {
@@ -239,34 +180,154 @@ describe('kill -9 in the middle of a prove', () => {
   });
 });
 
-describe('vouch prove --serve', () => {
-  it('keeps the stages warm: the second prove is not cold, and the answer is the same', async () => {
-    const { server } = await serveWithLog(app);
-    try {
-      const first = JSON.parse(app.vouch(['prove', 'claims/discount-cap.json', '--json']).stdout);
-      const second = JSON.parse(app.vouch(['prove', 'claims/discount-cap.json', '--json']).stdout);
-      expect(first.cold).toBe(false);
-      expect(second.cold).toBe(false);
-      expect(second.receipt).toBe(first.receipt);
-      expect(second.receipt).toMatch(/^vouch-claim:/);
-      const wrong = app.vouch(['prove', 'claims/wrong-stage.json', '--json']);
-      expect(wrong.code).toBe(1);
-      // A claim error crosses the socket as the same error.
-      const same = readClaim(app, 'discount-cap');
-      same.control.drafts = same.case.drafts;
-      app.write('same.json', JSON.stringify(same));
-      const refused = app.vouch(['prove', 'same.json', '--json']);
-      expect(refused.code).toBe(2);
-      expect(JSON.parse(refused.stdout).error).toMatchObject({ origin: 'claimant', code: 'refused' });
-      const again = app.vouch(['prove', 'claims/discount-cap.json', '--no-server', '--json']);
-      expect(JSON.parse(again.stdout).cold).toBe(true);
-    } finally {
-      server.kill('SIGTERM');
-      await new Promise((resolve) => server.once('exit', resolve));
-    }
-    expect(existsSync(join(app.root, '.vouch', 'prove.sock'))).toBe(false);
+// The tests below ask one prover served for the workspace, started once: a cold prove is about 5 s
+// of CPU, a served one under 1 s. The cold path keeps the tests above (the first claim, the
+// deadline, the linter's start, kill -9 of a prove), the fallbacks (a prover killed with kill -9, a
+// link planted at its socket) and --no-server. The block's last two tests end its provers: the
+// kill -9 test kills the first and starts another, and the last test stops that one as Ctrl-C would.
+describe('with a prover served for the workspace', () => {
+  let server: ChildProcess | undefined;
+  beforeAll(async () => {
+    server = await serve(app);
+  });
+  afterAll(async () => {
+    if (server) await stopServing(server);
   });
 
+  describe('the bundled example claims', () => {
+    it('the same claim in another checkout of the same commit gives the same token, served or not', () => {
+      const first = JSON.parse(app.vouch(['prove', 'claims/discount-cap.json', '--json']).stdout);
+      expect(first.cold, 'answered by the served prover').toBe(false);
+      const second = JSON.parse(copy.vouch(['prove', 'claims/discount-cap.json', '--json']).stdout);
+      expect(second.receipt).toBe(first.receipt);
+      expect(copy.root).not.toBe(app.root);
+    });
+
+    it('wrong-stage earns no receipt: its control breaks at type, not at the declared runtime', () => {
+      const result = app.vouch(['prove', 'claims/wrong-stage.json']);
+      expect(result.code, result.stderr).toBe(1);
+      // Served: a cold prove says "(cold)" after the tools.
+      expect(result.stdout, 'answered by the served prover').toMatch(/, vitest@[^ ]+ in \d+ ms/);
+      const lines = result.stdout.trimEnd().split('\n');
+      expect(lines.at(-1)).toBe('no receipt');
+      expect(result.stdout).toMatch(/why: the control did not break at its declared runtime stage/);
+      expect(result.stdout).toMatch(/why: the control also breaks at the type stage, not only at its declared runtime stage: Argument of type 'string' is not assignable to parameter of type 'number'\. at src\/cart\.ts:\d+/);
+      expect(result.stdout).toMatch(/\[claimant\] src\/cart\.ts:\d+:\d+: Argument of type 'string' is not assignable/);
+      const report = JSON.parse(app.vouch(['prove', 'claims/wrong-stage.json', '--json']).stdout);
+      expectReport(report);
+      expect(report.cold, 'answered by the served prover').toBe(false);
+      expect(report.receipt).toBeNull();
+      const controlType = report.verdict.checks.find((check: any) => check.phase === 'control' && check.stage === 'type');
+      expect(controlType.issues).toContainEqual(expect.objectContaining({ origin: 'claimant', path: 'src/cart.ts', code: 'TS2345' }));
+    });
+
+    it('prints the receipt as the last line of its text', () => {
+      const result = app.vouch(['prove', 'claims/discount-cap.json']);
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout, 'answered by the served prover').toMatch(/, vitest@[^ ]+ in \d+ ms/);
+      expect(result.stdout.trimEnd().split('\n').at(-1)).toMatch(/^receipt vouch-claim:[0-9a-f]{64}:runtime:/);
+      expect(result.stdout).toMatch(/control runtime  breaks: \d+ claimant issues?/);
+    });
+  });
+
+  describe('refusals and failures', () => {
+    it('a test the workspace\'s Vitest would not run earns no receipt: the runtime check did not complete', () => {
+      const claim = readClaim(app, 'discount-cap');
+      // vitest.config.ts includes test/**/*.test.ts only.
+      claim.case.test.path = 'src/discount-cap.spec.ts';
+      claim.case.test.text = claim.case.test.text.replaceAll('../src/', './');
+      app.write('outside-include.json', JSON.stringify(claim));
+      const result = app.vouch(['prove', 'outside-include.json', '--json']);
+      expect(result.code, result.stderr).toBe(1);
+      const report = JSON.parse(result.stdout);
+      expect(report.cold, 'answered by the served prover').toBe(false);
+      const runtime = report.verdict.checks.filter((check: any) => check.stage === 'runtime');
+      expect(runtime.map((check: any) => check.completed)).toEqual([false, false]);
+      expect(runtime[0].issues).toEqual([expect.objectContaining({ origin: 'workspace', path: 'src/discount-cap.spec.ts', message: expect.stringContaining('would not run it there') })]);
+      expect(report.why).toContain('the case inspection at the runtime stage did not complete');
+      expect(JSON.stringify(report)).not.toContain('unjudged');
+    });
+  });
+
+  describe('vouch prove --serve', () => {
+    it('refuses a second server for the same workspace', () => {
+      const second = app.vouch(['prove', '--serve', '--json']);
+      expect(second.code).toBe(2);
+      expect(JSON.parse(second.stdout).error.code).toBe('prove-serving');
+    });
+
+    // The block's prover dies here, as a crash would; the one started over its socket serves the next test.
+    it('after kill -9 of the server, prove falls back to its own process and a new server starts over the dead socket', async () => {
+      if (!server) throw new Error('the prover did not start');
+      const first = server;
+      server = undefined;
+      expect([first.exitCode, first.signalCode], 'the block\'s prover still serves').toEqual([null, null]);
+      first.kill('SIGKILL');
+      await new Promise((resolve) => first.once('exit', resolve));
+      const socket = join(app.root, '.vouch', 'prove.sock');
+      expect(existsSync(socket)).toBe(true);
+      const fallback = app.vouch(['prove', 'claims/discount-cap.json', '--json']);
+      expect(fallback.code).toBe(0);
+      expectReport(JSON.parse(fallback.stdout));
+      expect(JSON.parse(fallback.stdout).cold).toBe(true);
+      // Not silent: the dead server's socket is named, removed, and the fallback is said, on stderr and in the JSON.
+      const notice = `a prover that is no longer running left ${socket}; removed it and proved in this process`;
+      expect(fallback.stderr).toContain(`vouch: ${notice}\n`);
+      expect(JSON.parse(fallback.stdout).notices).toEqual([notice]);
+      expect(existsSync(socket)).toBe(false);
+
+      // Kept running for the next test; the block's afterAll stops it if that one does not.
+      server = await serve(app);
+      // The socket is the new server's now: nothing more is said of the dead one.
+      const quiet = app.vouch(['prove', 'claims/discount-cap.json', '--json']);
+      expect(JSON.parse(quiet.stdout)).toMatchObject({ cold: false, notices: [] });
+      expect(quiet.stderr).not.toContain('no longer running');
+      // Concurrent proves through one server are judged one at a time, each with its own answer.
+      const answers = await Promise.all([
+        vouchAsync(app, ['prove', 'claims/discount-cap.json', '--json']),
+        vouchAsync(app, ['prove', 'claims/wrong-stage.json', '--json']),
+        vouchAsync(app, ['prove', 'claims/discount-cap.json', '--json']),
+      ]);
+      expect(answers.map((answer) => answer.code)).toEqual([0, 1, 0]);
+      const [a, b, c] = answers.map((answer) => JSON.parse(answer.stdout));
+      expect(a.receipt).toBe(JSON.parse(fallback.stdout).receipt);
+      expect(c.receipt).toBe(a.receipt);
+      expect(b.receipt).toBeNull();
+      expect([a.cold, b.cold, c.cold]).toEqual([false, false, false]);
+    });
+
+    // The last test of the block: it stops the block's prover, as Ctrl-C would, and its socket goes with it.
+    it('keeps the stages warm: the second prove is not cold, and the answer is the same', async () => {
+      if (!server) throw new Error('the prover did not start');
+      const prover = server;
+      try {
+        const first = JSON.parse(app.vouch(['prove', 'claims/discount-cap.json', '--json']).stdout);
+        const second = JSON.parse(app.vouch(['prove', 'claims/discount-cap.json', '--json']).stdout);
+        expect(first.cold).toBe(false);
+        expect(second.cold).toBe(false);
+        expect(second.receipt).toBe(first.receipt);
+        expect(second.receipt).toMatch(/^vouch-claim:/);
+        const wrong = app.vouch(['prove', 'claims/wrong-stage.json', '--json']);
+        expect(wrong.code).toBe(1);
+        // A claim error crosses the socket as the same error.
+        const same = readClaim(app, 'discount-cap');
+        same.control.drafts = same.case.drafts;
+        app.write('same.json', JSON.stringify(same));
+        const refused = app.vouch(['prove', 'same.json', '--json']);
+        expect(refused.code).toBe(2);
+        expect(JSON.parse(refused.stdout).error).toMatchObject({ origin: 'claimant', code: 'refused' });
+        const again = app.vouch(['prove', 'claims/discount-cap.json', '--no-server', '--json']);
+        expect(JSON.parse(again.stdout).cold).toBe(true);
+      } finally {
+        // SIGTERM, as Ctrl-C would, and its exit awaited.
+        await stopServing(prover);
+      }
+      expect(existsSync(join(app.root, '.vouch', 'prove.sock'))).toBe(false);
+    });
+  });
+});
+
+describe('vouch prove --serve', () => {
   it('a link planted at prove.sock is never connected through: prove says so and proves in its own process', async () => {
     const elsewhere = mkdtempSync(join(REPO, '.tmp', 'prove-elsewhere-'));
     const target = join(elsewhere, 'other.sock');
@@ -288,58 +349,6 @@ describe('vouch prove --serve', () => {
       unlinkSync(planted);
       await new Promise((resolve) => other.close(resolve));
       rmSync(elsewhere, { recursive: true, force: true });
-    }
-  });
-
-  it('after kill -9 of the server, prove falls back to its own process and a new server starts over the dead socket', async () => {
-    const first = await serveWithLog(app);
-    first.server.kill('SIGKILL');
-    await new Promise((resolve) => first.server.once('exit', resolve));
-    const socket = join(app.root, '.vouch', 'prove.sock');
-    expect(existsSync(socket)).toBe(true);
-    const fallback = app.vouch(['prove', 'claims/discount-cap.json', '--json']);
-    expect(fallback.code).toBe(0);
-    expectReport(JSON.parse(fallback.stdout));
-    expect(JSON.parse(fallback.stdout).cold).toBe(true);
-    // Not silent: the dead server's socket is named, removed, and the fallback is said, on stderr and in the JSON.
-    const notice = `a prover that is no longer running left ${socket}; removed it and proved in this process`;
-    expect(fallback.stderr).toContain(`vouch: ${notice}\n`);
-    expect(JSON.parse(fallback.stdout).notices).toEqual([notice]);
-    expect(existsSync(socket)).toBe(false);
-
-    const { server } = await serveWithLog(app);
-    try {
-      // The socket is the new server's now: nothing more is said of the dead one.
-      const quiet = app.vouch(['prove', 'claims/discount-cap.json', '--json']);
-      expect(JSON.parse(quiet.stdout)).toMatchObject({ cold: false, notices: [] });
-      expect(quiet.stderr).not.toContain('no longer running');
-      // Concurrent proves through one server are judged one at a time, each with its own answer.
-      const answers = await Promise.all([
-        vouchAsync(app, ['prove', 'claims/discount-cap.json', '--json']),
-        vouchAsync(app, ['prove', 'claims/wrong-stage.json', '--json']),
-        vouchAsync(app, ['prove', 'claims/discount-cap.json', '--json']),
-      ]);
-      expect(answers.map((answer) => answer.code)).toEqual([0, 1, 0]);
-      const [a, b, c] = answers.map((answer) => JSON.parse(answer.stdout));
-      expect(a.receipt).toBe(JSON.parse(fallback.stdout).receipt);
-      expect(c.receipt).toBe(a.receipt);
-      expect(b.receipt).toBeNull();
-      expect([a.cold, b.cold, c.cold]).toEqual([false, false, false]);
-    } finally {
-      server.kill('SIGTERM');
-      await new Promise((resolve) => server.once('exit', resolve));
-    }
-  });
-
-  it('refuses a second server for the same workspace', async () => {
-    const { server } = await serveWithLog(app);
-    try {
-      const second = app.vouch(['prove', '--serve', '--json']);
-      expect(second.code).toBe(2);
-      expect(JSON.parse(second.stdout).error.code).toBe('prove-serving');
-    } finally {
-      server.kill('SIGTERM');
-      await new Promise((resolve) => server.once('exit', resolve));
     }
   });
 });

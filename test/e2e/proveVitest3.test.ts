@@ -45,9 +45,10 @@ function prove(app: TempProject, claim: string, extra: string[] = []): { code: n
   }
 }
 
-// Served by a prover per workspace, so each stage is loaded once for the seven proves: a cold
-// prove is about 5 s of CPU, a served one under 1 s. The cold path under Vitest 3.2 is the next
-// block's.
+// Served by a prover per workspace, so each stage is loaded once for the claims, and again only
+// where a test swaps or replaces the workspace's Vitest (the last two tests, one on each workspace):
+// a cold prove is about 5 s of CPU, a served one under 1 s. The cold path under Vitest 3.2 is the
+// next block's.
 describe('claims under Vitest 3.2', () => {
   let v3: TempProject;
   let v4: TempProject;
@@ -104,6 +105,69 @@ describe('claims under Vitest 3.2', () => {
     const text = v3.vouch(['prove', 'claims/wrong-stage.json']);
     expect(text.stdout).toMatch(/judged by typescript@[^,]+, oxlint@[^,]+, vitest@3\.2\.\d+ /);
     expect(text.stdout).not.toMatch(/ENOENT|returned no result/);
+  });
+
+  // The Vitest 4 workspace and its prover, once the claims above are judged: the prover warmed on
+  // Vitest 4 as that workspace resolves it, and nothing after this block uses them.
+  describe('a served prover after the workspace\'s Vitest is swapped', () => {
+    it('names and uses the Vitest linked now, each way, and refuses one too old, without a restart', () => {
+      const app = v4;
+      const verdicts: { vitest: string; outcome: unknown; notices: unknown }[] = [];
+      for (const target of [VITEST_4, VITEST_3, VITEST_4]) {
+        linkVitest(app.root, target);
+        const { code, report, stderr } = prove(app, 'claims/discount-cap.json');
+        expect(code, stderr).toBe(0);
+        // Served, not proved in a process of its own that would know nothing of the swap.
+        expect(report.notices).toEqual([]);
+        const token = parseClaimToken(report.receipt);
+        expect(report.verdict.toolchain.vitest).toBe(token.toolchain.vitest);
+        verdicts.push({ vitest: token.toolchain.vitest ?? '', outcome: outcome(report), notices: report.notices });
+      }
+      expect(verdicts.map((verdict) => verdict.vitest)).toEqual([V4, V3, V4]);
+      expect(verdicts[1]!.outcome).toEqual(verdicts[0]!.outcome);
+      expect(verdicts[2]!.outcome).toEqual(verdicts[0]!.outcome);
+
+      fakeVitest(app.root, '3.0.1');
+      const old = prove(app, 'claims/discount-cap.json');
+      expect(old.code).toBe(2);
+      expect(old.report.error).toMatchObject({ code: 'unsupported', origin: 'workspace', message: '[workspace] unsupported: vitest 3.0.1; vouch needs vitest ≥ 3.2' });
+
+      linkVitest(app.root, VITEST_3);
+      const back = prove(app, 'claims/discount-cap.json');
+      expect(back.code, back.stderr).toBe(0);
+      expect(parseClaimToken(back.report.receipt).toolchain.vitest).toBe(V3);
+    });
+  });
+
+  // The Vitest 3.2 workspace and its prover, once the claims above are judged: its Vitest becomes a
+  // copy of Vitest 4, which the prover loads, and is then rewritten in place. This test stops the prover.
+  describe('a served prover after the workspace\'s Vitest is replaced in place', () => {
+    it('refuses to name a version the loaded code is not, and says to restart', async () => {
+      const app = v3;
+      const server = servers[0];
+      if (server === undefined) throw new Error('the prover did not start');
+      // A real folder, as npm installs it, not a link: an upgrade rewrites it where it is.
+      rmSync(join(app.root, 'node_modules', 'vitest'), { recursive: true, force: true });
+      cpSync(VITEST_4, join(app.root, 'node_modules', 'vitest'), { recursive: true });
+      try {
+        const first = prove(app, 'claims/discount-cap.json');
+        expect(first.code, first.stderr).toBe(0);
+        expect(parseClaimToken(first.report.receipt).toolchain.vitest).toBe(V4);
+        const manifest = join(app.root, 'node_modules', 'vitest', 'package.json');
+        writeFileSync(manifest, readFileSync(manifest, 'utf8').replace(`"version": "${V4}"`, '"version": "4.99.0"'));
+        const after = prove(app, 'claims/discount-cap.json');
+        expect(after.code).toBe(2);
+        expect(after.report.error).toMatchObject({ origin: 'workspace', code: 'unsupported' });
+        expect(after.report.error.message).toContain(`vitest 4.99.0 replaced ${V4} in place`);
+        expect(after.report.error.message).toContain('restart vouch');
+      } finally {
+        await stopServing(server);
+      }
+      // A fresh process loads the new one and names it.
+      const fresh = prove(app, 'claims/discount-cap.json', ['--no-server']);
+      expect(fresh.code, fresh.stderr).toBe(0);
+      expect(parseClaimToken(fresh.report.receipt).toolchain.vitest).toBe('4.99.0');
+    });
   });
 });
 
@@ -177,79 +241,5 @@ describe('a Vitest older than 3.2', () => {
     const serve = app.vouch(['prove', '--serve', '--json'], { timeout: 60_000 });
     expect(serve.code).toBe(2);
     expect(JSON.parse(serve.stdout).error).toMatchObject({ code: 'unsupported', origin: 'workspace' });
-  });
-});
-
-describe('a served prover after the workspace\'s Vitest is swapped', () => {
-  let app: TempProject;
-  beforeAll(() => {
-    app = demoWorkspace('prove-vitest-swap');
-    linkVitest(app.root, VITEST_4);
-  });
-  afterAll(() => app?.remove());
-
-  it('names and uses the Vitest linked now, each way, and refuses one too old, without a restart', async () => {
-    const server = await serve(app);
-    try {
-      const verdicts: { vitest: string; outcome: unknown; notices: unknown }[] = [];
-      for (const target of [VITEST_4, VITEST_3, VITEST_4]) {
-        linkVitest(app.root, target);
-        const { code, report, stderr } = prove(app, 'claims/discount-cap.json');
-        expect(code, stderr).toBe(0);
-        // Served, not proved in a process of its own that would know nothing of the swap.
-        expect(report.notices).toEqual([]);
-        const token = parseClaimToken(report.receipt);
-        expect(report.verdict.toolchain.vitest).toBe(token.toolchain.vitest);
-        verdicts.push({ vitest: token.toolchain.vitest ?? '', outcome: outcome(report), notices: report.notices });
-      }
-      expect(verdicts.map((verdict) => verdict.vitest)).toEqual([V4, V3, V4]);
-      expect(verdicts[1]!.outcome).toEqual(verdicts[0]!.outcome);
-      expect(verdicts[2]!.outcome).toEqual(verdicts[0]!.outcome);
-
-      fakeVitest(app.root, '3.0.1');
-      const old = prove(app, 'claims/discount-cap.json');
-      expect(old.code).toBe(2);
-      expect(old.report.error).toMatchObject({ code: 'unsupported', origin: 'workspace', message: '[workspace] unsupported: vitest 3.0.1; vouch needs vitest ≥ 3.2' });
-
-      linkVitest(app.root, VITEST_3);
-      const back = prove(app, 'claims/discount-cap.json');
-      expect(back.code, back.stderr).toBe(0);
-      expect(parseClaimToken(back.report.receipt).toolchain.vitest).toBe(V3);
-    } finally {
-      await stopServing(server);
-    }
-  });
-});
-
-describe('a served prover after the workspace\'s Vitest is replaced in place', () => {
-  let app: TempProject;
-  beforeAll(() => {
-    app = demoWorkspace('prove-vitest-inplace');
-    // A real folder, as npm installs it, not a link: an upgrade rewrites it where it is.
-    rmSync(join(app.root, 'node_modules', 'vitest'), { recursive: true, force: true });
-    cpSync(VITEST_4, join(app.root, 'node_modules', 'vitest'), { recursive: true });
-  });
-  afterAll(() => app?.remove());
-
-  it('refuses to name a version the loaded code is not, and says to restart', async () => {
-    const server = await serve(app);
-    try {
-      const first = prove(app, 'claims/discount-cap.json');
-      expect(first.code, first.stderr).toBe(0);
-      expect(parseClaimToken(first.report.receipt).toolchain.vitest).toBe(V4);
-      const manifest = join(app.root, 'node_modules', 'vitest', 'package.json');
-      writeFileSync(manifest, readFileSync(manifest, 'utf8').replace(`"version": "${V4}"`, '"version": "4.99.0"'));
-      const after = prove(app, 'claims/discount-cap.json');
-      expect(after.code).toBe(2);
-      expect(after.report.error).toMatchObject({ origin: 'workspace', code: 'unsupported' });
-      expect(after.report.error.message).toContain(`vitest 4.99.0 replaced ${V4} in place`);
-      expect(after.report.error.message).toContain('restart vouch');
-    } finally {
-      await stopServing(server);
-    }
-    // A fresh process loads the new one and names it.
-    const fresh = prove(app, 'claims/discount-cap.json', ['--no-server']);
-    expect(fresh.code, fresh.stderr).toBe(0);
-    expect(parseClaimToken(fresh.report.receipt).toolchain.vitest).toBe('4.99.0');
   });
 });
