@@ -3,8 +3,19 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { inProcess } from '../helpers/inProcess.js';
 import { tempProject, type TempProject } from '../helpers/project.js';
 import { mulberry32, testSeed } from '../helpers/seed.js';
+
+/*
+ * Every command here runs in this process, through the CLI's own dispatch
+ * (test/helpers/inProcess.ts): the same command modules, store and scans, each command with its own
+ * session, so a damaged store is found, kept aside and reported (on the command's stderr) as a
+ * process finds it, without a Node start each. Nothing here is about a process of vouch's own: no
+ * exit by signal, no stdin, no PATH or umask of its own.
+ */
+const vouchIn = (p: TempProject, args: string[], options: { cwd?: string } = {}) => inProcess(p).vouch(args, options);
+const jsonIn = (p: TempProject, args: string[]) => inProcess(p).json(args);
 
 const PASSING = "process.exitCode = 0;\n";
 
@@ -47,14 +58,14 @@ function track(project: TempProject): TempProject {
 }
 
 describe('a damaged or foreign state.db is kept aside and reported, never lost', () => {
-  it('garbage bytes: the command works, the old file is kept byte-identical, new receipts go to a fresh db', () => {
+  it('garbage bytes: the command works, the old file is kept byte-identical, new receipts go to a fresh db', async () => {
     const project = track(simpleProject('adv-garbage'));
     // Bytes drawn from VOUCH_SEED, or a fixed seed (test/helpers/seed.ts), after a header that is not SQLite's.
     const byte = mulberry32(testSeed(import.meta.url, 5).value);
     const garbage = Buffer.concat([Buffer.from('this is not sqlite\n'), Buffer.from(Array.from({ length: 8192 }, () => Math.floor(byte() * 256)))]);
     project.write('.vouch/state.db', garbage);
 
-    const status = project.vouch(['status', '--json']);
+    const status = await vouchIn(project, ['status', '--json']);
     expect(status.code, status.stderr).toBe(0);
     // stdout stays pure JSON: the notice goes to stderr.
     expect(JSON.parse(status.stdout).checks[0]).toMatchObject({ name: 't', freshness: 'UNVERIFIED', result: null });
@@ -64,20 +75,20 @@ describe('a damaged or foreign state.db is kept aside and reported, never lost',
     expect(status.stderr).toMatch(/rename it to state\.db/);
     expect(readFileSync(kept).equals(garbage)).toBe(true);
 
-    const run = project.vouch(['run', 't']);
+    const run = await vouchIn(project, ['run', 't']);
     expect(run.code, run.stderr).toBe(0);
     // Reported once, when it was found; the fresh db is healthy from then on.
     expect(run.stderr).not.toMatch(/corrupt/);
     expect(receiptCount(join(project.root, '.vouch', 'state.db'))).toBe(1);
     expect(readFileSync(kept).equals(garbage)).toBe(true);
-    expect(project.json(['status']).checks[0]).toMatchObject({ freshness: 'CURRENT', result: 'PASS', reuse_eligible: true });
+    expect((await jsonIn(project, ['status'])).checks[0]).toMatchObject({ freshness: 'CURRENT', result: 'PASS', reuse_eligible: true });
   });
 
-  it('a real db truncated to half is kept aside as corrupt, and the next run records into a fresh one', () => {
+  it('a real db truncated to half is kept aside as corrupt, and the next run records into a fresh one', async () => {
     const project = track(simpleProject('adv-truncated'));
-    expect(project.vouch(['run', 't']).code).toBe(0);
+    expect((await vouchIn(project, ['run', 't'])).code).toBe(0);
     project.write('src/a.txt', 'changed\n');
-    expect(project.vouch(['run', 't']).code).toBe(0);
+    expect((await vouchIn(project, ['run', 't'])).code).toBe(0);
     const stateDb = join(project.root, '.vouch', 'state.db');
     expect(receiptCount(stateDb)).toBe(2);
     // Closed cleanly, so everything is in the main file and no WAL is left to mask the damage.
@@ -86,7 +97,7 @@ describe('a damaged or foreign state.db is kept aside and reported, never lost',
     truncateSync(stateDb, Math.floor(size / 2));
     const truncated = readFileSync(stateDb);
 
-    const status = project.vouch(['status', '--json']);
+    const status = await vouchIn(project, ['status', '--json']);
     expect(status.code, status.stderr).toBe(0);
     const kept = keptAside(project, 'state.db.corrupt-');
     expect(status.stderr).toContain(`kept as ${kept}`);
@@ -94,13 +105,13 @@ describe('a damaged or foreign state.db is kept aside and reported, never lost',
     // Receipts of the kept file are not trusted: nothing is CURRENT until a new run.
     expect(JSON.parse(status.stdout).checks[0]).toMatchObject({ freshness: 'UNVERIFIED', result: null });
 
-    const run = project.vouch(['run', 't']);
+    const run = await vouchIn(project, ['run', 't']);
     expect(run.code, run.stderr).toBe(0);
     expect(receiptCount(stateDb)).toBe(1);
-    expect(project.json(['status']).checks[0]).toMatchObject({ freshness: 'CURRENT', result: 'PASS' });
+    expect((await jsonIn(project, ['status'])).checks[0]).toMatchObject({ freshness: 'CURRENT', result: 'PASS' });
   });
 
-  it('a db from a newer vouch (user_version 999) is kept aside as state.db.newer-* and reported', () => {
+  it('a db from a newer vouch (user_version 999) is kept aside as state.db.newer-* and reported', async () => {
     const project = track(simpleProject('adv-newer'));
     project.write('.vouch/.gitignore', '*\n');
     const stateDb = join(project.root, '.vouch', 'state.db');
@@ -110,7 +121,7 @@ describe('a damaged or foreign state.db is kept aside and reported, never lost',
     future.close();
     const original = readFileSync(stateDb);
 
-    const status = project.vouch(['status', '--json']);
+    const status = await vouchIn(project, ['status', '--json']);
     expect(status.code, status.stderr).toBe(0);
     expect(JSON.parse(status.stdout).checks[0]).toMatchObject({ freshness: 'UNVERIFIED', result: null });
     const kept = keptAside(project, 'state.db.newer-');
@@ -132,7 +143,7 @@ describe('a damaged or foreign state.db is kept aside and reported, never lost',
     } finally {
       old.close();
     }
-    const run = project.vouch(['run', 't']);
+    const run = await vouchIn(project, ['run', 't']);
     expect(run.code, run.stderr).toBe(0);
     expect(receiptCount(stateDb)).toBe(1);
     // Kept exactly as found: this vouch must not even switch a newer database's journal mode.
@@ -157,7 +168,7 @@ describe('hostile file names', () => {
     `${'é'.repeat(125)}.txt`,
   ];
 
-  it('run and status work, every one is an input, and editing each one makes the check STALE', { timeout: 120_000 }, () => {
+  it('run and status work, every one is an input, and editing each one makes the check STALE', { timeout: 120_000 }, async () => {
     const files: Record<string, string> = {};
     HOSTILE.forEach((name, index) => (files[name] = `original ${index}\n`));
     const project = track(
@@ -173,38 +184,38 @@ describe('hostile file names', () => {
     );
     for (const name of HOSTILE) expect(Buffer.byteLength(name.split('/').pop() ?? '')).toBeLessThanOrEqual(255);
 
-    const run = project.vouch(['run', '--json']);
+    const run = await vouchIn(project, ['run', '--json']);
     expect(run.code, run.stderr).toBe(0);
     const counts = JSON.parse(run.stdout).runs.map((entry: { receipt: { input_count: number } }) => entry.receipt.input_count);
     expect(counts).toEqual([HOSTILE.length + 1, HOSTILE.length + 1]);
-    const status = project.json(['status']);
+    const status = await jsonIn(project, ['status']);
     expect(status.checks.map((c: { freshness: string; reuse_eligible: boolean }) => [c.freshness, c.reuse_eligible])).toEqual([
       ['CURRENT', true],
       ['CURRENT', true],
     ]);
 
-    HOSTILE.forEach((name, index) => {
+    for (const [index, name] of HOSTILE.entries()) {
       project.write(name, `edited ${index}\n`);
-      const explained = project.json(['explain', 'all']);
+      const explained = await jsonIn(project, ['explain', 'all']);
       expect(explained.check.freshness, name).toBe('STALE');
       expect(explained.input_changes.map((c: { change: string; path: string }) => [c.change, c.path])).toEqual([['modified', name]]);
       project.write(name, `original ${index}\n`);
-    });
+    }
 
     // Every edit undone: the same bytes again, so CURRENT again.
-    const restored = project.json(['status']);
+    const restored = await jsonIn(project, ['status']);
     expect(restored.checks.map((c: { freshness: string }) => c.freshness)).toEqual(['CURRENT', 'CURRENT']);
 
     // The globbed check, too, sees each name exactly.
     HOSTILE.forEach((name, index) => project.write(name, `edited again ${index}\n`));
-    const globbed = project.json(['explain', 'globbed']);
+    const globbed = await jsonIn(project, ['explain', 'globbed']);
     expect(globbed.check.freshness).toBe('STALE');
     expect(globbed.input_changes.map((c: { path: string }) => c.path).sort()).toEqual([...HOSTILE].sort());
   });
 });
 
 describe('symlinks', () => {
-  it('a link to a file outside the root is UNVERIFIED input-outside-root, and excluding it as suggested works', () => {
+  it('a link to a file outside the root is UNVERIFIED input-outside-root, and excluding it as suggested works', async () => {
     const outside = mkdtempSync(join(tmpdir(), 'vouch-outside-'));
     cleanups.push(() => rmSync(outside, { recursive: true, force: true }));
     writeFileSync(join(outside, 'secret.txt'), 'outside\n');
@@ -212,13 +223,13 @@ describe('symlinks', () => {
     symlinkSync(join(outside, 'secret.txt'), join(project.root, 'src', 'escape.txt'));
     symlinkSync('../../', join(project.root, 'src', 'up-and-out'));
 
-    const run = project.vouch(['run', 't', '--json']);
+    const run = await vouchIn(project, ['run', 't', '--json']);
     expect(run.code, run.stderr).toBe(0);
     const receipt = JSON.parse(run.stdout).runs[0].receipt;
     expect(receipt.reuse_eligible).toBe(false);
     expect(receipt.reasons.map((r: { code: string }) => r.code)).toContain('input-outside-root');
 
-    const check = project.json(['status']).checks[0];
+    const check = (await jsonIn(project, ['status'])).checks[0];
     expect(check.freshness).toBe('UNVERIFIED');
     expect(check.reuse_eligible).toBe(false);
     const outsideReasons = check.reasons.filter((r: { code: string }) => r.code === 'input-outside-root');
@@ -227,11 +238,11 @@ describe('symlinks', () => {
     expect(outsideReasons[0].message).toMatch(/exclude it with "!src\//);
 
     project.write('vouch.config.json', config([{ ...CHECK, inputs: ['**', '!src/escape.txt', '!src/up-and-out'] }]));
-    expect(project.vouch(['run', 't']).code).toBe(0);
-    expect(project.json(['status']).checks[0]).toMatchObject({ freshness: 'CURRENT', result: 'PASS', reuse_eligible: true });
+    expect((await vouchIn(project, ['run', 't'])).code).toBe(0);
+    expect((await jsonIn(project, ['status'])).checks[0]).toMatchObject({ freshness: 'CURRENT', result: 'PASS', reuse_eligible: true });
   });
 
-  it('many links that leave the root: the first are named, the rest counted in one reason, and the answer is the same', () => {
+  it('many links that leave the root: the first are named, the rest counted in one reason, and the answer is the same', async () => {
     const outside = mkdtempSync(join(tmpdir(), 'vouch-outside-'));
     cleanups.push(() => rmSync(outside, { recursive: true, force: true }));
     const project = track(simpleProject('adv-outside-many'));
@@ -239,9 +250,9 @@ describe('symlinks', () => {
       writeFileSync(join(outside, `t${n}.txt`), `${n}\n`);
       symlinkSync(join(outside, `t${n}.txt`), join(project.root, 'src', `link${n}.txt`));
     }
-    const run = project.vouch(['run', 't']);
+    const run = await vouchIn(project, ['run', 't']);
     expect(run.code, run.stderr).toBe(0);
-    const check = project.json(['status']).checks[0];
+    const check = (await jsonIn(project, ['status'])).checks[0];
     expect(check).toMatchObject({ freshness: 'UNVERIFIED', reuse_eligible: false });
     const messages = check.reasons.filter((r: { code: string }) => r.code === 'input-outside-root').map((r: { message: string }) => r.message);
     expect(messages).toHaveLength(4);
@@ -250,28 +261,28 @@ describe('symlinks', () => {
     expect(run.stderr.length).toBeLessThan(2_000);
   });
 
-  it('a dangling link inside the root is recorded as a link: CURRENT after run, STALE when retargeted', () => {
+  it('a dangling link inside the root is recorded as a link: CURRENT after run, STALE when retargeted', async () => {
     const project = track(simpleProject('adv-dangling'));
     symlinkSync('does-not-exist.txt', join(project.root, 'src', 'dangling'));
-    const run = project.vouch(['run', 't']);
+    const run = await vouchIn(project, ['run', 't']);
     expect(run.code, run.stderr).toBe(0);
-    expect(project.json(['status']).checks[0]).toMatchObject({ freshness: 'CURRENT', result: 'PASS', reuse_eligible: true, reasons: [] });
+    expect((await jsonIn(project, ['status'])).checks[0]).toMatchObject({ freshness: 'CURRENT', result: 'PASS', reuse_eligible: true, reasons: [] });
 
     unlinkSync(join(project.root, 'src', 'dangling'));
     symlinkSync('also-missing.txt', join(project.root, 'src', 'dangling'));
-    const explained = project.json(['explain', 't']);
+    const explained = await jsonIn(project, ['explain', 't']);
     expect(explained.check.freshness).toBe('STALE');
     expect(explained.input_changes).toMatchObject([{ change: 'modified', path: 'src/dangling' }]);
   });
 });
 
 describe('receipts are immutable', () => {
-  it('UPDATE and DELETE on receipts are refused by the store itself', () => {
+  it('UPDATE and DELETE on receipts are refused by the store itself', async () => {
     const project = track(tempProject('adv-immutable', {
       'vouch.config.json': config([{ ...CHECK, command: ['node', '-e', 'process.exit(1)'] }]),
       'check.mjs': PASSING,
     }));
-    expect(project.vouch(['run', 't']).code).toBe(1);
+    expect((await vouchIn(project, ['run', 't'])).code).toBe(1);
     const db = new Database(join(project.root, '.vouch', 'state.db'));
     try {
       expect(() => db.prepare("UPDATE receipts SET result = 'PASS'").run()).toThrow(/immutable/);
@@ -281,23 +292,23 @@ describe('receipts are immutable', () => {
     } finally {
       db.close();
     }
-    expect(project.json(['status']).checks[0]).toMatchObject({ result: 'FAIL', reuse_eligible: false });
+    expect((await jsonIn(project, ['status'])).checks[0]).toMatchObject({ result: 'FAIL', reuse_eligible: false });
   });
 });
 
 describe('a project inside an enclosing git repository', () => {
   // A project with no .git of its own, in a directory the enclosing repo ignores (a scratch or
   // vendored directory): git lists none of its files, yet the check reads them all.
-  it('still sees its files: an edit is never CURRENT', () => {
+  it('still sees its files: an edit is never CURRENT', async () => {
     const outer = track(tempProject('adv-enclosing', { '.gitignore': 'inner/\n', 'README.md': 'outer\n' }));
     outer.write('inner/vouch.config.json', config([CHECK]));
     outer.write('inner/check.mjs', PASSING);
     outer.write('inner/src/a.txt', 'a\n');
     const cwd = join(outer.root, 'inner');
-    const run = outer.vouch(['run', 't'], { cwd });
+    const run = await vouchIn(outer, ['run', 't'], { cwd });
     expect(run.code, run.stderr).toBe(0);
     outer.write('inner/src/a.txt', 'edited\n');
-    const status = JSON.parse(outer.vouch(['status', '--json'], { cwd }).stdout);
+    const status = JSON.parse((await vouchIn(outer, ['status', '--json'], { cwd })).stdout);
     expect(status.checks[0].freshness).not.toBe('CURRENT');
   });
 });

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, w
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { rpcExchange } from '../helpers/observer.js';
-import { inProcess, throughCli, type AsyncProject } from '../helpers/inProcess.js';
+import { inProcess, type AsyncProject } from '../helpers/inProcess.js';
 import { cleanEnv, REPO, tempProject, type CliResult, type TempProject } from '../helpers/project.js';
 
 /*
@@ -12,7 +12,10 @@ import { cleanEnv, REPO, tempProject, type CliResult, type TempProject } from '.
  * disk), or crashed vouch; each must now be refused with exit 2, naming the
  * JSON member and the fix, before anything is observed or written. The
  * commands run in process through the CLI's dispatch, which prints the same
- * (test/helpers/inProcess.ts); the tests that start an observer run the CLI.
+ * (test/helpers/inProcess.ts). vouch start keeps the CLI (it spawns the
+ * observer with the script it runs as); the observer is a process of its own
+ * all the same, and the runs, questions and stops of the tests that start one
+ * reach it over its socket from this process as from a CLI process.
  */
 
 const PASSING = 'process.exitCode = 0;\n';
@@ -39,9 +42,14 @@ function outsideDir(): string {
   return dir;
 }
 
-/** vouch runs in process (test/helpers/inProcess.ts); a test that starts an observer asks for the CLI. */
-function configProject(name: string, text: string | Buffer, files: Record<string, string> = {}, through: (project: TempProject) => AsyncProject = inProcess): AsyncProject {
-  const project = track(through(tempProject(name, { 'check.mjs': PASSING, 'src/a.ts': 'export const a = 1;\n', ...files })));
+/** vouch runs in process (test/helpers/inProcess.ts). */
+function configProject(name: string, text: string | Buffer, files: Record<string, string> = {}): AsyncProject {
+  return inProcess(observedProject(name, text, files));
+}
+
+/** The project itself, whose vouch is the CLI: for vouch start, which spawns the observer. */
+function observedProject(name: string, text: string | Buffer, files: Record<string, string> = {}): TempProject {
+  const project = track(tempProject(name, { 'check.mjs': PASSING, 'src/a.ts': 'export const a = 1;\n', ...files }));
   project.write('vouch.config.json', text);
   return project;
 }
@@ -118,10 +126,11 @@ describe('"!" alone', () => {
   });
 
   it('sent to a running observer over its socket, where no validator runs, is answered, not -32603', async () => {
-    const project = configProject('bang-observer', config([CHECK]), {}, throughCli);
+    const cli = observedProject('bang-observer', config([CHECK]));
+    const project = inProcess(cli);
     const env = cleanEnv();
     try {
-      const started = await project.json(['start'], { env });
+      const started = cli.json(['start'], { env });
       expect(started.socket).toEqual(expect.any(String));
       for (const inputs of [['!'], ['src/**', '!'], ['']]) {
         const request = { jsonrpc: '2.0', id: 1, method: 'observe', params: { mode: 'sync', checks: [{ name: 't', inputs, installed: ['!'] }] } };
@@ -286,13 +295,14 @@ describe('"root" stays inside the config\'s directory', () => {
   it('--root may name a directory anywhere, and the observer it starts sees the same root', async () => {
     const outside = outsideDir();
     writeFileSync(join(outside, 'check.mjs'), PASSING);
-    const project = configProject('root-flag', config([CHECK], { root: '/' }), {}, throughCli);
+    const cli = observedProject('root-flag', config([CHECK], { root: '/' }));
+    const project = inProcess(cli);
     const ran = await project.json(['run', '--root', outside]);
     expect(ran.runs[0].exit_code).toBe(0);
     expect(existsSync(join(outside, '.vouch', 'state.db'))).toBe(true);
     const env = cleanEnv();
     try {
-      const started = await project.vouch(['start', '--root', outside, '--json'], { env, timeout: 60_000 });
+      const started = cli.vouch(['start', '--root', outside, '--json'], { env, timeout: 60_000 });
       expect(started.code, started.stderr).toBe(0);
       const status = await project.json(['status', '--root', outside]);
       expect(status.root).toBe(outside);
@@ -333,10 +343,11 @@ describe('a check whose inputs match nothing is UNVERIFIED, never CURRENT', () =
     ['a direct scan', ['--no-observer']],
     ['the observer', []],
   ])('through %s', async (_, flags) => {
-    const project = configProject('inputs-empty', config([{ ...CHECK, inputs: ['lib/**/*.ts'] }]), {}, throughCli);
+    const cli = observedProject('inputs-empty', config([{ ...CHECK, inputs: ['lib/**/*.ts'] }]));
+    const project = inProcess(cli);
     const env = cleanEnv();
     try {
-      if (flags.length === 0) expect((await project.vouch(['start'], { env, timeout: 60_000 })).code).toBe(0);
+      if (flags.length === 0) expect(cli.vouch(['start'], { env, timeout: 60_000 }).code).toBe(0);
       const ran = await project.json(['run']);
       expect(ran.runs[0].exit_code).toBe(0);
       const expectNotCurrent = async () => {

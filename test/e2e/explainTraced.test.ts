@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -13,6 +13,8 @@ import { reason } from '../../src/core/reason.js';
 import { MemoryStatCache } from '../../src/core/statCache.js';
 import { EvidenceLooker } from '../../src/fs/evidenceLook.js';
 import { insertReceipt, latestReceipt } from '../../src/store/receipts.js';
+import { inProcess } from '../helpers/inProcess.js';
+import { until } from '../helpers/observer.js';
 import { CLI, cleanEnv, REPO, tempProject, type TempProject } from '../helpers/project.js';
 
 /*
@@ -21,7 +23,43 @@ import { CLI, cleanEnv, REPO, tempProject, type TempProject } from '../helpers/p
  * receipt, with evidence entries looked at exactly as a traced run's are (fs/evidenceLook.ts),
  * so that what it touched is known exactly and no tracer is needed; the last block runs a
  * traced check for real where strace is installed.
+ *
+ * vouch runs in this process (test/helpers/inProcess.ts): the same commands print the same text
+ * and JSON, without a Node start each. The MCP server keeps a process of its own (the client
+ * speaks to it over stdio). A traced run in this process waits first until the last edit is
+ * settled (runIn says why).
  */
+
+/** `vouch ARGS` in this process, and its JSON. */
+const vouchIn = (p: TempProject, args: string[]) => inProcess(p).vouch(args, { env });
+const jsonIn = (p: TempProject, args: string[]) => inProcess(p).json(args, { env });
+
+/**
+ * A traced run takes a file it read whose ctime is not before its start, less a clock slack of
+ * 20 ms (fs/runEvidence.ts), for one changed while it ran. A run through the CLI starts long after
+ * the test's last write (a Node start and vouch's loading); one in this process may start a few
+ * milliseconds after it. So a traced run in this process first waits until nothing in the project
+ * (or the file outside it) changed within SETTLE_MS: its files are then written before the run, as
+ * the test means them.
+ */
+const SETTLE_MS = 60;
+
+function newestChangeMs(dir: string, top = true): number {
+  let newest = lstatSync(dir).ctimeMs;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (top && (entry.name === '.git' || entry.name === '.vouch')) continue;
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestChangeMs(path, false) : lstatSync(path).ctimeMs);
+  }
+  return newest;
+}
+
+/** `vouch ARGS` in this process, once the last edit (to the project, or to `also`) is settled. */
+async function runIn(p: TempProject, args: string[], also: string[] = []) {
+  const newest = Math.max(newestChangeMs(p.root), ...also.map((path) => lstatSync(path).ctimeMs));
+  await until(() => Date.now() > newest + SETTLE_MS, `the last edit to be ${SETTLE_MS} ms old`, 5_000, 5);
+  return await vouchIn(p, args);
+}
 
 const PACKAGE = 'node_modules/.pnpm/x@1.0.0';
 const FILES = 30;
@@ -113,12 +151,12 @@ describe('vouch explain on a traced receipt', () => {
   let entries: EvidenceEntry[];
   const expectValid = compile();
 
-  beforeAll(() => {
+  beforeAll(async () => {
     p = tempProject('explain-traced', files());
     outside = `${realpathSync(p.root)}-outside/config.json`;
     mkdirSync(join(outside, '..'), { recursive: true });
     writeFileSync(outside, '{"a":1}\n');
-    expect(p.vouch(['run', 'unit'], { env }).code).toBe(0);
+    expect((await runIn(p, ['run', 'unit'], [outside])).code).toBe(0);
     entries = recordTraced(p, outside);
   });
   afterAll(() => {
@@ -126,8 +164,8 @@ describe('vouch explain on a traced receipt', () => {
     rmSync(join(outside, '..'), { recursive: true, force: true });
   });
 
-  it('--inputs groups what the run touched and counts each group; --json has every entry', () => {
-    const text = p.vouch(['explain', 'unit', '--inputs'], { env });
+  it('--inputs groups what the run touched and counts each group; --json has every entry', async () => {
+    const text = await vouchIn(p, ['explain', 'unit', '--inputs']);
     expect(text.code, text.stderr).toBe(0);
     const lines = text.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^unit: inputs of receipt \S+-7aced0 \(PASS, from .+\), as traced \(what its run read, listed and looked up\)$/);
@@ -144,11 +182,11 @@ describe('vouch explain on a traced receipt', () => {
     expect(text.stdout).not.toContain('README.md');
     expect(text.stdout).not.toContain('f00.js');
 
-    const all = p.vouch(['explain', 'unit', '--inputs', '--all'], { env }).stdout;
+    const all = (await vouchIn(p, ['explain', 'unit', '--inputs', '--all'])).stdout;
     expect(all).toContain(`    ${PACKAGE}/node_modules/x/f00.js\n`);
     expect(all).toContain(`    ${outside}\n`);
 
-    const json = p.json(['explain', 'unit', '--inputs'], { env });
+    const json = await jsonIn(p, ['explain', 'unit', '--inputs']);
     expectValid('explain-inputs', json);
     expect(json.mode).toBe('traced');
     expect(json.receipt.evidence.notes).toEqual([{ code: 'read-outside-inputs', message: `read ${outside}, outside its declared inputs` }]);
@@ -179,32 +217,32 @@ describe('vouch explain on a traced receipt', () => {
     }
   });
 
-  it('nothing changed, and a reinstall of the same bytes is no change: CURRENT, with the receipt\'s notes', () => {
+  it('nothing changed, and a reinstall of the same bytes is no change: CURRENT, with the receipt\'s notes', async () => {
     const modules = join(p.root, 'node_modules');
     cpSync(modules, `${modules}-aside`, { recursive: true });
     rmSync(modules, { recursive: true });
     renameSync(`${modules}-aside`, modules);
     p.write('README.md', 'edited, and never read\n');
-    const text = p.vouch(['explain', 'unit'], { env });
+    const text = await vouchIn(p, ['explain', 'unit']);
     expect(text.code, text.stderr).toBe(0);
     const lines = text.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^unit: CURRENT, result PASS, receipt \S+-7aced0 from /);
     expect(lines).toContain('notes (how receipt ' + lines[0]!.match(/receipt (\S+) from/)![1] + ' was made):');
     expect(lines.at(-1)).toBe('nothing changed since the receipt');
-    const json = p.json(['explain', 'unit'], { env });
+    const json = await jsonIn(p, ['explain', 'unit']);
     expectValid('explain', json);
     expect(json.check.freshness).toBe('CURRENT');
     expect(json.evidence).toEqual({ mode: 'traced', notes: [expect.objectContaining({ code: 'read-outside-inputs' })], changes: [] });
     expect(json.input_changes).toEqual([]);
   });
 
-  it('what the run read, listed and looked up changed: STALE, each change named, a package counted; --all and --json list every change', () => {
+  it('what the run read, listed and looked up changed: STALE, each change named, a package counted; --all and --json list every change', async () => {
     p.write('.env', 'TOKEN=b\n');
     p.write('src/c.ts', 'export const c = 3;\n');
     writeFileSync(outside, '{"a":2}\n');
     p.write('node_modules/.cache/tool/data.json', '{"run":"someone else"}\n');
     for (let f = 0; f < FILES; f++) p.write(`${PACKAGE}/node_modules/x/f${String(f).padStart(2, '0')}.js`, `module.exports = ${f + 100};\n`);
-    const text = p.vouch(['explain', 'unit'], { env });
+    const text = await vouchIn(p, ['explain', 'unit']);
     expect(text.code, text.stderr).toBe(0);
     const lines = text.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^unit: STALE, result PASS/);
@@ -220,10 +258,10 @@ describe('vouch explain on a traced receipt', () => {
       `    ${PACKAGE}: all ${FILES} files changed`,
     ]);
 
-    const all = p.vouch(['explain', 'unit', '--all'], { env }).stdout.split('\n');
+    const all = (await vouchIn(p, ['explain', 'unit', '--all'])).stdout.split('\n');
     expect(all.filter((line) => line.startsWith(`  ${PACKAGE}/node_modules/x/`))).toHaveLength(FILES);
 
-    const json = p.json(['explain', 'unit'], { env });
+    const json = await jsonIn(p, ['explain', 'unit']);
     expectValid('explain', json);
     expect(json.check.freshness).toBe('STALE');
     expect(json.evidence.changes).toHaveLength(FILES + 5);
@@ -247,7 +285,7 @@ describe('vouch explain on a traced receipt', () => {
       const inputs = (await client.callTool({ name: 'inputs', arguments: { check: 'unit' } })) as CallToolResult;
       expect(inputs.isError).toBeFalsy();
       expectValid('explain-inputs', inputs.structuredContent);
-      expect(inputs.structuredContent).toEqual(p.json(['explain', 'unit', '--inputs'], { env }));
+      expect(inputs.structuredContent).toEqual(await jsonIn(p, ['explain', 'unit', '--inputs']));
       const summary = inputs.content.map((block) => (block.type === 'text' ? block.text : '')).join('\n');
       expect(summary).toMatch(/inputs as traced/);
       expect(summary).toContain(`${FILES + 1} installed paths (${PACKAGE} ${FILES}, node_modules/y 1)`);
@@ -263,7 +301,7 @@ describe('vouch explain on a traced receipt', () => {
     }
   });
 
-  it('a traced receipt whose evidence is gone from the store: UNVERIFIED, as status says, and a notice; never CURRENT on no evidence', () => {
+  it('a traced receipt whose evidence is gone from the store: UNVERIFIED, as status says, and a notice; never CURRENT on no evidence', async () => {
     const db = new Database(join(p.root, '.vouch', 'state.db'));
     try {
       const { manifest_digest: digest } = db.prepare('SELECT manifest_digest FROM receipts ORDER BY seq DESC LIMIT 1').get() as { manifest_digest: string };
@@ -271,18 +309,18 @@ describe('vouch explain on a traced receipt', () => {
     } finally {
       db.close();
     }
-    const json = p.json(['explain', 'unit'], { env });
+    const json = await jsonIn(p, ['explain', 'unit']);
     expectValid('explain', json);
     expect(json.check.freshness).toBe('UNVERIFIED');
-    expect(json.check.freshness).toBe(p.json(['status', 'unit'], { env }).checks[0].freshness);
+    expect(json.check.freshness).toBe((await jsonIn(p, ['status', 'unit'])).checks[0].freshness);
     expect(json.evidence).toMatchObject({ mode: 'traced', changes: [] });
     expect(json.notices.join('\n')).toMatch(/the evidence of run \S+ could not be read: which inputs changed since is not known/);
 
-    const inputs = p.json(['explain', 'unit', '--inputs'], { env });
+    const inputs = await jsonIn(p, ['explain', 'unit', '--inputs']);
     expectValid('explain-inputs', inputs);
     expect([inputs.mode, inputs.groups, inputs.evidence]).toEqual(['traced', null, null]);
     expect(inputs.notices.join('\n')).toMatch(/the evidence of run \S+ could not be read: what it depends on is not known/);
-    expect(p.vouch(['explain', 'unit', '--inputs'], { env }).stdout).toContain('  its evidence could not be read: what it depends on is not known\n');
+    expect((await vouchIn(p, ['explain', 'unit', '--inputs'])).stdout).toContain('  its evidence could not be read: what it depends on is not known\n');
   });
 });
 
@@ -294,21 +332,21 @@ describe('vouch explain on a traced receipt in a state dir git lists', () => {
     if (outside) rmSync(join(outside, '..'), { recursive: true, force: true });
   });
 
-  it('its evidence, which may be forged and name any path, is not looked at: UNVERIFIED as status says, no changes named', () => {
+  it('its evidence, which may be forged and name any path, is not looked at: UNVERIFIED as status says, no changes named', async () => {
     p = tempProject('explain-traced-listed', files());
     outside = `${realpathSync(p.root)}-outside/config.json`;
     mkdirSync(join(outside, '..'), { recursive: true });
     writeFileSync(outside, '{"a":1}\n');
-    expect(p.vouch(['run', 'unit'], { env }).code).toBe(0);
+    expect((await runIn(p, ['run', 'unit'], [outside])).code).toBe(0);
     recordTraced(p, outside);
     p.write('src/a.ts', 'export const a = 2;\n');
     p.git('add', '-f', '.vouch');
-    const json = p.json(['explain', 'unit'], { env });
+    const json = await jsonIn(p, ['explain', 'unit']);
     expect(json.check.freshness).toBe('UNVERIFIED');
     expect(json.check.reasons.map((r: { code: string }) => r.code)).toContain('state-dir-in-git');
     expect(json.evidence).toMatchObject({ mode: 'traced', changes: [] });
-    expect(json.check.freshness).toBe(p.json(['status', 'unit'], { env }).checks[0].freshness);
-    expect(p.vouch(['explain', 'unit'], { env }).stdout).not.toContain('src/a.ts');
+    expect(json.check.freshness).toBe((await jsonIn(p, ['status', 'unit'])).checks[0].freshness);
+    expect((await vouchIn(p, ['explain', 'unit'])).stdout).not.toContain('src/a.ts');
   });
 });
 
@@ -319,7 +357,7 @@ describe.runIf(STRACE)(TITLE, () => {
   let p: TempProject;
   const expectValid = compile();
 
-  beforeAll(() => {
+  beforeAll(async () => {
     p = tempProject('explain-traced-run', {
       '.gitignore': '.vouch/\n.env\nnode_modules/\n',
       '.env': 'S=1\n',
@@ -338,13 +376,13 @@ fs.readFileSync('node_modules/.cache/check/last.json');
 `,
       'vouch.config.json': JSON.stringify({ schema: 1, checks: [{ name: 'check', kind: 'test', command: ['node', 'check.mjs'], mode: 'traced' }] }) + '\n',
     });
-    const ran = p.vouch(['run', 'check'], { env });
+    const ran = await runIn(p, ['run', 'check']);
     expect(ran.code, ran.stderr).toBe(0);
   });
   afterAll(() => p?.remove());
 
-  it('--inputs says what the run read, listed, probed and wrote, and not what it never touched', () => {
-    const json = p.json(['explain', 'check', '--inputs'], { env });
+  it('--inputs says what the run read, listed, probed and wrote, and not what it never touched', async () => {
+    const json = await jsonIn(p, ['explain', 'check', '--inputs']);
     expectValid('explain-inputs', json);
     expect(json.mode).toBe('traced');
     const group = (kind: string) => json.groups.find((g: { kind: string }) => g.kind === kind);
@@ -356,25 +394,25 @@ fs.readFileSync('node_modules/.cache/check/last.json');
     expect(json.evidence.map((entry: { path: string }) => entry.path)).not.toContain('README.md');
     expect(json.receipt.evidence.notes.map((note: { code: string }) => note.code)).toContain('read-outside-inputs');
 
-    const text = p.vouch(['explain', 'check', '--inputs'], { env }).stdout;
+    const text = (await vouchIn(p, ['explain', 'check', '--inputs'])).stdout;
     expect(text).toMatch(/^check: inputs of receipt \S+ \(PASS, from .+\), as traced/);
     expect(text).toMatch(/^looked up, absent: \d+ paths? in /m);
   });
 
-  it('an edit to a file it never read changes nothing; one to a file it read, or a file where it found none, is named', () => {
+  it('an edit to a file it never read changes nothing; one to a file it read, or a file where it found none, is named', async () => {
     p.write('README.md', '# edited\n');
-    const current = p.vouch(['explain', 'check'], { env });
+    const current = await vouchIn(p, ['explain', 'check']);
     expect(current.code, current.stderr).toBe(0);
     expect(current.stdout.trimEnd().split('\n').at(-1)).toBe('nothing changed since the receipt');
-    expect(p.json(['status', 'check'], { env }).checks[0].freshness).toBe('CURRENT');
+    expect((await jsonIn(p, ['status', 'check'])).checks[0].freshness).toBe('CURRENT');
 
     p.write('.env', 'S=2\n');
     p.write('src/a.local.ts', 'export {};\n');
-    const lines = p.vouch(['explain', 'check'], { env }).stdout.trimEnd().split('\n');
+    const lines = (await vouchIn(p, ['explain', 'check'])).stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^check: STALE, result PASS/);
     expect(lines.slice(lines.indexOf('inputs:') + 1)).toEqual(expect.arrayContaining(['  .env: content changed', '  src/a.local.ts: absent → a file']));
-    const json = p.json(['explain', 'check'], { env });
+    const json = await jsonIn(p, ['explain', 'check']);
     expectValid('explain', json);
-    expect(json.check.freshness).toBe(p.json(['status', 'check'], { env }).checks[0].freshness);
+    expect(json.check.freshness).toBe((await jsonIn(p, ['status', 'check'])).checks[0].freshness);
   });
 });

@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { VOUCH_ERROR_CODES } from '../../src/core/errors.js';
 import { gapCode } from '../../src/core/json/observer.js';
 import { REASON_CODES } from '../../src/core/reason.js';
+import { inProcess } from '../helpers/inProcess.js';
 import { answersOf, isRunning, liveFiles, ObserverTracker, PATIENT, rpcExchange, waitGone } from '../helpers/observer.js';
 import { cleanEnv, REPO, tempProject, type TempProject } from '../helpers/project.js';
 
@@ -79,6 +80,18 @@ function configFor(unitEnv?: string[]) {
   );
 }
 
+/*
+ * The commands whose JSON is checked run in this process, through the CLI's own dispatch
+ * (test/helpers/inProcess.ts): the same command modules print the same JSON and return the same
+ * exit code, errors included, without a Node start each. vouch start keeps the CLI: it spawns the
+ * observer with the script it runs as. The observer it starts is a process of its own all the same,
+ * and the questions to it (observer, status, stop) reach it over its socket as from a CLI process.
+ * The unhealthy observer's question keeps the CLI too (validCli says why), and so does the run of
+ * a check killed by a signal, whose 128+N is the exit status of a vouch process.
+ */
+const vouchIn = (p: TempProject, args: string[], options: { env?: NodeJS.ProcessEnv } = {}) => inProcess(p).vouch(args, options);
+const jsonIn = (p: TempProject, args: string[], options: { env?: NodeJS.ProcessEnv } = {}) => inProcess(p).json(args, options);
+
 describe('JSON output of the built CLI against schemas/', () => {
   let project: TempProject;
   const captured: Record<string, any> = {};
@@ -94,8 +107,8 @@ describe('JSON output of the built CLI against schemas/', () => {
   });
   afterAll(() => project?.remove());
 
-  it('status: a check never run is UNVERIFIED with never-run and no receipt', () => {
-    const out = project.json(['status']);
+  it('status: a check never run is UNVERIFIED with never-run and no receipt', async () => {
+    const out = await jsonIn(project, ['status']);
     expectValid('status', out);
     expect(out.observation.source).toBe('scan');
     const unit = out.checks.find((c: any) => c.name === 'unit');
@@ -103,14 +116,14 @@ describe('JSON output of the built CLI against schemas/', () => {
     expect(unit.reasons.map((r: any) => r.code)).toEqual(['never-run']);
   });
 
-  it('explain --inputs: no receipt yet, so nothing is known', () => {
-    const out = project.json(['explain', 'unit', '--inputs']);
+  it('explain --inputs: no receipt yet, so nothing is known', async () => {
+    const out = await jsonIn(project, ['explain', 'unit', '--inputs']);
     expectValid('explain-inputs', out);
     expect(out).toMatchObject({ mode: 'declared', receipt: null, declared: null, context: null, groups: null });
   });
 
-  it('run: a passing run reports its receipt', () => {
-    const result = project.vouch(['run', 'unit', '--json']);
+  it('run: a passing run reports its receipt', async () => {
+    const result = await vouchIn(project, ['run', 'unit', '--json']);
     expect(result.code).toBe(0);
     const out = JSON.parse(result.stdout);
     expectValid('run', out);
@@ -118,15 +131,15 @@ describe('JSON output of the built CLI against schemas/', () => {
     expect(out.runs[0]).toMatchObject({ action: 'ran', exit_code: 0, status: null, receipt: { result: 'PASS', reuse_eligible: true } });
   });
 
-  it('status: CURRENT right after a pass', () => {
-    const out = project.json(['status', 'unit']);
+  it('status: CURRENT right after a pass', async () => {
+    const out = await jsonIn(project, ['status', 'unit']);
     expectValid('status', out);
     expect(out.checks[0]).toMatchObject({ freshness: 'CURRENT', result: 'PASS', reuse_eligible: true, reasons: [] });
     captured.current = out;
   });
 
-  it("explain --inputs: the receipt's inputs, grouped, with its context and declared globs", () => {
-    const out = project.json(['explain', 'unit', '--inputs']);
+  it("explain --inputs: the receipt's inputs, grouped, with its context and declared globs", async () => {
+    const out = await jsonIn(project, ['explain', 'unit', '--inputs']);
     expectValid('explain-inputs', out);
     expect(out.receipt).toMatchObject({ check: 'unit', result: 'PASS' });
     expect(out.groups.map((g: any) => [g.kind, g.count])).toEqual([
@@ -137,8 +150,8 @@ describe('JSON output of the built CLI against schemas/', () => {
     captured.inputs = out;
   });
 
-  it('run --if-due: skipped, with the status that allowed it', () => {
-    const result = project.vouch(['run', 'unit', '--if-due', '--json']);
+  it('run --if-due: skipped, with the status that allowed it', async () => {
+    const result = await vouchIn(project, ['run', 'unit', '--if-due', '--json']);
     expect(result.code).toBe(0);
     const out = JSON.parse(result.stdout);
     expectValid('run', out);
@@ -146,16 +159,16 @@ describe('JSON output of the built CLI against schemas/', () => {
     captured.skipped = out;
   });
 
-  it('status: STALE after an input changes', () => {
+  it('status: STALE after an input changes', async () => {
     project.write('src/a.txt', 'bad\n');
-    const out = project.json(['status', 'unit']);
+    const out = await jsonIn(project, ['status', 'unit']);
     expectValid('status', out);
     expect(out.checks[0]).toMatchObject({ freshness: 'STALE', result: 'PASS', reuse_eligible: false });
     expect(out.checks[0].reasons.map((r: any) => r.code)).toEqual(['inputs-changed']);
   });
 
-  it('run: a failing run passes the check exit code through', () => {
-    const result = project.vouch(['run', 'unit', '--json']);
+  it('run: a failing run passes the check exit code through', async () => {
+    const result = await vouchIn(project, ['run', 'unit', '--json']);
     expect(result.code).toBe(1);
     const out = JSON.parse(result.stdout);
     expectValid('run', out);
@@ -163,6 +176,7 @@ describe('JSON output of the built CLI against schemas/', () => {
   });
 
   it('run: a check killed by a signal exits 128+N, with the signal on the receipt', () => {
+    // Through the CLI: the exit status of a vouch process, 128+N, not a death by the signal.
     const result = project.vouch(['run', 'killed', '--json']);
     expect(result.code).toBe(143);
     const out = JSON.parse(result.stdout);
@@ -170,21 +184,21 @@ describe('JSON output of the built CLI against schemas/', () => {
     expect(out.runs[0]).toMatchObject({ exit_code: 143, receipt: { result: 'FAIL', exit_code: null, signal: 'SIGTERM' } });
   });
 
-  it('status: a CURRENT FAIL stays a failure, with the failed reason', () => {
-    const out = project.json(['status', 'killed']);
+  it('status: a CURRENT FAIL stays a failure, with the failed reason', async () => {
+    const out = await jsonIn(project, ['status', 'killed']);
     expectValid('status', out);
     expect(out.checks[0]).toMatchObject({ freshness: 'CURRENT', result: 'FAIL', reuse_eligible: false });
     expect(out.checks[0].reasons.map((r: any) => r.code)).toContain('failed');
   });
 
-  it('explain: input, context (env) and definition changes', () => {
+  it('explain: input, context (env) and definition changes', async () => {
     project.write('vouch.config.json', configFor(['MY_VAR']));
     project.write('src/a.txt', 'changed\n');
     project.write('src/b.txt', 'new\n');
     symlinkSync('a.txt', join(project.root, 'src', 'link.txt'));
     chmodSync(join(project.root, 'check.mjs'), 0o755);
     writeFileSync(join(project.root, 'node_modules', 'dep', 'index.js'), 'module.exports = 1;\n');
-    const out = project.json(['explain', 'unit'], { env: cleanEnv({ MY_VAR: 'secret-value' }) });
+    const out = await jsonIn(project, ['explain', 'unit'], { env: cleanEnv({ MY_VAR: 'secret-value' }) });
     expectValid('explain', out);
     expect(out.check.freshness).toBe('STALE');
     expect(out.definition_changes).toEqual([{ field: 'env', old: [], new: ['MY_VAR'] }]);
@@ -201,25 +215,25 @@ describe('JSON output of the built CLI against schemas/', () => {
     captured.explain = out;
   });
 
-  it('log: every receipt, failures and signals included', () => {
-    const out = project.json(['log']);
+  it('log: every receipt, failures and signals included', async () => {
+    const out = await jsonIn(project, ['log']);
     expectValid('log', out);
     expect(out.receipts.map((r: any) => r.result)).toEqual(['FAIL', 'FAIL', 'PASS']);
     expect(out.receipts[0].signal).toBe('SIGTERM');
-    const limited = project.json(['log', 'unit', '--limit', '1']);
+    const limited = await jsonIn(project, ['log', 'unit', '--limit', '1']);
     expectValid('log', limited);
     expect(limited.receipts).toHaveLength(1);
   });
 
-  it('status: UNVERIFIED when an input links outside the root', () => {
+  it('status: UNVERIFIED when an input links outside the root', async () => {
     symlinkSync(join(REPO, 'package.json'), join(project.root, 'src', 'outside.json'));
-    const out = project.json(['status', 'unit']);
+    const out = await jsonIn(project, ['status', 'unit']);
     expectValid('status', out);
     expect(out.checks[0]).toMatchObject({ freshness: 'UNVERIFIED', reuse_eligible: false });
     expect(out.checks[0].reasons.map((r: any) => r.code)).toContain('input-outside-root');
   });
 
-  it('errors: usage, unknown check and invalid config print the error JSON and exit 2', () => {
+  it('errors: usage, unknown check and invalid config print the error JSON and exit 2', async () => {
     project.write('broken.json', '{ "schema": 1, "checks": [{ "name": "x", "kind": "fresh", "command": ["true"] }] }\n');
     const cases: [string[], string][] = [
       [['explain', 'nope', '--json'], 'unknown-check'],
@@ -229,7 +243,7 @@ describe('JSON output of the built CLI against schemas/', () => {
       [['start', '--idle-timeout', 'soon', '--json'], 'usage'],
     ];
     for (const [args, code] of cases) {
-      const result = project.vouch(args);
+      const result = await vouchIn(project, args);
       expect(result.code, args.join(' ')).toBe(2);
       const out = JSON.parse(result.stdout);
       expectValid('error', out);
@@ -315,19 +329,19 @@ describe('vouch init --json against schemas/init.schema.json', () => {
   });
   afterAll(() => project?.remove());
 
-  it('dry run, write, and an existing config all match the schema', () => {
-    const dry = project.json(['init', '--dry-run']);
+  it('dry run, write, and an existing config all match the schema', async () => {
+    const dry = await jsonIn(project, ['init', '--dry-run']);
     expectValid('init', dry);
     expect(dry).toMatchObject({ dry_run: true, written: false, existing: false, package_manager: { name: 'npm', source: 'lockfile' } });
     expect(dry.skipped.map((s: any) => s.script)).toContain('lint');
     expectValid('config', dry.config);
 
-    const written = project.json(['init']);
+    const written = await jsonIn(project, ['init']);
     expectValid('init', written);
     expect(written).toMatchObject({ dry_run: false, written: true, existing: false });
     expect(JSON.parse(readFileSync(written.config_path, 'utf8'))).toEqual(written.config);
 
-    const again = project.json(['init']);
+    const again = await jsonIn(project, ['init']);
     expectValid('init', again);
     expect(again).toMatchObject({ written: false, existing: true });
 
@@ -345,14 +359,14 @@ describe('observer commands (start, stop, observer, status) against schemas/', (
   const captured: Record<string, any> = {};
   const stateDir = () => join(project.root, '.vouch');
 
-  beforeAll(() => {
+  beforeAll(async () => {
     project = tempProject('json-observer', {
       '.gitignore': 'node_modules/\n',
       'check.mjs': CHECK_SCRIPT,
       'src/a.txt': 'ok\n',
       'vouch.config.json': configFor(),
     });
-    const ran = project.vouch(['run', 'unit']);
+    const ran = await vouchIn(project, ['run', 'unit']);
     expect(ran.code, ran.stderr).toBe(0);
   });
   afterEach(async () => {
@@ -362,7 +376,20 @@ describe('observer commands (start, stop, observer, status) against schemas/', (
   afterAll(() => project?.remove());
 
   /** `vouch ARGS --json`, which must exit 0 and match the schema. */
-  function valid(name: SchemaName, args: string[], env = patient): any {
+  async function valid(name: SchemaName, args: string[], env = patient): Promise<any> {
+    const result = await vouchIn(project, [...args, '--json'], { env });
+    expect(result.code, `vouch ${args.join(' ')}: ${result.stdout}\n${result.stderr}`).toBe(0);
+    const out = JSON.parse(result.stdout);
+    expectValid(name, out);
+    return out;
+  }
+
+  /**
+   * valid, through the CLI. An injected watch limit is first a watcher error, then, once the
+   * renewal it asks for fails, a watch limit: a question from this process can come between the
+   * two, where a CLI process, which starts later, finds the limit.
+   */
+  function validCli(name: SchemaName, args: string[], env = patient): any {
     const result = project.vouch([...args, '--json'], { env });
     expect(result.code, `vouch ${args.join(' ')}: ${result.stdout}\n${result.stderr}`).toBe(0);
     const out = JSON.parse(result.stdout);
@@ -370,9 +397,9 @@ describe('observer commands (start, stop, observer, status) against schemas/', (
     return out;
   }
 
-  it('observer and stop, with no observer running', () => {
-    expect(valid('observer', ['observer'])).toEqual({ schema: 1, running: false });
-    expect(valid('stop', ['stop'])).toEqual({ schema: 1, action: 'not-running', pid: null });
+  it('observer and stop, with no observer running', async () => {
+    expect(await valid('observer', ['observer'])).toEqual({ schema: 1, running: false });
+    expect(await valid('stop', ['stop'])).toEqual({ schema: 1, action: 'not-running', pid: null });
   });
 
   it('start, a second start, observer, status from the observer and directly, then stop', async () => {
@@ -388,30 +415,30 @@ describe('observer commands (start, stop, observer, status) against schemas/', (
     expectValid('start', again);
     expect(again).toMatchObject({ action: 'already-running', pid: started.pid, socket: started.socket });
 
-    const info = valid('observer', ['observer']);
+    const info = await valid('observer', ['observer']);
     expect(info).toMatchObject({ running: true, pid: started.pid, healthy: true, reasons: [], socket: started.socket, index_files: started.index_files });
     expect(info.rescans).toBeGreaterThanOrEqual(1);
     expect(info.last_rescan).not.toBeNull();
     captured.observer = info;
 
-    const synced = valid('status', ['status']);
+    const synced = await valid('status', ['status']);
     expect(synced.observation).toMatchObject({ healthy: true, source: 'observer', mode: 'sync' });
-    const cached = valid('status', ['status', '--cached']);
+    const cached = await valid('status', ['status', '--cached']);
     expect(cached.observation).toMatchObject({ healthy: true, source: 'observer', mode: 'cached' });
-    const direct = valid('status', ['status', '--no-observer']);
+    const direct = await valid('status', ['status', '--no-observer']);
     expect(direct.observation).toMatchObject({ healthy: true, source: 'scan', mode: null });
     expect(answersOf(synced)).toEqual(answersOf(direct));
     expect(answersOf(cached)).toEqual(answersOf(direct));
     expect(synced.checks.find((c: any) => c.name === 'unit')).toMatchObject({ freshness: 'CURRENT', result: 'PASS', reuse_eligible: true });
     captured.status = synced;
 
-    const stopped = valid('stop', ['stop']);
+    const stopped = await valid('stop', ['stop']);
     expect(stopped).toEqual({ schema: 1, action: 'stopped', pid: started.pid });
     captured.stop = stopped;
     expect(await waitGone(started.pid, 5_000), 'the observer exited').toBe(true);
     expect(liveFiles(stateDir())).toEqual([]);
-    expect(valid('observer', ['observer'])).toEqual({ schema: 1, running: false });
-    expect(valid('stop', ['stop'])).toEqual({ schema: 1, action: 'not-running', pid: null });
+    expect(await valid('observer', ['observer'])).toEqual({ schema: 1, running: false });
+    expect(await valid('stop', ['stop'])).toEqual({ schema: 1, action: 'not-running', pid: null });
   });
 
   it('an unhealthy observer says why in reasons', async () => {
@@ -421,22 +448,22 @@ describe('observer commands (start, stop, observer, status) against schemas/', (
     for (let attempt = 0; attempt < 5 && !(info && info.healthy === false); attempt++) {
       const fault = await rpcExchange(started.socket, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'fault', params: { kind: 'watch-limit' } }) + '\n');
       expect(fault?.result, JSON.stringify(fault)).toEqual({ injected: 'watch-limit' });
-      info = valid('observer', ['observer']);
+      info = validCli('observer', ['observer']);
     }
     expect(info).toMatchObject({ running: true, pid: started.pid, healthy: false });
     expect(info.reasons.map((r: any) => r.code)).toContain('observer-watch-limit');
   });
 
-  it('a hung observer: observer is an error, status falls back to a scan', () => {
+  it('a hung observer: observer is an error, status falls back to a scan', async () => {
     const started = observers.start(project, [], { env: patient });
     process.kill(started.pid, 'SIGSTOP');
     const hasty = cleanEnv({ VOUCH_OBSERVER_TIMEOUT_MS: '300' });
-    const result = project.vouch(['observer', '--json'], { env: hasty });
+    const result = await vouchIn(project, ['observer', '--json'], { env: hasty });
     expect(result.code, result.stderr).toBe(2);
     const error = JSON.parse(result.stdout);
     expectValid('error', error);
     expect(error.error.code).toBe('observer-unreachable');
-    const status = valid('status', ['status'], hasty);
+    const status = await valid('status', ['status'], hasty);
     expect(status.observation).toMatchObject({ source: 'scan', mode: null });
     // afterEach sends SIGCONT before it stops the observer.
   });

@@ -20,7 +20,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Json } from '../helpers/answers.js';
-import { answersOf, ObserverTracker, observerLogTail, PATIENT, timedStatus, until, type Answer } from '../helpers/observer.js';
+import { inProcess } from '../helpers/inProcess.js';
+import { answersOf, ObserverTracker, observerLogTail, PATIENT, until, type Answer } from '../helpers/observer.js';
 import { cleanEnv, tempProject, type TempProject } from '../helpers/project.js';
 import { mulberry32, testSeed, withSeed } from '../helpers/seed.js';
 
@@ -33,6 +34,13 @@ import { mulberry32, testSeed, withSeed } from '../helpers/seed.js';
  *
  * VOUCH_SEED=N replays one sequence (test/helpers/seed.ts; a fixed one without it);
  * VOUCH_PROPERTY_BURSTS=N sets its length.
+ *
+ * The runs, the questions (status --sync, status --no-observer, vouch observer) and the stops
+ * run in this process (test/helpers/inProcess.ts): the same commands, without a Node start each.
+ * The observer under test is a process of its own all the same (vouch start, which spawns it,
+ * keeps the CLI), and a --sync question reaches it over its socket as from a CLI process. A run
+ * it follows waits first until the last edit is settled (see runIn below), as one through the CLI
+ * did. Seeds, sequence, burst counts and what is compared are as before.
  */
 
 const SEED_OF_RUN = testSeed(import.meta.url, 424_242);
@@ -42,7 +50,14 @@ const BURSTS = Number(process.env.VOUCH_PROPERTY_BURSTS ?? 16);
 const projects: TempProject[] = [];
 const observers = new ObserverTracker();
 afterEach(async () => {
-  const problems = await observers.cleanup();
+  // Stopped in this process first: the same `vouch stop`, without a Node start. The tracker then
+  // stops (through the CLI) or kills whatever is left, and says so.
+  const problems: string[] = [];
+  for (const p of projects) {
+    const stopped = await inProcess(p).vouch(['stop', '--json']);
+    if (stopped.code !== 0) problems.push(`vouch stop exited ${stopped.code}: ${stopped.stdout}${stopped.stderr}`);
+  }
+  problems.push(...(await observers.cleanup()));
   for (const p of projects.splice(0)) p.remove();
   expect(problems, 'observers that would not stop').toEqual([]);
 });
@@ -474,8 +489,52 @@ function setUp(): World {
   return { p, rng: new Rng(SEED), counter: 0, mainBranch, onOther: false, narrowVariant: 0, txtIgnored: false, runStates: [] };
 }
 
-function vouchRun(w: World, checks: string[]): string {
-  const result = w.p.vouch(['run', ...checks], { env: SCAN_ENV });
+/**
+ * An observer that follows a run takes a source whose ctime is within 50 ms of the run's start
+ * (core/identity.ts, racyWindowNs) for one that may have changed during it, and the receipt is
+ * then not reusable. A run through the CLI starts long after the test's last edit (a Node start
+ * and vouch's loading); one in this process may start a few milliseconds after it. So a run in
+ * this process first waits until nothing in the project changed within SETTLE_MS: the edits are
+ * then made before the run, as the test means them.
+ */
+const SETTLE_MS = 60;
+
+function newestChangeMs(dir: string, top = true): number {
+  let newest = lstatSync(dir).ctimeMs;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (top && (entry.name === '.git' || entry.name === '.vouch')) continue;
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestChangeMs(path, false) : lstatSync(path).ctimeMs);
+  }
+  return newest;
+}
+
+/** `vouch ARGS` in this process, once the last edit is settled. */
+async function runIn(p: TempProject, args: string[], env: NodeJS.ProcessEnv = cleanEnv()) {
+  const newest = newestChangeMs(p.root);
+  await until(() => Date.now() > newest + SETTLE_MS, `the last edit to be ${SETTLE_MS} ms old`, 5_000, 5);
+  return await inProcess(p).vouch(args, { env });
+}
+
+/** `vouch status --json ARGS`, in this process, with its wall time. */
+async function timedStatus(p: TempProject, args: string[], env: NodeJS.ProcessEnv = cleanEnv()): Promise<{ out: Json; ms: number; code: number | null; stderr: string }> {
+  const started = performance.now();
+  const result = await inProcess(p).vouch(['status', ...args, '--json'], { env });
+  const ms = performance.now() - started;
+  let out: Json;
+  try {
+    out = JSON.parse(result.stdout);
+  } catch {
+    throw new Error(`vouch status ${args.join(' ')} --json printed no JSON (exit ${result.code}):\n${result.stdout}\n${result.stderr}`);
+  }
+  return { out, ms, code: result.code, stderr: result.stderr };
+}
+
+/** `vouch observer --json`, in this process. */
+const observerInfo = async (p: TempProject): Promise<Json> => await inProcess(p).json(['observer']);
+
+async function vouchRun(w: World, checks: string[]): Promise<string> {
+  const result = await runIn(w.p, ['run', ...checks], SCAN_ENV);
   // 1 is a check's own failure (src/fail.flag); anything else is vouch's.
   if (result.code !== 0 && result.code !== 1) throw new Error(`vouch run ${checks.join(' ')} exited ${result.code}\n${result.stdout}\n${result.stderr}`);
   w.runStates.push(srcState(w.p.root));
@@ -518,7 +577,7 @@ describe('the observer answers as a direct scan does', () => {
 
     // Any failure inside, an unexpected throw included, names the seed and how to replay it.
     await withSeed(SEED_OF_RUN, async () => {
-      vouchRun(w, []);
+      await vouchRun(w, []);
       const started = observers.start(w.p);
       expect(started.action).toBe('started');
 
@@ -526,7 +585,7 @@ describe('the observer answers as a direct scan does', () => {
         const ops: string[] = [];
         history.push({ burst, ops });
         const runFirst = w.rng.chance(0.15);
-        if (runFirst) ops.push(vouchRun(w, []));
+        if (runFirst) ops.push(await vouchRun(w, []));
         const planned: Mutation[] = [];
         if (burst % 2 === 1 && REQUIRED[Math.floor(burst / 2)] !== undefined) {
           const kind = REQUIRED[Math.floor(burst / 2)];
@@ -542,20 +601,20 @@ describe('the observer answers as a direct scan does', () => {
           }
         }
         const runAfter = !runFirst && w.rng.chance(0.3);
-        if (runAfter) ops.push(vouchRun(w, w.rng.chance(0.3) ? ['cmd'] : []));
+        if (runAfter) ops.push(await vouchRun(w, w.rng.chance(0.3) ? ['cmd'] : []));
         // Mostly at once, to ask before the events can have arrived: the barrier's job.
         if (w.rng.chance(0.3)) await delay(w.rng.int(40));
 
         const scanFirst = w.rng.chance(0.25);
-        const scan = () => timedStatus(w.p, ['--no-observer'], SCAN_ENV).out;
+        const scan = async () => (await timedStatus(w.p, ['--no-observer'], SCAN_ENV)).out;
         let fellBack = '';
-        const observed = () => {
-          const answer = timedStatus(w.p, ['--sync'], OBSERVER_ENV);
+        const observed = async () => {
+          const answer = await timedStatus(w.p, ['--sync'], OBSERVER_ENV);
           fellBack = answer.out.observation?.source === 'observer' ? '' : `${answer.stderr.trim() || 'it said nothing'}\nthe observer's log:\n${observerLogTail(join(w.p.root, '.vouch'))}`;
           return answer.out;
         };
-        const first = scanFirst ? scan() : observed();
-        const second = scanFirst ? observed() : scan();
+        const first = scanFirst ? await scan() : await observed();
+        const second = scanFirst ? await observed() : await scan();
         const [fromObserver, fromScan] = scanFirst ? [second, first] : [first, second];
 
         expect(fromObserver.observation?.source, report(burst, `the answer did not come from the observer: ${fellBack}`)).toBe('observer');
@@ -637,11 +696,11 @@ describe('a burst that can overflow the kernel event queue', () => {
     for (let d = 0; d < 30; d++) mkdirSync(join(p.root, 'churn', `d${d}`), { recursive: true });
     for (let i = 0; i < FILES; i++) writeFileSync(join(p.root, 'churn', `d${i % 30}`, `f${i}.txt`), `churn ${i}\n`);
 
-    const ran = p.vouch(['run']);
+    const ran = await runIn(p, ['run']);
     expect(ran.code, ran.stderr).toBe(0);
     const started = observers.start(p);
     expect(started.action).toBe('started');
-    const before = timedStatus(p, ['--sync'], OBSERVER_ENV).out;
+    const before = (await timedStatus(p, ['--sync'], OBSERVER_ENV)).out;
     expect(before.observation.source).toBe('observer');
     expect(answersOf(before).map((a) => a.freshness)).toEqual(['CURRENT', 'CURRENT']);
 
@@ -661,9 +720,9 @@ describe('a burst that can overflow the kernel event queue', () => {
     };
 
     /** Asked the moment the writer is done: STALE or UNVERIFIED, never CURRENT; a scan says STALE. */
-    const expectNotCurrent = (phase: string, churnMs: number) => {
-      const after = timedStatus(p, ['--sync'], OBSERVER_ENV);
-      const info = p.json(['observer']);
+    const expectNotCurrent = async (phase: string, churnMs: number) => {
+      const after = await timedStatus(p, ['--sync'], OBSERVER_ENV);
+      const info = await observerInfo(p);
       const summary = `${phase}: churn ${Math.round(churnMs)} ms; status --sync (source ${after.out.observation.source}) took ${Math.round(after.ms)} ms; observer: events ${info.events}, overflows ${info.overflows}, rescans ${info.rescans}, healthy ${info.healthy} ${JSON.stringify(info.reasons)}`;
       console.log(`[observer flood] ${summary}`);
       // An observer that declines (unhealthy) lets the client scan: that answer must hold too.
@@ -672,18 +731,18 @@ describe('a burst that can overflow the kernel event queue', () => {
         expect(check.reuse_eligible).toBe(false);
       }
       // The edit is real: a direct scan sees it.
-      expect(answersOf(timedStatus(p, ['--no-observer']).out).map((a) => a.freshness)).toEqual(['STALE', 'STALE']);
+      expect(answersOf((await timedStatus(p, ['--no-observer'])).out).map((a) => a.freshness)).toEqual(['STALE', 'STALE']);
       return info;
     };
 
     /** Once the checks run again, the observer agrees with a scan again, on its own. */
     const expectRecovery = async (phase: string) => {
-      expect(p.vouch(['run']).code).toBe(0);
-      const target = answersOf(timedStatus(p, ['--no-observer']).out);
+      expect((await runIn(p, ['run'])).code).toBe(0);
+      const target = answersOf((await timedStatus(p, ['--no-observer'])).out);
       expect(target.map((a) => a.freshness)).toEqual(['CURRENT', 'CURRENT']);
       await until(
-        () => {
-          const now = timedStatus(p, ['--sync'], OBSERVER_ENV).out;
+        async () => {
+          const now = (await timedStatus(p, ['--sync'], OBSERVER_ENV)).out;
           return now.observation.source === 'observer' && JSON.stringify(answersOf(now)) === JSON.stringify(target);
         },
         `${phase}: the observer to agree with the scan again`,
@@ -694,7 +753,7 @@ describe('a burst that can overflow the kernel event queue', () => {
 
     // 1. The observer is paused (as a descheduled or swapped-out process is) while the burst lands:
     //    the kernel queue (fs.inotify.max_queued_events, 16384 by default) surely overflows.
-    const overflowsBefore = p.json(['observer']).overflows;
+    const overflowsBefore = (await observerInfo(p)).overflows;
     process.kill(started.pid, 'SIGSTOP');
     let pausedMs: number;
     try {
@@ -702,14 +761,14 @@ describe('a burst that can overflow the kernel event queue', () => {
     } finally {
       process.kill(started.pid, 'SIGCONT');
     }
-    const info = expectNotCurrent('paused', pausedMs);
+    const info = await expectNotCurrent('paused', pausedMs);
     // Never silent: the overflow is counted.
     expect(info.overflows, 'a kernel queue overflow was counted').toBeGreaterThan(overflowsBefore);
     await expectRecovery('paused');
 
     // 2. The observer live, the writer as fast as it can go.
     const liveMs = await churn('src/b.js', 'export const b = 8;\n');
-    expectNotCurrent('live', liveMs);
+    await expectNotCurrent('live', liveMs);
     await expectRecovery('live');
   });
 
@@ -726,10 +785,10 @@ describe('a burst that can overflow the kernel event queue', () => {
       'out/turns.cjs': TURNS,
     });
     projects.push(p);
-    expect(p.vouch(['run']).code).toBe(0);
+    expect((await runIn(p, ['run'])).code).toBe(0);
     const started = observers.start(p);
     expect(started.action).toBe('started');
-    expect(answersOf(timedStatus(p, ['--sync'], OBSERVER_ENV).out).map((a) => a.freshness)).toEqual(['CURRENT']);
+    expect(answersOf((await timedStatus(p, ['--sync'], OBSERVER_ENV)).out).map((a) => a.freshness)).toEqual(['CURRENT']);
     process.kill(started.pid, 'SIGSTOP');
     try {
       const wrote = spawnSync(process.execPath, [join(p.root, 'out/turns.cjs'), p.root, '40000'], { encoding: 'utf8' });
@@ -739,10 +798,10 @@ describe('a burst that can overflow the kernel event queue', () => {
     } finally {
       process.kill(started.pid, 'SIGCONT');
     }
-    const after = timedStatus(p, ['--sync'], OBSERVER_ENV);
-    const info = p.json(['observer']);
+    const after = await timedStatus(p, ['--sync'], OBSERVER_ENV);
+    const info = await observerInfo(p);
     const summary = `source ${after.out.observation.source}; observer: events ${info.events}, rescans ${info.rescans} (last: ${info.last_rescan?.reason}), patches ${info.patches}`;
     expect(answersOf(after.out).map((a) => a.freshness), summary).toEqual(['STALE']);
-    expect(answersOf(timedStatus(p, ['--no-observer']).out).map((a) => a.freshness)).toEqual(['STALE']);
+    expect(answersOf((await timedStatus(p, ['--no-observer'])).out).map((a) => a.freshness)).toEqual(['STALE']);
   });
 });

@@ -1,9 +1,11 @@
 import { spawnSync } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
+import { lstatSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { traceAvailability } from '../../src/exec/trace/tracer.js';
-import { configText, statusOf, type Json } from '../helpers/answers.js';
+import { configText, type Json } from '../helpers/answers.js';
+import { inProcess, statusIn } from '../helpers/inProcess.js';
+import { until } from '../helpers/observer.js';
 import { cleanEnv, REPO, tempProject, type TempProject } from '../helpers/project.js';
 
 /*
@@ -16,6 +18,11 @@ import { cleanEnv, REPO, tempProject, type TempProject } from '../helpers/projec
  * - A preload in NODE_OPTIONS that reads no file (a data: URL) runs before tsc in its process and
  *   can act on any name, whether vouch's environment has it or the check's command sets it for
  *   the process it starts (seen in the exec's environment, which the tracer prints whole).
+ *
+ * The runs and the questions run in this process (test/helpers/inProcess.ts), each with the
+ * command's env, NODE_OPTIONS included: vouch hands its check the command's env, as a process
+ * hands on its own, and the preload only acts in tsc's process. A traced run waits first until
+ * the last edit is settled (runIn says why).
  */
 
 const availability = traceAvailability();
@@ -49,6 +56,33 @@ const commandOf = (name: string, args: string[]) =>
 /** What vouch runs with: the inner preload's is set by its command alone. */
 const vouchEnvOf = (name: string) => (name === 'inner-preload' ? cleanEnv() : envOf(name));
 
+/**
+ * A traced run takes a file it read whose ctime is not before its start, less a clock slack of
+ * 20 ms (fs/runEvidence.ts), for one changed while it ran. A run through the CLI starts long after
+ * the test's last write (a Node start and vouch's loading); one in this process may start a few
+ * milliseconds after it. So it first waits until nothing in the project changed within SETTLE_MS.
+ */
+const SETTLE_MS = 60;
+
+function newestChangeMs(dir: string, top = true): number {
+  let newest = lstatSync(dir).ctimeMs;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (top && (entry.name === '.git' || entry.name === '.vouch')) continue;
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestChangeMs(path, false) : lstatSync(path).ctimeMs);
+  }
+  return newest;
+}
+
+async function runIn(p: TempProject, args: string[], env: NodeJS.ProcessEnv) {
+  const newest = newestChangeMs(p.root);
+  await until(() => Date.now() > newest + SETTLE_MS, `the last edit to be ${SETTLE_MS} ms old`, 5_000, 5);
+  return await inProcess(p).vouch(args, { env });
+}
+
+/** A status question, in this process. */
+const statusOf = (p: TempProject, check: string, env: NodeJS.ProcessEnv) => statusIn(inProcess(p), check, env);
+
 describe(TITLE, () => {
   let project: TempProject;
 
@@ -65,28 +99,28 @@ describe(TITLE, () => {
       'src/globals.d.ts': GLOBALS,
       'vouch.config.json': configText(Object.entries(CHECKS).map(([name, args]) => ({ name, kind: 'typecheck', command: commandOf(name, args), mode: 'traced' }))),
     });
-    expect(project.vouch(['status']).code).not.toBeNull();
+    expect((await inProcess(project).vouch(['status'])).code).not.toBeNull();
     await new Promise((resolve) => setTimeout(resolve, 150));
     for (const name of Object.keys(CHECKS)) {
-      const ran = project.vouch(['run', name], { env: vouchEnvOf(name) });
+      const ran = await runIn(project, ['run', name], vouchEnvOf(name));
       expect(ran.code, `vouch run ${name}:\n${ran.stdout}\n${ran.stderr}`).toBe(0);
     }
   });
 
   afterAll(() => project?.remove());
 
-  it.each(Object.entries(CHECKS))('%s: a new dot file in a directory tsc listed makes it STALE (the rerun fails on it)', (name, args) => {
-    expect(statusOf(project, name, vouchEnvOf(name)).freshness).toBe('CURRENT');
+  it.each(Object.entries(CHECKS))('%s: a new dot file in a directory tsc listed makes it STALE (the rerun fails on it)', async (name, args) => {
+    expect((await statusOf(project, name, vouchEnvOf(name))).freshness).toBe('CURRENT');
     const dotted = join(project.root, 'src', '.late.ts');
     writeFileSync(dotted, 'export const late: number = "not a number";\n');
     try {
       const rerun = tsc(name, args);
       expect(rerun.status, 'the rerun acts on the dot file').not.toBe(0);
-      const found: Json = statusOf(project, name, vouchEnvOf(name));
+      const found: Json = await statusOf(project, name, vouchEnvOf(name));
       expect(found.freshness, JSON.stringify(found.reasons)).toBe('STALE');
     } finally {
       rmSync(dotted);
     }
-    expect(statusOf(project, name, vouchEnvOf(name)).freshness).toBe('CURRENT');
+    expect((await statusOf(project, name, vouchEnvOf(name))).freshness).toBe('CURRENT');
   });
 });

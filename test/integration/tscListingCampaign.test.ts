@@ -1,7 +1,11 @@
+import { lstatSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadProject } from '../../src/api/project.js';
 import { status } from '../../src/api/status.js';
 import { traceAvailability } from '../../src/exec/trace/tracer.js';
+import { inProcess } from '../helpers/inProcess.js';
+import { until } from '../helpers/observer.js';
 import { cleanEnv } from '../helpers/project.js';
 import { mulberry32, testSeed, withSeed } from '../helpers/seed.js';
 import { CHECK, mutate, randomConfigVariant, tscProject, VARIANTS, type Mutation, type TscOutput, type Variant } from '../helpers/tscCampaign.js';
@@ -14,9 +18,16 @@ import { positiveInteger } from '../helpers/envNumber.js';
  * cannot act on the names left out. Per variant of test/helpers/tscCampaign.ts (include globs,
  * allowJs and JSON, package globs, patterns that can match dot names, files only, extends, type
  * roots, and VOUCH_TSC_CAMPAIGN_CONFIGS (2 by default) whose include patterns are drawn at random):
- * one traced run through the built CLI, then seeded mutations, each followed by a status
- * in this process (the api, no observer). The ground truth is the same tsc command run untraced:
- * its stdout (--listFiles and the diagnostics) and exit code.
+ * one traced run, then seeded mutations, each followed by a status in this process (the api, no
+ * observer). The ground truth is the same tsc command run untraced: its stdout (--listFiles and
+ * the diagnostics) and exit code.
+ *
+ * The traced runs run in this process too, through the CLI's own dispatch
+ * (test/helpers/inProcess.ts): the same `vouch run`, strace and tsc included, without a Node
+ * start each. Nothing here is about a process of vouch's own (its exit, its PATH, Node's start).
+ * A traced run takes a file whose ctime is within its clock slack of its start for one changed
+ * while it ran, so a run in this process first waits until the last edit is settled (settled
+ * below), as a run through the CLI began long after it.
  *
  * - CURRENT: always rerun; any difference from the baseline is a false CURRENT, which fails the test.
  * - STALE: rerun 1 in VOUCH_TSC_CAMPAIGN_STALE_EVERY (every one by default); an unchanged output
@@ -82,6 +93,30 @@ function add(key: string, map: Map<string, Tally>, field: keyof Tally, by = 1): 
   map.set(key, tally);
 }
 
+/**
+ * A traced run takes a file it read whose ctime is not before its start, less a clock slack of
+ * 20 ms (fs/runEvidence.ts), for one changed while it ran. A run through the CLI starts long after
+ * the campaign's last change (a Node start and vouch's loading); one in this process may start a
+ * few milliseconds after it. So it first waits until nothing in the project changed within
+ * SETTLE_MS: the revert is then one made before the run, as the campaign means it.
+ */
+const SETTLE_MS = 60;
+
+function newestChangeMs(dir: string, top = true): number {
+  let newest = lstatSync(dir).ctimeMs;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (top && (entry.name === '.git' || entry.name === '.vouch')) continue;
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestChangeMs(path, false) : lstatSync(path).ctimeMs);
+  }
+  return newest;
+}
+
+async function settled(root: string): Promise<void> {
+  const newest = newestChangeMs(root);
+  await until(() => Date.now() > newest + SETTLE_MS, `the last change to be ${SETTLE_MS} ms old`, 5_000, 5);
+}
+
 const same = (a: TscOutput, b: TscOutput) => a.code === b.code && a.stdout === b.stdout;
 const shown = (output: TscOutput) => `exit ${output.code}:\n${output.stdout.trimEnd()}`;
 
@@ -97,9 +132,10 @@ async function campaign(variant: Variant, index: number): Promise<void> {
       if (!check) throw new Error('status answered no check');
       return check;
     };
-    const trace = () => {
+    const trace = async () => {
       traces++;
-      const result = fx.project.vouch(['run', CHECK], { env });
+      await settled(fx.root);
+      const result = await inProcess(fx.project).vouch(['run', CHECK], { env });
       // A random config may take in the links' store, whose files fail: a FAIL receipt is held to the truth alike.
       if (!/receipt \S+ \(traced/.test(result.stdout + result.stderr)) throw new Error(`vouch run ${CHECK} left no traced receipt (exit ${result.code}):\n${result.stdout}\n${result.stderr}`);
     };
@@ -114,9 +150,9 @@ async function campaign(variant: Variant, index: number): Promise<void> {
 
     // The state dir made first, and the root's change time left behind the run's clock slack
     // (tsc lists the root in some variants), as test/e2e/tracedPrecision.test.ts does.
-    expect(fx.project.vouch(['status'], { env }).code).not.toBeNull();
+    expect((await inProcess(fx.project).vouch(['status'], { env })).code).not.toBeNull();
     await new Promise((resolve) => setTimeout(resolve, 150));
-    trace();
+    await trace();
     const baseline = runTsc();
     if (!variant.name.startsWith('random-')) expect(baseline.code, `the fixture compiles: ${shown(baseline)}`).toBe(0);
     const first = await statusNow();
@@ -155,7 +191,7 @@ async function campaign(variant: Variant, index: number): Promise<void> {
       const after = await statusNow();
       if (after.freshness !== 'CURRENT') {
         count('revertMisses');
-        trace();
+        await trace();
         const again = await statusNow();
         expect(again.freshness, `a fresh traced run after the revert of ${mutation.detail}: ${messages(again)}`).toBe('CURRENT');
         // A mistake of the campaign's reverts, not of vouch: the tree must be the baseline's.
