@@ -35,7 +35,7 @@ export async function askObserver(
   env: NodeJS.ProcessEnv,
   mode: ObserveMode,
   notices: string[],
-  options: { entries?: boolean; deadlineMs?: number; since?: number } = {},
+  options: { entries?: boolean; deadlineMs?: number; since?: number; beforeRun?: boolean } = {},
 ): Promise<ObserverAnswer | null> {
   const found = findObserver(project.stateDir, project.configPath);
   if (!found) return null;
@@ -50,6 +50,7 @@ export async function askObserver(
         mode,
         ...(options.entries ? { entries: true } : {}),
         ...(options.since !== undefined ? { since: options.since } : {}),
+        ...(options.beforeRun ? { beforeRun: true } : {}),
       },
       options.deadlineMs ?? deadlineFrom(env),
     );

@@ -87,7 +87,7 @@ export async function run(project: Project, options: RunOptions): Promise<RunRep
       ...(options.observer === 'auto'
         ? {
             askObserver: async (since?: number) => {
-              const answer = await askObserver(project, [definition], options.env, 'sync', notices, since === undefined ? {} : { since });
+              const answer = await askObserver(project, [definition], options.env, 'sync', notices, since === undefined ? { beforeRun: true } : { since });
               const [check] = answer?.checks ?? [];
               return check ?? null;
             },

@@ -162,6 +162,13 @@ export class ObserverService {
       if (!stored) this.options.log('a manifest was not stored after a run: the disk is full or the store is busy; the client scans for it');
       return { written: writtenSince(this.options.root, basis, params.since), stored };
     });
+    // Before a run: the same store, done once the answer is on its way, while the checks run
+    // (on the observer's thread, beside a check that is mostly on one core), rather than after
+    // them, where the run's client waits for it. A question that comes meanwhile waits its turn.
+    if (params.beforeRun && params.since === undefined) {
+      const manifests = observations.filter(({ indexed, observation }) => observation === indexed).map(({ observation }) => observation.manifest);
+      if (manifests.length > 0) setImmediate(() => this.storeManifests(manifests));
+    }
     this.tellStoreNotices();
     return {
       healthy: true,
@@ -206,6 +213,16 @@ export class ObserverService {
     return looks;
   }
 
+  private storeManifests(manifests: Observation['manifest'][]): void {
+    for (const manifest of manifests) {
+      if (!storeManifest(this.options.store.db, manifest.digest, () => manifestLines(manifest))) {
+        this.options.log('a manifest was not stored before a run: the disk is full or the store is busy; it is stored after the run, or the client scans for it');
+        return;
+      }
+    }
+    this.tellStoreNotices();
+  }
+
   async fault(params: unknown): Promise<{ injected: FaultKind }> {
     const kind = (params as { kind?: unknown }).kind;
     if (kind !== 'overflow' && kind !== 'watcher-error' && kind !== 'watch-limit' && kind !== 'blind-creates') {
@@ -238,6 +255,9 @@ function validChecks(params: ObserveParams): ObservedInputs[] {
   }
   if (params.since !== undefined && (typeof params.since !== 'number' || !Number.isFinite(params.since))) {
     throw new InvalidParams('"since" must be a time in ms since the epoch');
+  }
+  if (params.beforeRun !== undefined && typeof params.beforeRun !== 'boolean') {
+    throw new InvalidParams('"beforeRun" must be true or false');
   }
   return params.checks.map((check) => ({
     name: check.name,

@@ -37,6 +37,12 @@ export interface ObserveParams {
    * observer stores its manifest in the receipts store if it is not there yet (`stored`).
    */
   since?: number;
+  /**
+   * Before a run: its client is about to spawn these checks. After answering, while the checks
+   * run, the observer stores each manifest it answered with, if the store lacks it, so that the
+   * question after the run (`since`) finds it stored and answers without that work.
+   */
+  beforeRun?: boolean;
 }
 
 export interface ObservedCheck {

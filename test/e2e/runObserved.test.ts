@@ -189,6 +189,40 @@ describe('vouch run with the observer up', () => {
     expect(restored).toMatchObject({ manifestDigest: unchanged.manifestDigest, stored: true, written: ['src/a.js'] });
   });
 
+  it('stores the manifest a run is about to need once it has answered the question before the run, while the check runs', async () => {
+    await run('nothing');
+    await sleep(120);
+    const ask = async (params: Record<string, unknown>) => rpcExchange(socket, `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'observe', params: { checks: [{ name: 'nothing', inputs: ['**'], installed: ['node_modules/**'] }], mode: 'sync', ...params } })}\n`);
+    const storedLines = (digest: string): Buffer | null => {
+      const db = new Database(join(p.root, '.vouch', 'state.db'), { readonly: true });
+      try {
+        const row = db.prepare('SELECT entries FROM manifests WHERE digest = ?').get(digest) as { entries: Buffer } | undefined;
+        return row ? inflateRawSync(row.entries) : null;
+      } finally {
+        db.close();
+      }
+    };
+    const wrong = await ask({ beforeRun: 'yes' });
+    expect(wrong?.error?.code, JSON.stringify(wrong)).toBe(-32602);
+    const original = readFileSync(join(p.root, 'src/a.js'));
+    writeFileSync(join(p.root, 'src/a.js'), 'export const a = 3;\n');
+    try {
+      const answer = await ask({ beforeRun: true });
+      expect(answer?.result?.healthy, JSON.stringify(answer)).toBe(true);
+      const [check] = answer.result.checks;
+      expect(check.written, 'no follow-up before the run').toBeUndefined();
+      expect(check.stored).toBeUndefined();
+      // The answer comes first, then the store: the next question waits for it, so it is stored by then.
+      const next = await ask({});
+      expect(next.result.checks[0].manifestDigest).toBe(check.manifestDigest);
+      const lines = storedLines(check.manifestDigest);
+      expect(lines, 'stored after the answer').not.toBeNull();
+      expect(createHash('sha256').update(lines!).digest('hex')).toBe(check.manifestDigest);
+    } finally {
+      writeFileSync(join(p.root, 'src/a.js'), original);
+    }
+  });
+
   it.each(RESTORED)('%s: a file changed and put back while the check ran makes its receipt not reusable, and is named', async (mode) => {
     const entry = await run(mode);
     expect(entry.action).toBe('ran');
