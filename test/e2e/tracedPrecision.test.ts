@@ -1,9 +1,10 @@
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { traceAvailability } from '../../src/exec/trace/tracer.js';
 import { configText, type Json } from '../helpers/answers.js';
 import { inProcess, statusIn, type AsyncProject } from '../helpers/inProcess.js';
+import { until } from '../helpers/observer.js';
 import { ContentStore, installPackage, lockfileText, relativeLink, virtualStorePath, type StorePackage } from '../helpers/pnpmStore.js';
 import { CLI, cleanEnv, REPO, tempProject, type TempProject } from '../helpers/project.js';
 
@@ -25,6 +26,18 @@ const availability = traceAvailability();
 const TITLE = availability.available ? 'traced receipts on a pnpm workspace' : `traced receipts on a pnpm workspace (SKIPPED: tracing cannot run here: ${availability.code}: ${availability.message})`;
 
 const TSC = join(REPO, 'node_modules', 'typescript', 'bin', 'tsc');
+const SETTLE_MS = 60;
+
+/** The newest ctime under `dir` (ms), links not followed; .git and .vouch at its top left out. */
+function newestChangeMs(dir: string, top = true): number {
+  let newest = lstatSync(dir).ctimeMs;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (top && (entry.name === '.git' || entry.name === '.vouch')) continue;
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestChangeMs(path, false) : lstatSync(path).ctimeMs);
+  }
+  return newest;
+}
 
 const DEP: StorePackage = {
   name: 'dep',
@@ -116,8 +129,23 @@ describe(TITLE, () => {
     expect(found.result).toBe('PASS');
     expect(found.reuse_eligible).toBe(true);
   };
+  /**
+   * A traced run started in this process can begin within milliseconds of the test's last write,
+   * inside the window where a file read whose ctime is that close to the start counts as changed
+   * during the run (as a CLI process, a Node start later, it could not). So a run here first waits
+   * until nothing in the project or the scratch dir (the preload, the store) changed within
+   * SETTLE_MS: the edit is then one made before the run, as each test means it.
+   */
+  const settled = async () => {
+    const newest = Math.max(newestChangeMs(project.root), newestChangeMs(scratch));
+    await until(() => Date.now() > newest + SETTLE_MS, `the last edit to be ${SETTLE_MS} ms old`, 5_000, 5);
+  };
+  const runIn = async (args: string[], options?: { env?: NodeJS.ProcessEnv }) => {
+    await settled();
+    return vouch.vouch(args, options);
+  };
   const run = async (check: string) => {
-    const result = await vouch.vouch(['run', check]);
+    const result = await runIn(['run', check]);
     expect(result.code, `vouch run ${check}:\n${result.stdout}\n${result.stderr}`).toBe(0);
   };
   /** Each test starts from a CURRENT receipt of its own, whatever the test before it left. */
@@ -217,7 +245,7 @@ describe(TITLE, () => {
       const found = await status('typecheck-dots');
       expect(found.freshness, JSON.stringify(found.reasons)).toBe('STALE');
       // The ground truth: the compiler reads the new directory, and fails on it.
-      const rerun = await vouch.vouch(['run', 'typecheck-dots']);
+      const rerun = await runIn(['run', 'typecheck-dots']);
       expect(rerun.code, rerun.stdout).not.toBe(0);
       expect(rerun.stdout + rerun.stderr).toContain('wrong.ts');
       // The other check's include cannot reach it.
@@ -240,7 +268,7 @@ describe(TITLE, () => {
       expect(found.freshness, JSON.stringify(found.reasons)).toBe('STALE');
       expect(found.reasons.map((r: Json) => r.message).join('\n')).toContain('packages/a/src: entries TypeScript can include added, removed or changed kind');
       // The ground truth: the compiler takes the file in, and fails on it.
-      const rerun = await vouch.vouch(['run', 'typecheck-star']);
+      const rerun = await runIn(['run', 'typecheck-star']);
       expect(rerun.code, rerun.stdout).not.toBe(0);
       expect(rerun.stdout + rerun.stderr).toContain('src/.ts');
     } finally {
@@ -256,7 +284,7 @@ describe(TITLE, () => {
     const preload = join(scratch, 'preload.cjs');
     writeFileSync(preload, "require('node:fs').readdirSync(process.cwd());\n");
     const env = cleanEnv({ NODE_OPTIONS: `--require ${preload}` });
-    const ran = await vouch.vouch(['run', 'typecheck'], { env });
+    const ran = await runIn(['run', 'typecheck'], { env });
     expect(ran.code, `${ran.stdout}\n${ran.stderr}`).toBe(0);
     expect((await statusIn(vouch, 'typecheck', env)).freshness).toBe('CURRENT');
     const seen = join(project.root, '.seen-by-the-preload');
@@ -312,6 +340,7 @@ describe(TITLE, () => {
     const marker = join(scratch, 'slow-started');
     rmSync(marker, { force: true });
     // The run in this process: the traced check is its child, and this test waits alongside.
+    await settled();
     const ran = vouch.vouch(['run', 'slow']);
     let ended = false;
     const end = () => (ended = true);
@@ -338,7 +367,7 @@ describe(TITLE, () => {
     expect(found.freshness, JSON.stringify(found.reasons)).toBe('STALE');
     expect(found.reasons.map((r: Json) => r.message).join('\n')).toContain('packages/a/node_modules/dep');
     // The new version's types fail the check: the receipt's PASS was about the old one.
-    const rerun = await vouch.vouch(['run', 'typecheck']);
+    const rerun = await runIn(['run', 'typecheck']);
     expect(rerun.code, rerun.stdout).not.toBe(0);
     expect(dir).toBe(join(project.root, virtualStorePath(DEP_2)));
     relativeLink(join(project.root, 'packages/a/node_modules/dep'), join(project.root, virtualStorePath(DEP)));
