@@ -1,6 +1,4 @@
 import { spawnSync } from 'node:child_process';
-import { lstatSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -9,6 +7,7 @@ import { inProcess, statusIn } from '../helpers/inProcess.js';
 import { ObserverTracker, PATIENT, until } from '../helpers/observer.js';
 import { CLI, cleanEnv, tempProject, type TempProject } from '../helpers/project.js';
 import { A, EDITED, FILES, VERDICT } from '../helpers/verdictProject.js';
+import { newestChangeMs, SETTLE_MS } from '../helpers/settle.js';
 
 /*
  * After an edit and its revert, the newest receipt made on the same inputs answers (PASS or FAIL
@@ -50,17 +49,7 @@ async function run(p: TempProject, args: string[], env: NodeJS.ProcessEnv = SCAN
  * milliseconds after it. So the traced test's runs first wait until nothing in the project changed
  * within SETTLE_MS: the edit is then one made before the run, as the test means it.
  */
-const SETTLE_MS = 60;
 
-function newestChangeMs(dir: string, top = true): number {
-  let newest = lstatSync(dir).ctimeMs;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    if (top && (entry.name === '.git' || entry.name === '.vouch')) continue;
-    const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestChangeMs(path, false) : lstatSync(path).ctimeMs);
-  }
-  return newest;
-}
 
 async function settled(p: TempProject): Promise<void> {
   const newest = newestChangeMs(p.root);

@@ -1,12 +1,13 @@
 import Database from 'better-sqlite3';
 import { spawnSync } from 'node:child_process';
-import { cpSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, lstatSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newestChangeMs, SETTLE_MS } from '../helpers/settle.js';
 import { compareEvidencePaths, evidenceOf, type EvidenceEntry, type EvidenceUse } from '../../src/core/evidence.js';
 import { nowNs } from '../../src/core/identity.js';
 import { reason } from '../../src/core/reason.js';
@@ -42,17 +43,7 @@ const jsonIn = (p: TempProject, args: string[]) => inProcess(p).json(args, { env
  * (or the file outside it) changed within SETTLE_MS: its files are then written before the run, as
  * the test means them.
  */
-const SETTLE_MS = 60;
 
-function newestChangeMs(dir: string, top = true): number {
-  let newest = lstatSync(dir).ctimeMs;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    if (top && (entry.name === '.git' || entry.name === '.vouch')) continue;
-    const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestChangeMs(path, false) : lstatSync(path).ctimeMs);
-  }
-  return newest;
-}
 
 /** `vouch ARGS` in this process, once the last edit (to the project, or to `also`) is settled. */
 async function runIn(p: TempProject, args: string[], also: string[] = []) {

@@ -24,6 +24,7 @@ import { inProcess } from '../helpers/inProcess.js';
 import { answersOf, ObserverTracker, observerLogTail, PATIENT, until, type Answer } from '../helpers/observer.js';
 import { cleanEnv, tempProject, type TempProject } from '../helpers/project.js';
 import { mulberry32, testSeed, withSeed } from '../helpers/seed.js';
+import { newestChangeMs, SETTLE_MS } from '../helpers/settle.js';
 
 /*
  * The observer's promise, tested as a property: after any burst of file
@@ -497,17 +498,7 @@ function setUp(): World {
  * this process first waits until nothing in the project changed within SETTLE_MS: the edits are
  * then made before the run, as the test means them.
  */
-const SETTLE_MS = 60;
 
-function newestChangeMs(dir: string, top = true): number {
-  let newest = lstatSync(dir).ctimeMs;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    if (top && (entry.name === '.git' || entry.name === '.vouch')) continue;
-    const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestChangeMs(path, false) : lstatSync(path).ctimeMs);
-  }
-  return newest;
-}
 
 /** `vouch ARGS` in this process, once the last edit is settled. */
 async function runIn(p: TempProject, args: string[], env: NodeJS.ProcessEnv = cleanEnv()) {

@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { traceAvailability } from '../../src/exec/trace/tracer.js';
@@ -7,6 +7,7 @@ import { inProcess, statusIn, type AsyncProject } from '../helpers/inProcess.js'
 import { until } from '../helpers/observer.js';
 import { ContentStore, installPackage, lockfileText, relativeLink, virtualStorePath, type StorePackage } from '../helpers/pnpmStore.js';
 import { CLI, cleanEnv, REPO, tempProject, type TempProject } from '../helpers/project.js';
+import { newestChangeMs, SETTLE_MS } from '../helpers/settle.js';
 
 /*
  * Precision of traced receipts on a pnpm workspace (issue 17, "Precision"): a real `tsc --noEmit`
@@ -26,18 +27,7 @@ const availability = traceAvailability();
 const TITLE = availability.available ? 'traced receipts on a pnpm workspace' : `traced receipts on a pnpm workspace (SKIPPED: tracing cannot run here: ${availability.code}: ${availability.message})`;
 
 const TSC = join(REPO, 'node_modules', 'typescript', 'bin', 'tsc');
-const SETTLE_MS = 60;
 
-/** The newest ctime under `dir` (ms), links not followed; .git and .vouch at its top left out. */
-function newestChangeMs(dir: string, top = true): number {
-  let newest = lstatSync(dir).ctimeMs;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    if (top && (entry.name === '.git' || entry.name === '.vouch')) continue;
-    const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestChangeMs(path, false) : lstatSync(path).ctimeMs);
-  }
-  return newest;
-}
 
 const DEP: StorePackage = {
   name: 'dep',

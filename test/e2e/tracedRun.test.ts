@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +8,7 @@ import { claudeBash } from '../helpers/hookInput.js';
 import { expectCurrentIn, inProcess, statusIn } from '../helpers/inProcess.js';
 import { until } from '../helpers/observer.js';
 import { CLI, cleanEnv, tempProject, type TempProject } from '../helpers/project.js';
+import { newestChangeMs, SETTLE_MS } from '../helpers/settle.js';
 
 /*
  * A traced check through the CLI: vouch run records what the check read, and status, --if-due
@@ -68,17 +69,7 @@ fs.readdirSync('fixtures'); fs.existsSync('src/a.local.ts');
  * it. So a run in this process first waits until nothing in the project, or the file outside it,
  * changed within SETTLE_MS: the edit is then one made before the run, as the test means it.
  */
-const SETTLE_MS = 60;
 
-function newestChangeMs(dir: string, top = true): number {
-  let newest = lstatSync(dir).ctimeMs;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    if (top && (entry.name === '.git' || entry.name === '.vouch')) continue;
-    const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestChangeMs(path, false) : lstatSync(path).ctimeMs);
-  }
-  return newest;
-}
 
 async function settled(project: TempProject): Promise<void> {
   const newest = Math.max(newestChangeMs(project.root), lstatSync(outside).ctimeMs);

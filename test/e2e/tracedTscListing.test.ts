@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { lstatSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { traceAvailability } from '../../src/exec/trace/tracer.js';
@@ -7,6 +7,7 @@ import { configText, type Json } from '../helpers/answers.js';
 import { inProcess, statusIn } from '../helpers/inProcess.js';
 import { until } from '../helpers/observer.js';
 import { cleanEnv, REPO, tempProject, type TempProject } from '../helpers/project.js';
+import { newestChangeMs, SETTLE_MS } from '../helpers/settle.js';
 
 /*
  * False CURRENT answers of traced tsc receipts whose listings were bound only to the names tsc
@@ -62,17 +63,7 @@ const vouchEnvOf = (name: string) => (name === 'inner-preload' ? cleanEnv() : en
  * the test's last write (a Node start and vouch's loading); one in this process may start a few
  * milliseconds after it. So it first waits until nothing in the project changed within SETTLE_MS.
  */
-const SETTLE_MS = 60;
 
-function newestChangeMs(dir: string, top = true): number {
-  let newest = lstatSync(dir).ctimeMs;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    if (top && (entry.name === '.git' || entry.name === '.vouch')) continue;
-    const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestChangeMs(path, false) : lstatSync(path).ctimeMs);
-  }
-  return newest;
-}
 
 async function runIn(p: TempProject, args: string[], env: NodeJS.ProcessEnv) {
   const newest = newestChangeMs(p.root);

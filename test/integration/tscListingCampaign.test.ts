@@ -1,5 +1,3 @@
-import { lstatSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadProject } from '../../src/api/project.js';
 import { status } from '../../src/api/status.js';
@@ -11,6 +9,7 @@ import { mulberry32, testSeed, withSeed } from '../helpers/seed.js';
 import { CHECK, mutate, randomConfigVariant, tscProject, VARIANTS, type Mutation, type TscOutput, type Variant } from '../helpers/tscCampaign.js';
 import { Draw } from '../helpers/tracedMutations.js';
 import { positiveInteger } from '../helpers/envNumber.js';
+import { newestChangeMs, SETTLE_MS } from '../helpers/settle.js';
 
 /*
  * The mutation campaign on a traced tsc's listings (src/core/listingNames.ts): a listing made
@@ -100,17 +99,7 @@ function add(key: string, map: Map<string, Tally>, field: keyof Tally, by = 1): 
  * few milliseconds after it. So it first waits until nothing in the project changed within
  * SETTLE_MS: the revert is then one made before the run, as the campaign means it.
  */
-const SETTLE_MS = 60;
 
-function newestChangeMs(dir: string, top = true): number {
-  let newest = lstatSync(dir).ctimeMs;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    if (top && (entry.name === '.git' || entry.name === '.vouch')) continue;
-    const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestChangeMs(path, false) : lstatSync(path).ctimeMs);
-  }
-  return newest;
-}
 
 async function settled(root: string): Promise<void> {
   const newest = newestChangeMs(root);
