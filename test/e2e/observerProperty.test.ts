@@ -21,7 +21,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Json } from '../helpers/answers.js';
 import { inProcess } from '../helpers/inProcess.js';
-import { answersOf, ObserverTracker, observerLogTail, PATIENT, until, type Answer } from '../helpers/observer.js';
+import { answersOf, ObserverTracker, observerLogTail, PATIENT, timedStatusOf, until, type Answer, type TimedStatus } from '../helpers/observer.js';
 import { cleanEnv, tempProject, type TempProject } from '../helpers/project.js';
 import { mulberry32, testSeed, withSeed } from '../helpers/seed.js';
 import { newestChangeMs, SETTLE_MS } from '../helpers/settle.js';
@@ -508,17 +508,10 @@ async function runIn(p: TempProject, args: string[], env: NodeJS.ProcessEnv = cl
 }
 
 /** `vouch status --json ARGS`, in this process, with its wall time. */
-async function timedStatus(p: TempProject, args: string[], env: NodeJS.ProcessEnv = cleanEnv()): Promise<{ out: Json; ms: number; code: number | null; stderr: string }> {
+async function timedStatus(p: TempProject, args: string[], env: NodeJS.ProcessEnv = cleanEnv()): Promise<TimedStatus> {
   const started = performance.now();
   const result = await inProcess(p).vouch(['status', ...args, '--json'], { env });
-  const ms = performance.now() - started;
-  let out: Json;
-  try {
-    out = JSON.parse(result.stdout);
-  } catch {
-    throw new Error(`vouch status ${args.join(' ')} --json printed no JSON (exit ${result.code}):\n${result.stdout}\n${result.stderr}`);
-  }
-  return { out, ms, code: result.code, stderr: result.stderr };
+  return timedStatusOf(args, result, performance.now() - started);
 }
 
 /** `vouch observer --json`, in this process. */

@@ -86,6 +86,17 @@ let outside: TempProject;
 let env: NodeJS.ProcessEnv;
 let socket: string;
 
+/** The manifest the receipts store holds under `digest`, inflated; null when it holds none. */
+function storedLines(digest: string): Buffer | null {
+  const db = new Database(join(p.root, '.vouch', 'state.db'), { readonly: true });
+  try {
+    const row = db.prepare('SELECT entries FROM manifests WHERE digest = ?').get(digest) as { entries: Buffer } | undefined;
+    return row ? inflateRawSync(row.entries) : null;
+  } finally {
+    db.close();
+  }
+}
+
 beforeAll(() => {
   outside = tempProject('run-observed-outside', {});
   env = cleanEnv({ OUTSIDE: outside.root });
@@ -156,15 +167,6 @@ describe('vouch run with the observer up', () => {
       expect(answer?.result?.healthy, JSON.stringify(answer)).toBe(true);
       return answer.result.checks[0];
     };
-    const storedLines = (digest: string): Buffer | null => {
-      const db = new Database(join(p.root, '.vouch', 'state.db'), { readonly: true });
-      try {
-        const row = db.prepare('SELECT entries FROM manifests WHERE digest = ?').get(digest) as { entries: Buffer } | undefined;
-        return row ? inflateRawSync(row.entries) : null;
-      } finally {
-        db.close();
-      }
-    };
     const since = Date.now();
     const unchanged = await follow(since);
     expect(unchanged).toMatchObject({ written: [], stored: true });
@@ -193,15 +195,6 @@ describe('vouch run with the observer up', () => {
     await run('nothing');
     await sleep(120);
     const ask = async (params: Record<string, unknown>) => rpcExchange(socket, `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'observe', params: { checks: [{ name: 'nothing', inputs: ['**'], installed: ['node_modules/**'] }], mode: 'sync', ...params } })}\n`);
-    const storedLines = (digest: string): Buffer | null => {
-      const db = new Database(join(p.root, '.vouch', 'state.db'), { readonly: true });
-      try {
-        const row = db.prepare('SELECT entries FROM manifests WHERE digest = ?').get(digest) as { entries: Buffer } | undefined;
-        return row ? inflateRawSync(row.entries) : null;
-      } finally {
-        db.close();
-      }
-    };
     const wrong = await ask({ beforeRun: 'yes' });
     expect(wrong?.error?.code, JSON.stringify(wrong)).toBe(-32602);
     const original = readFileSync(join(p.root, 'src/a.js'));

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { expect } from 'vitest';
 import type { Json } from './answers.js';
-import { CLI, cleanEnv, type TempProject } from './project.js';
+import { CLI, cleanEnv, type CliResult, type TempProject } from './project.js';
 
 /*
  * Starting, asking and always ending observers in tests. An observer is a
@@ -223,10 +223,21 @@ export function answersOf(status: Json): Answer[] {
 }
 
 /** `vouch status --json ARGS` with its wall time. */
-export function timedStatus(p: TempProject, args: string[], env: NodeJS.ProcessEnv = cleanEnv(), cwd = p.root): { out: Json; ms: number; code: number | null; stderr: string } {
+export function timedStatus(p: TempProject, args: string[], env: NodeJS.ProcessEnv = cleanEnv(), cwd = p.root): TimedStatus {
   const started = performance.now();
   const result = p.vouch(['status', ...args, '--json'], { env, cwd, timeout: 120_000 });
-  const ms = performance.now() - started;
+  return timedStatusOf(args, result, performance.now() - started);
+}
+
+export interface TimedStatus {
+  out: Json;
+  ms: number;
+  code: number | null;
+  stderr: string;
+}
+
+/** A `vouch status --json ARGS` result that took `ms`, its JSON parsed; a failure names what it printed. */
+export function timedStatusOf(args: string[], result: CliResult, ms: number): TimedStatus {
   let out: Json;
   try {
     out = JSON.parse(result.stdout);
