@@ -4,9 +4,16 @@ import { constants } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
+import { inProcess } from '../helpers/inProcess.js';
 import { isRunning } from '../helpers/observer.js';
 import { cleanEnv, spawnVouch, tempProject, type TempProject } from '../helpers/project.js';
 import { mulberry32, testSeed, withSeed } from '../helpers/seed.js';
+
+/*
+ * vouch killed, interrupted and racing itself: every `vouch run` here is a process of its own. The
+ * questions asked afterwards (status, log) run in this process, through the CLI's dispatch
+ * (test/helpers/inProcess.ts): they are about the store a process left, not about a process.
+ */
 
 /** A vouch process started without waiting, with its output collected as it comes. */
 interface Running {
@@ -149,7 +156,7 @@ setTimeout(() => {}, 100 + Math.floor(Math.random() * 300));
           if (last) expect(lockLeft, 'a run killed mid-check leaves its lock behind').toBe(true);
           recoveredStaleLock ||= lockLeft;
 
-          const status = project.vouch(['status', '--json'], { timeout: 30_000 });
+          const status = await inProcess(project).vouch(['status', '--json']);
           expect(status.code, status.stderr).toBe(0);
           const report = JSON.parse(status.stdout);
           expect(report.schema).toBe(1);
@@ -164,7 +171,7 @@ setTimeout(() => {}, 100 + Math.floor(Math.random() * 300));
           expect(next.stderr).not.toMatch(/waiting for slow/);
           expect(existsSync(lock)).toBe(false);
 
-          const after = project.json(['status']);
+          const after = await inProcess(project).json(['status']);
           expect(after.checks[0], JSON.stringify(after.checks[0])).toMatchObject({ name: 'slow', freshness: 'CURRENT', result: 'PASS', reuse_eligible: true });
           receiptsSoFar = expectStoreConsistent(stateDb);
           expect(receiptsSoFar).toBeGreaterThanOrEqual(1);
@@ -248,7 +255,7 @@ setInterval(() => {}, 1000);
       expect(exit.code, running.stderr).toBe(128 + constants.signals[signal]);
       expect(running.stderr).toMatch(new RegExp(`dies FAIL \\(killed by ${signal}\\)`));
 
-      const [receipt] = project.json(['log', 'dies']).receipts;
+      const [receipt] = (await inProcess(project).json(['log', 'dies'])).receipts;
       expect(receipt).toMatchObject({ check: 'dies', result: 'FAIL', reuse_eligible: false, signal, exit_code: null });
       expect(receipt.reasons).toContainEqual({ code: 'interrupted', message: expect.stringContaining(signal) });
     });
@@ -260,7 +267,7 @@ setInterval(() => {}, 1000);
     project = signalProject();
     const { running, exit } = await interrupt(project, 'exits0', 'SIGINT');
     expect(existsSync(join(project.root, 'out', 'got-SIGINT'))).toBe(true);
-    const [receipt] = project.json(['log', 'exits0']).receipts;
+    const [receipt] = (await inProcess(project).json(['log', 'exits0'])).receipts;
     expect(receipt.reasons.map((r: { code: string }) => r.code)).toContain('interrupted');
     expect(receipt.reuse_eligible).toBe(false);
     expect({ result: receipt.result, exit_code: exit.code }, running.stderr).toEqual({ result: 'FAIL', exit_code: 130 });
@@ -301,7 +308,7 @@ const poll = setInterval(() => {
     expect(b.code, second.stderr).toBe(0);
     expect(second.stderr).toContain(`waiting for serial: run ${firstRunId} (pid ${first.pid})`);
 
-    const receipts = project.json(['log', 'serial']).receipts;
+    const receipts = (await inProcess(project).json(['log', 'serial'])).receipts;
     expect(receipts).toHaveLength(2);
     expect(receipts.every((r: { result: string }) => r.result === 'PASS')).toBe(true);
 
@@ -345,14 +352,14 @@ writeFileSync('a/data.txt', 'written by beta while alpha runs\\n');
     // Different checks never wait for each other.
     expect(runBeta.stderr).not.toMatch(/waiting for/);
 
-    const receipts = project.json(['log']).receipts as { check: string; result: string; reuse_eligible: boolean; reasons: { code: string; message: string }[] }[];
+    const receipts = (await inProcess(project).json(['log'])).receipts as { check: string; result: string; reuse_eligible: boolean; reasons: { code: string; message: string }[] }[];
     const alphaReceipt = receipts.find((r) => r.check === 'alpha');
     const betaReceipt = receipts.find((r) => r.check === 'beta');
     expect(betaReceipt).toMatchObject({ result: 'PASS', reuse_eligible: true, reasons: [] });
     expect(alphaReceipt).toMatchObject({ result: 'PASS', reuse_eligible: false });
     expect(alphaReceipt?.reasons).toContainEqual({ code: 'inputs-changed-during-run', message: expect.stringContaining('a/data.txt') });
 
-    const status = project.json(['status']);
+    const status = await inProcess(project).json(['status']);
     const alphaStatus = status.checks.find((c: { name: string }) => c.name === 'alpha');
     // Not CURRENT to a reader of freshness alone: the receipt cannot say what it checked.
     expect(alphaStatus).toMatchObject({ freshness: 'STALE', result: 'PASS', reuse_eligible: false });
@@ -372,14 +379,14 @@ writeFileSync('a/data.txt', 'written by beta while alpha runs\\n');
     expect(p.code, pass.stderr).toBe(0);
     expect(f.code, fail.stderr).toBe(1);
 
-    const receipts = project.json(['log', 'flaky']).receipts;
+    const receipts = (await inProcess(project).json(['log', 'flaky'])).receipts;
     expect(receipts.map((r: { result: string }) => r.result)).toEqual(['FAIL', 'PASS']);
 
-    const failing = project.json(['status'], { env: cleanEnv({ VOUCH_TEST_FAIL: '1' }) });
+    const failing = await inProcess(project).json(['status'], { env: cleanEnv({ VOUCH_TEST_FAIL: '1' }) });
     expect(failing.checks[0]).toMatchObject({ freshness: 'CURRENT', result: 'FAIL', reuse_eligible: false });
     expect(failing.checks[0].reasons.map((r: { code: string }) => r.code)).toContain('failed');
     // Without the variable the context differs from the latest receipt: STALE, and still its FAIL.
-    const passingEnv = project.json(['status']);
+    const passingEnv = await inProcess(project).json(['status']);
     expect(passingEnv.checks[0]).toMatchObject({ freshness: 'STALE', result: 'FAIL', reuse_eligible: false });
     expect(passingEnv.checks[0].reasons.map((r: { code: string }) => r.code)).toContain('context-changed');
   }, 60_000);

@@ -1,12 +1,13 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Json } from '../helpers/answers.js';
 import { claudeBash } from '../helpers/hookInput.js';
 import { expectCurrentIn, inProcess } from '../helpers/inProcess.js';
 import { isRunning, observerRecords, ObserverTracker, until, waitGone } from '../helpers/observer.js';
 import { CLI, cleanEnv, REPO, tempProject, type TempProject } from '../helpers/project.js';
+import { newestChangeMs, SETTLE_MS } from '../helpers/settle.js';
 
 /*
  * `vouch hook claude|codex` as the hosts run it: a fresh process, the host's
@@ -16,6 +17,8 @@ import { CLI, cleanEnv, REPO, tempProject, type TempProject } from '../helpers/p
  *
  * The runs that set a test up and the status questions around the hook go through vouch in this
  * process (test/helpers/inProcess.ts); the hook itself is always the process the host starts.
+ * The typecheck receipt most tests start from is made once, in a project each of them gets a
+ * copy of (its own tree, state dir and git repository), where it must answer CURRENT.
  */
 
 const projects: TempProject[] = [];
@@ -40,8 +43,8 @@ const FILES: Record<string, string> = {
   'src/a.js': 'export const a = 1;\n',
 };
 
-function project(name: string, files: Record<string, string> = FILES): TempProject {
-  const p = tempProject(name, files);
+function project(name: string, files: Record<string, string> = FILES, options: { git?: boolean } = {}): TempProject {
+  const p = tempProject(name, files, options);
   projects.push(p);
   return p;
 }
@@ -105,9 +108,31 @@ function parsedLine(run: HookRun): Json {
 
 /** `vouch run CHECK` in this process; the run id of its CURRENT receipt. */
 async function runCheck(p: TempProject, check: string): Promise<string> {
+  // A file changed within the racy window of the run's start would count as changed during it (a copy is new).
+  const newest = newestChangeMs(p.root);
+  await until(() => Date.now() > newest + SETTLE_MS, `the last change to be ${SETTLE_MS} ms old`, 5_000, 5);
   const result = await inProcess(p).vouch(['run', check]);
   expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
   return (await expectCurrentIn(inProcess(p), check)).receipt.run_id as string;
+}
+
+/** The project typecheck was run in, once; the tests take copies of it. */
+let template: Promise<{ root: string; runId: string }> | undefined;
+afterAll(async () => {
+  if (template) rmSync((await template).root, { recursive: true, force: true });
+});
+
+/** A copy of a project whose typecheck has a CURRENT receipt, and that receipt's run id. */
+async function typechecked(name: string): Promise<{ p: TempProject; runId: string }> {
+  template ??= (async () => {
+    const made = tempProject('hook-typechecked', FILES);
+    return { root: made.root, runId: await runCheck(made, 'typecheck') };
+  })();
+  const { root, runId } = await template;
+  const p = project(name, {}, { git: false });
+  cpSync(root, p.root, { recursive: true });
+  expect((await expectCurrentIn(inProcess(p), 'typecheck')).receipt.run_id).toBe(runId);
+  return { p, runId };
 }
 
 /** The program text a rewrite uses when PATH has no vouch of this install: this node, and the script's real path. */
@@ -128,8 +153,7 @@ function readLog(file: string): Json[] {
 
 describe('Claude Code PreToolUse', () => {
   it('a command that runs no check: nothing on stdout', async () => {
-    const p = project('hook-nomatch');
-    await runCheck(p, 'typecheck');
+    const { p } = await typechecked('hook-nomatch');
     for (const command of ['ls -la', 'git status --short', 'npm run typecheck -- --watch', 'echo "npm run typecheck"']) {
       const run = hook('claude', claudeBash(p.root, command), { cwd: p.root });
       expect(run, command).toEqual({ code: 0, stdout: '', stderr: '' });
@@ -137,8 +161,7 @@ describe('Claude Code PreToolUse', () => {
   });
 
   it('a current check: denied, with a reason naming the check, its run id and age, its stored output, and how to force a rerun', async () => {
-    const p = project('hook-deny');
-    const runId = await runCheck(p, 'typecheck');
+    const { p, runId } = await typechecked('hook-deny');
     const run = hook('claude', claudeBash(p.root, 'npm run typecheck'), { cwd: p.root });
     const out = parsedLine(run);
     expect(Object.keys(out)).toEqual(['hookSpecificOutput']);
@@ -162,15 +185,13 @@ describe('Claude Code PreToolUse', () => {
   });
 
   it('decides in the agent cwd from the JSON, wherever the hook process itself runs', async () => {
-    const p = project('hook-cwd');
-    await runCheck(p, 'typecheck');
+    const { p } = await typechecked('hook-cwd');
     const out = parsedLine(hook('claude', claudeBash(p.root, 'npm run typecheck'), { cwd: '/' }));
     expect(out.hookSpecificOutput.permissionDecision).toBe('deny');
   });
 
   it('a chain of current checks is denied whole, naming every part', async () => {
-    const p = project('hook-chain');
-    const typecheckId = await runCheck(p, 'typecheck');
+    const { p, runId: typecheckId } = await typechecked('hook-chain');
     const testId = await runCheck(p, 'test');
     const out = parsedLine(hook('claude', claudeBash(p.root, 'npm run typecheck && npm test'), { cwd: p.root }));
     expect(out.hookSpecificOutput.permissionDecision).toBe('deny');
@@ -179,8 +200,7 @@ describe('Claude Code PreToolUse', () => {
   });
 
   it('npm\'s aliases stand for the script they run, as init reads them: run-script and tst are denied like run and test', async () => {
-    const p = project('hook-alias');
-    const typecheckId = await runCheck(p, 'typecheck');
+    const { p, runId: typecheckId } = await typechecked('hook-alias');
     const testId = await runCheck(p, 'test');
     for (const [command, runId] of [['npm run-script typecheck', typecheckId], ['npm rum typecheck', typecheckId], ['npm tst', testId]] as const) {
       const out = parsedLine(hook('claude', claudeBash(p.root, command), { cwd: p.root }));
@@ -192,8 +212,7 @@ describe('Claude Code PreToolUse', () => {
   });
 
   it('a stale check: updatedInput is the whole tool_input with only the command rewritten, and no permissionDecision', async () => {
-    const p = project('hook-rewrite');
-    await runCheck(p, 'typecheck');
+    const { p } = await typechecked('hook-rewrite');
     p.write('src/a.js', 'export const a = 2;\n');
     const input = claudeBash(p.root, 'npm run typecheck 2>&1 | tail -30');
     input.tool_input.dangerouslyDisableSandbox = false;
@@ -260,8 +279,7 @@ describe('Claude Code PreToolUse', () => {
   });
 
   it('VOUCH_FORCE=1 in the hook environment runs the command as typed; in front of the command, it runs through vouch run, never denied', async () => {
-    const p = project('hook-force');
-    await runCheck(p, 'typecheck');
+    const { p } = await typechecked('hook-force');
     const forcedEnv = hook('claude', claudeBash(p.root, 'npm run typecheck'), { cwd: p.root, env: cleanEnv({ PATH: PATH_WITHOUT_VOUCH, VOUCH_FORCE: '1' }) });
     expect(forcedEnv).toEqual({ code: 0, stdout: '', stderr: '' });
     // CURRENT and PASS, yet forced: a plain `vouch run typecheck` (no --if-due), whose result is kept as a receipt.
@@ -275,8 +293,7 @@ describe('Claude Code PreToolUse', () => {
   });
 
   it('other tools and events, and a directory without a config: nothing on stdout', async () => {
-    const p = project('hook-other');
-    await runCheck(p, 'typecheck');
+    const { p } = await typechecked('hook-other');
     const read = { ...claudeBash(p.root, 'x'), tool_name: 'Read', tool_input: { file_path: join(p.root, 'src/a.js') } };
     expect(hook('claude', read, { cwd: p.root })).toEqual({ code: 0, stdout: '', stderr: '' });
     const post = { ...claudeBash(p.root, 'npm run typecheck'), hook_event_name: 'PostToolUse', tool_response: {} };
@@ -288,8 +305,7 @@ describe('Claude Code PreToolUse', () => {
 
 describe('fail open', () => {
   it('malformed or unexpected stdin: nothing on stdout, exit 0', async () => {
-    const p = project('hook-malformed');
-    await runCheck(p, 'typecheck');
+    const { p } = await typechecked('hook-malformed');
     const inputs = [
       '',
       'not json',
@@ -307,8 +323,7 @@ describe('fail open', () => {
   });
 
   it('a command that does not parse: nothing on stdout', async () => {
-    const p = project('hook-unparsed');
-    await runCheck(p, 'typecheck');
+    const { p } = await typechecked('hook-unparsed');
     expect(hook('claude', claudeBash(p.root, 'npm run typecheck "unterminated'), { cwd: p.root })).toEqual({ code: 0, stdout: '', stderr: '' });
   });
 
@@ -325,8 +340,7 @@ describe('fail open', () => {
 
 describe('Codex PreToolUse', () => {
   it('a current check is denied; a stale one runs as typed (Codex takes a rewrite only with allow)', async () => {
-    const p = project('hook-codex');
-    const runId = await runCheck(p, 'typecheck');
+    const { p, runId } = await typechecked('hook-codex');
     const deny = parsedLine(hook('codex', codexBash(p.root, 'npm run typecheck'), { cwd: p.root }));
     expect(Object.keys(deny.hookSpecificOutput)).toEqual(['hookEventName', 'permissionDecision', 'permissionDecisionReason']);
     expect(deny.hookSpecificOutput.hookEventName).toBe('PreToolUse');
@@ -353,8 +367,7 @@ describe('VOUCH_HOOK_LOG', () => {
   });
 
   it('appends one JSON line per Bash command: time, host, command, decision, why, checks, latency', async () => {
-    const p = project('hook-log');
-    const runId = await runCheck(p, 'typecheck');
+    const { p, runId } = await typechecked('hook-log');
     // Outside the project: a log among the inputs would make the check stale.
     const logDir = mkdtempSync(join(REPO, '.tmp', 'hook-log-'));
     onExit.push(() => rmSync(logDir, { recursive: true, force: true }));
@@ -439,8 +452,7 @@ describe('SessionStart', () => {
   });
 
   it('the observer answers when it runs; a hung one is waited for within the deadline, then the hook observes directly', async () => {
-    const p = project('hook-observer');
-    const runId = await runCheck(p, 'typecheck');
+    const { p, runId } = await typechecked('hook-observer');
     const started = observers.start(p);
     const logDir = mkdtempSync(join(REPO, '.tmp', 'hook-log-'));
     onExit.push(() => rmSync(logDir, { recursive: true, force: true }));

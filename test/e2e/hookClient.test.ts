@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync } from 'node:fs';
 import { createServer, createConnection } from 'node:net';
 import { basename, dirname, join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { hookSocketPath } from '../../src/agents/hookSocket.js';
 import { encodeHookAnswer, MAX_SERVERS, parseHookRequest } from '../../src/agents/hookServer.js';
 import type { Json } from '../helpers/answers.js';
@@ -24,7 +24,6 @@ const TMP = join(REPO, '.tmp');
 const CLIENT = join(REPO, 'build', 'Release', 'vouch_hook');
 const available = process.platform === 'linux' && existsSync(CLIENT);
 
-const projects: TempProject[] = [];
 const runtimeDirs: string[] = [];
 /** Files kept beside a project (a hook log there would be one of its sources). */
 const besides: string[] = [];
@@ -34,7 +33,6 @@ afterEach(() => {
     killHookServers(dir);
     rmSync(dir, { recursive: true, force: true });
   }
-  for (const p of projects.splice(0)) p.remove();
 });
 
 const FILES: Record<string, string> = {
@@ -45,14 +43,20 @@ const FILES: Record<string, string> = {
   'src/a.js': 'export const a = 1;\n',
 };
 
-/** A project with a receipt for typecheck (so it is denied) and none for test (so it is rewritten). */
-function project(name: string): TempProject {
-  const p = tempProject(name, FILES);
-  projects.push(p);
-  const ran = p.vouch(['run', 'typecheck']);
+/**
+ * The project every test asks about: a receipt for typecheck (so it is denied) and none for test
+ * (so it is rewritten). Made once: a hook only reads it (and appends to the ledger in its state
+ * dir), and each test's servers live in a runtime dir of that test's own.
+ */
+let shared: TempProject | undefined;
+function project(): TempProject {
+  if (shared) return shared;
+  shared = tempProject('hook-client', FILES);
+  const ran = shared.vouch(['run', 'typecheck']);
   expect(ran.code, ran.stderr).toBe(0);
-  return p;
+  return shared;
 }
+afterAll(() => shared?.remove());
 
 /** An environment whose hook servers live in a directory of this test's own. */
 function isolatedEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
@@ -109,7 +113,7 @@ describe.skipIf(!available)('the native hook client', () => {
   });
 
   it('answers exactly as the Node hook, first through Node (starting a server), then through the server', async () => {
-    const p = project('hook-client-same');
+    const p = project();
     const log = join(p.root, '..', `${p.root.split('/').pop()}-hook.log`);
     besides.push(log);
     const env = isolatedEnv({ VOUCH_HOOK_LOG: log });
@@ -141,7 +145,7 @@ describe.skipIf(!available)('the native hook client', () => {
   });
 
   it('a different environment gets a server of its own, and a server refuses any environment but its own', async () => {
-    const p = project('hook-client-env');
+    const p = project();
     const env = isolatedEnv();
     const stdin = JSON.stringify(claudeBash(p.root, 'npm run typecheck'));
     viaClient(stdin, p.root, env);
@@ -173,7 +177,7 @@ describe.skipIf(!available)('the native hook client', () => {
   });
 
   it('never connects to a socket in a directory others can enter, or through a link', async () => {
-    const p = project('hook-client-hostile');
+    const p = project();
     const stdin = JSON.stringify(claudeBash(p.root, 'npm run typecheck'));
     for (const shape of ['group-writable', 'link'] as const) {
       const env = isolatedEnv();
@@ -209,7 +213,7 @@ describe.skipIf(!available)('the native hook client', () => {
   });
 
   it('a killed server is replaced; a server whose build changed steps aside; an idle one stops', async () => {
-    const p = project('hook-client-lifecycle');
+    const p = project();
     // The client's deadline is part of the environment, so the server made for it is the one that hangs below.
     const env = isolatedEnv({ VOUCH_HOOK_CLIENT_TIMEOUT_MS: '2000' });
     const stdin = JSON.stringify(claudeBash(p.root, 'npm run typecheck'));
@@ -261,7 +265,7 @@ describe.skipIf(!available)('the native hook client', () => {
   });
 
   it(`at most ${MAX_SERVERS} servers run in one directory; a dead one's socket does not count and is removed`, async () => {
-    const p = project('hook-client-cap');
+    const p = project();
     const base = isolatedEnv();
     const stdin = JSON.stringify(claudeBash(p.root, 'npm run typecheck'));
     const envs = Array.from({ length: MAX_SERVERS + 1 }, (_, index) => ({ ...base, HOOK_CAP_CASE: String(index) }));
@@ -296,7 +300,7 @@ describe.skipIf(!available)('the native hook client', () => {
   });
 
   it('a socket that cannot be made is marked, and the Node hook starts no server for it for a minute', async () => {
-    const p = project('hook-client-unbindable');
+    const p = project();
     const env = isolatedEnv();
     const stdin = JSON.stringify(claudeBash(p.root, 'npm run typecheck'));
     const socket = socketOf(env);
@@ -315,7 +319,7 @@ describe.skipIf(!available)('the native hook client', () => {
   });
 
   it('VOUCH_HOOK_SERVER=0 keeps every call in a Node hook, and starts no server', async () => {
-    const p = project('hook-client-off');
+    const p = project();
     const env = isolatedEnv({ VOUCH_HOOK_SERVER: '0' });
     const stdin = JSON.stringify(claudeBash(p.root, 'npm run typecheck'));
     expect(viaClient(stdin, p.root, env)).toEqual(viaNode(stdin, p.root, env));
@@ -325,7 +329,7 @@ describe.skipIf(!available)('the native hook client', () => {
   });
 
   it('a malformed call gets the Node hook\'s usage line, and exits 0', () => {
-    const p = project('hook-client-usage');
+    const p = project();
     const env = isolatedEnv();
     for (const args of [['nobody'], ['claude', '--loud'], ['claude', '--shadow', 'x'], ['claude', '--shadow', 'x', 'y', 'z']]) {
       expect(viaClient('{}', p.root, env, args), args.join(' ')).toEqual(viaNode('{}', p.root, env, args));

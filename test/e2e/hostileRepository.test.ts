@@ -8,8 +8,10 @@ import { join, relative } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { DEMO_APP } from '../helpers/claims.js';
+import { inProcess } from '../helpers/inProcess.js';
 import { isVouchProcess, until } from '../helpers/observer.js';
-import { CLI, cleanEnv, REPO, type CliResult } from '../helpers/project.js';
+import { CLI, cleanEnv, REPO, type CliResult, type TempProject } from '../helpers/project.js';
+import { newestChangeMs, SETTLE_MS } from '../helpers/settle.js';
 
 /*
  * A cloned repository is untrusted input: an agent clones it and its hooks run
@@ -19,6 +21,11 @@ import { CLI, cleanEnv, REPO, type CliResult } from '../helpers/project.js';
  * driven through status, run, the agent hook and prove. A tree outside the
  * clone, whose every file's bytes and mtime are recorded, must be exactly as it
  * was after each step.
+ *
+ * status, run and stop run in this process, through the CLI's dispatch (test/helpers/inProcess.ts):
+ * what they may touch does not depend on a process of their own. The hook stays the process the
+ * host starts (its stdin, and the `vouch start` SessionStart spawns), and prove its own process:
+ * a prover loads the workspace's tools into the process it runs in.
  */
 
 const TMP = join(REPO, '.tmp');
@@ -119,6 +126,16 @@ function git(cwd: string, ...args: string[]): string {
   return result.stdout;
 }
 
+/** vouch in this process: its answer, exit code and output are the CLI's (a process's signal is none). */
+async function vouchIn(cwd: string, args: string[]): Promise<CliResult> {
+  // A run started within the racy window of the clone's last write would count it as changed during
+  // the run; a CLI process starts a Node start later.
+  const newest = newestChangeMs(cwd);
+  await until(() => Date.now() > newest + SETTLE_MS, `the last change to be ${SETTLE_MS} ms old`, 5_000, 5);
+  // inProcess asks only for the directory the command runs in.
+  return inProcess({ root: cwd } as TempProject).vouch(args, { env: ENV });
+}
+
 function vouch(cwd: string, args: string[], input?: string): CliResult {
   const result = spawnSync(process.execPath, [CLI, ...args], { cwd, env: ENV, encoding: 'utf8', timeout: 120_000, ...(input === undefined ? {} : { input }) });
   if (result.error) throw result.error;
@@ -186,8 +203,8 @@ type Step = { name: string; run(place: Place): Promise<CliResult> | CliResult };
 
 /** What an agent and a user would do in a fresh clone. */
 const STEPS: Step[] = [
-  { name: 'status', run: ({ clone }) => vouch(clone, ['status', '--json']) },
-  { name: 'run', run: ({ clone }) => vouch(clone, ['run', 'test', '--json']) },
+  { name: 'status', run: ({ clone }) => vouchIn(clone, ['status', '--json']) },
+  { name: 'run', run: ({ clone }) => vouchIn(clone, ['run', 'test', '--json']) },
   { name: 'hook SessionStart', run: async ({ clone }) => {
     const result = vouch(clone, ['hook', 'claude'], hookInput(clone, 'SessionStart'));
     // The observer starts in the background: wait until what started it has written whatever it would.
@@ -195,9 +212,9 @@ const STEPS: Step[] = [
     return result;
   } },
   { name: 'hook PreToolUse', run: ({ clone }) => vouch(clone, ['hook', 'claude'], hookInput(clone, 'PreToolUse', 'npm test')) },
-  { name: 'status again', run: ({ clone }) => vouch(clone, ['status', '--json']) },
-  { name: 'run again', run: ({ clone }) => vouch(clone, ['run', 'test', '--if-due', '--json']) },
-  { name: 'stop', run: ({ clone }) => vouch(clone, ['stop', '--json']) },
+  { name: 'status again', run: ({ clone }) => vouchIn(clone, ['status', '--json']) },
+  { name: 'run again', run: ({ clone }) => vouchIn(clone, ['run', 'test', '--if-due', '--json']) },
+  { name: 'stop', run: ({ clone }) => vouchIn(clone, ['stop', '--json']) },
   { name: 'prove', run: ({ clone }) => vouch(clone, ['prove', 'claim.json', '--json']) },
 ];
 

@@ -4,22 +4,27 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/core/configSchema.js';
+import { inProcess } from '../helpers/inProcess.js';
+import type { TempProject } from '../helpers/project.js';
 
 /*
  * vouch init proposes only checks that are real: each kind of script it leaves
  * out, on a real project, with the reason it shows; what --all and --verify
  * change; the order it proposes where a check reads build output; and the
  * PACKAGE#SCRIPT checks of a workspace.
+ *
+ * `vouch init` runs in this process, through the CLI's dispatch (test/helpers/inProcess.ts):
+ * nothing here is about a process of its own, and the checks --verify runs are real processes
+ * all the same. The fixtures' tsc loads only the ES5 library: the default one, with the DOM, is
+ * most of a tsc run's time, and no fixture needs it.
  */
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const cli = join(repo, 'dist', 'bin', 'main.js');
 const tmpBase = join(repo, '.tmp');
 const repoTsc = join(repo, 'node_modules', '.bin', 'tsc');
 const made: string[] = [];
 
 beforeAll(() => {
-  if (!existsSync(cli)) throw new Error('dist/ has no CLI: build first with "npm run build"');
   mkdirSync(tmpBase, { recursive: true });
 });
 
@@ -45,10 +50,11 @@ function installTsc(dir: string): void {
   symlinkSync(realpathSync(repoTsc), join(dir, 'node_modules', '.bin', 'tsc'));
 }
 
-function vouchInit(cwd: string, ...args: string[]) {
+async function vouchInit(cwd: string, ...args: string[]) {
   const { NODE_OPTIONS: _ignored, ...env } = process.env;
-  const result = spawnSync(process.execPath, [cli, 'init', ...args], { cwd, encoding: 'utf8', env: { ...env, NO_COLOR: '1' } });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+  // inProcess asks only for the directory the command runs in.
+  const result = await inProcess({ root: cwd } as TempProject).vouch(['init', ...args], { env: { ...env, NO_COLOR: '1' } });
+  return { code: result.code, stdout: result.stdout, stderr: result.stderr };
 }
 
 interface VerifyJson {
@@ -76,8 +82,8 @@ interface InitJson {
   config: { checks: { name: string; kind: string; script?: string; command?: string[]; package?: string; inputs?: string[] }[] };
 }
 
-function initJson(cwd: string, ...args: string[]): InitJson {
-  const result = vouchInit(cwd, '--json', ...args);
+async function initJson(cwd: string, ...args: string[]): Promise<InitJson> {
+  const result = await vouchInit(cwd, '--json', ...args);
   expect(result.code, result.stderr).toBe(0);
   return JSON.parse(result.stdout) as InitJson;
 }
@@ -114,9 +120,9 @@ describe('vouch init leaves out what verifies nothing, or not the tree alone', (
     pretest: 'tsc --noEmit',
   };
 
-  it('says why for each script it leaves out, in --json and in its text', () => {
+  it('says why for each script it leaves out, in --json and in its text', async () => {
     const dir = project({ 'package.json': pkg({ scripts }), 'package-lock.json': '{}' });
-    const json = initJson(dir, '--dry-run');
+    const json = await initJson(dir, '--dry-run');
     expect(json.checks.map((c) => c.name)).toEqual(['lint', 'test']);
     const why = reasons(json);
     expect(Object.keys(why).sort()).toEqual(Object.keys(scripts).filter((s) => s !== 'test' && s !== 'lint').sort());
@@ -139,18 +145,18 @@ describe('vouch init leaves out what verifies nothing, or not the tree alone', (
     expect(why.pretest).toMatch(/lifecycle/);
     expect(json.skipped.filter((s) => !s.proposed_by_all).map((s) => s.script)).toEqual(['pretest']);
 
-    const text = vouchInit(dir, '--dry-run').stdout;
+    const text = (await vouchInit(dir, '--dry-run')).stdout;
     expect(text).toContain('Not proposed (vouch init --all proposes all but lifecycle scripts):');
-    const help = vouchInit(dir, '--help').stdout;
+    const help = (await vouchInit(dir, '--help')).stdout;
     expect(help).toContain('vouch init --verify ');
     expect(help).toContain('vouch init --all --dry-run');
     expect(help).toMatch(/--all {2,}propose the scripts left out by default/);
     for (const [script, reason] of Object.entries(why)) expect(text).toContain(`  ${script}: ${reason}`);
   });
 
-  it('proposes them with --all, each saying why it would be left out; never a lifecycle script', () => {
+  it('proposes them with --all, each saying why it would be left out; never a lifecycle script', async () => {
     const dir = project({ 'package.json': pkg({ scripts }), 'package-lock.json': '{}' });
-    const json = initJson(dir, '--dry-run', '--all');
+    const json = await initJson(dir, '--dry-run', '--all');
     const names = json.checks.map((c) => c.name);
     expect(names).toContain('check');
     expect(names).toContain('test:e2e');
@@ -165,36 +171,36 @@ describe('vouch init leaves out what verifies nothing, or not the tree alone', (
     expect(parseConfig(JSON.stringify(json.config), 'proposal').checks).toHaveLength(json.checks.length);
   });
 
-  it('keeps a script that runs its own tools besides other checks, or passes them arguments', () => {
+  it('keeps a script that runs its own tools besides other checks, or passes them arguments', async () => {
     const dir = project({
       'package.json': pkg({
         scripts: { lint: 'eslint .', test: 'vitest run', check: 'npm run lint && tsc --noEmit', 'test:cov': 'npm run test -- --coverage' },
       }),
     });
-    const json = initJson(dir, '--dry-run');
+    const json = await initJson(dir, '--dry-run');
     expect(json.checks.map((c) => c.name).sort()).toEqual(['check', 'lint', 'test', 'test:cov']);
     expect(json.skipped).toEqual([]);
   });
 });
 
 describe('an invented check is proposed only when it passes', () => {
-  const tsconfig = JSON.stringify({ compilerOptions: { strict: true, noEmit: true, types: [] }, include: ['*.ts'] });
+  const tsconfig = JSON.stringify({ compilerOptions: { strict: true, noEmit: true, types: [], lib: ['es5'] }, include: ['*.ts'] });
 
-  it('marks it invented and unverified without --verify, in --json and in its text', () => {
+  it('marks it invented and unverified without --verify, in --json and in its text', async () => {
     const dir = project({ 'package.json': pkg({ scripts: { test: 'node --test' } }), 'tsconfig.json': tsconfig, 'a.ts': 'export const a = 1;\n' });
     installTsc(dir);
-    const json = initJson(dir, '--dry-run');
+    const json = await initJson(dir, '--dry-run');
     const typecheck = json.checks.find((c) => c.name === 'typecheck')!;
     expect(typecheck).toMatchObject({ command: ['tsc', '--noEmit'], invented: true, unverified: true, verify: null });
     expect(json.checks.find((c) => c.name === 'test')).toMatchObject({ invented: false, unverified: false });
     expect(json.notes.join('\n')).toContain('vouch init --verify');
-    expect(vouchInit(dir, '--dry-run').stdout).toMatch(/typecheck \(typecheck, (traced, )?invented, unverified\): tsc --noEmit/);
+    expect((await vouchInit(dir, '--dry-run')).stdout).toMatch(/typecheck \(typecheck, (traced, )?invented, unverified\): tsc --noEmit/);
   });
 
-  it('--verify keeps one that passes, drops one that fails with its first output lines, and flags a failing script', () => {
+  it('--verify keeps one that passes, drops one that fails with its first output lines, and flags a failing script', async () => {
     const passing = project({ 'package.json': pkg({ scripts: {} }), 'tsconfig.json': tsconfig, 'a.ts': 'export const a: number = 1;\n' });
     installTsc(passing);
-    const ok = initJson(passing, '--verify');
+    const ok = await initJson(passing, '--verify');
     expect(ok.checks[0]).toMatchObject({ name: 'typecheck', invented: true, unverified: false, verify: { passed: true, exit_code: 0 } });
     expect(parseConfig(readFileSync(join(passing, 'vouch.config.json'), 'utf8'), 'c').checks.map((c) => c.name)).toEqual(['typecheck']);
 
@@ -205,7 +211,7 @@ describe('an invented check is proposed only when it passes', () => {
       'test/x.test.js': "require('node:test')('x', () => { throw new Error('the fixture fails'); });\n",
     });
     installTsc(failing);
-    const json = initJson(failing, '--verify', '--dry-run');
+    const json = await initJson(failing, '--verify', '--dry-run');
     expect(json.checks.map((c) => c.name)).toEqual(['test']);
     expect(json.config.checks.map((c) => c.name)).toEqual(['test']);
     expect(json.dropped).toHaveLength(1);
@@ -217,7 +223,7 @@ describe('an invented check is proposed only when it passes', () => {
     expect(test.verify!.output_head[0]).not.toMatch(/^> /);
     expect(test.verify!.output_head.join('\n')).toContain('the fixture fails');
 
-    const text = vouchInit(failing, '--verify', '--dry-run');
+    const text = await vouchInit(failing, '--verify', '--dry-run');
     expect(text.stdout).toContain('Dropped by --verify (invented checks that fail on this tree):');
     expect(text.stdout).toMatch(/typecheck: tsc --noEmit: it failed on this tree \(exit code 2\)\n\s+\| a\.ts\(1,14\): error TS2322/);
     expect(text.stdout).toMatch(/test \(test, (traced, )?FAILED under --verify\)/);
@@ -227,12 +233,12 @@ describe('an invented check is proposed only when it passes', () => {
 });
 
 describe('a check that reads build output is proposed after the build', () => {
-  it('puts tsc -b before a tsc --noEmit beside project references, and that order passes on a clean tree', () => {
+  it('puts tsc -b before a tsc --noEmit beside project references, and that order passes on a clean tree', async () => {
     const dir = project({
       'package.json': pkg({ scripts: { test: 'node --test' } }),
-      'tsconfig.json': '{\n  // the solution\n  "compilerOptions": { "strict": true, "noEmit": true, "types": [] },\n  "files": ["main.ts"],\n  "references": [{ "path": "./lib" }],\n}\n',
+      'tsconfig.json': '{\n  // the solution\n  "compilerOptions": { "strict": true, "noEmit": true, "types": [], "lib": ["es5"] },\n  "files": ["main.ts"],\n  "references": [{ "path": "./lib" }],\n}\n',
       'main.ts': "import { one } from './lib/src/index';\nexport const two: number = one + 1;\n",
-      'lib/tsconfig.json': JSON.stringify({ compilerOptions: { composite: true, strict: true, outDir: 'dist', rootDir: 'src', types: [] }, include: ['src'] }),
+      'lib/tsconfig.json': JSON.stringify({ compilerOptions: { composite: true, strict: true, outDir: 'dist', rootDir: 'src', types: [], lib: ['es5'] }, include: ['src'] }),
       'lib/src/index.ts': 'export const one: number = 1;\n',
       'test/ok.test.js': "require('node:test')('ok', () => {});\n",
     });
@@ -242,13 +248,13 @@ describe('a check that reads build output is proposed after the build', () => {
     expect(clean.status, clean.stdout).not.toBe(0);
     expect(clean.stdout).toContain('TS6305');
 
-    const json = initJson(dir, '--dry-run');
+    const json = await initJson(dir, '--dry-run');
     expect(json.config.checks.map((c) => c.name)).toEqual(['tsc-build', 'typecheck', 'test']);
     expect(json.config.checks[0]).toMatchObject({ kind: 'build', command: ['tsc', '-b'] });
     expect(json.checks.find((c) => c.name === 'typecheck')?.needs_first).toEqual(['tsc-build']);
     expect(json.notes.join('\n')).toMatch(/project references .*"typecheck" runs tsc without -b.*So "tsc-build" is proposed before it/);
 
-    const verified = initJson(dir, '--verify', '--dry-run');
+    const verified = await initJson(dir, '--verify', '--dry-run');
     expect(verified.dropped).toEqual([]);
     expect(verified.checks.map((c) => [c.name, c.verify?.passed])).toEqual([
       ['tsc-build', true],
@@ -257,24 +263,24 @@ describe('a check that reads build output is proposed after the build', () => {
     ]);
   });
 
-  it('invents tsc -b, not a tsc --noEmit that checks nothing, beside a solution tsconfig.json', () => {
+  it('invents tsc -b, not a tsc --noEmit that checks nothing, beside a solution tsconfig.json', async () => {
     const dir = project({
       'package.json': pkg({ scripts: {} }),
       'tsconfig.json': JSON.stringify({ files: [], references: [{ path: './lib' }] }),
-      'lib/tsconfig.json': JSON.stringify({ compilerOptions: { composite: true, strict: true, outDir: 'dist', rootDir: 'src', types: [] }, include: ['src'] }),
+      'lib/tsconfig.json': JSON.stringify({ compilerOptions: { composite: true, strict: true, outDir: 'dist', rootDir: 'src', types: [], lib: ['es5'] }, include: ['src'] }),
       'lib/src/index.ts': 'export const one: number = "one";\n',
     });
     installTsc(dir);
-    const json = initJson(dir, '--dry-run');
+    const json = await initJson(dir, '--dry-run');
     expect(json.config.checks.map((c) => [c.name, c.command])).toEqual([['typecheck', ['tsc', '-b']]]);
     expect(json.checks[0]?.reason).toContain('"tsc --noEmit" would check nothing');
     // It is real: the type error in the reference fails it, so --verify drops it and init has nothing to propose.
-    const verified = vouchInit(dir, '--verify', '--dry-run');
+    const verified = await vouchInit(dir, '--verify', '--dry-run');
     expect(verified.code).toBe(2);
     expect(verified.stderr).toMatch(/"typecheck" \(tsc -b\) dropped: it failed on this tree[\s\S]*error TS2322/);
   });
 
-  it('puts a package\'s build before the checks of the packages that import it, when its "types" point into ignored output', () => {
+  it('puts a package\'s build before the checks of the packages that import it, when its "types" point into ignored output', async () => {
     const dir = project({
       'package.json': pkg({ private: true, workspaces: ['packages/*'] }),
       '.gitignore': 'dist/\n',
@@ -282,7 +288,7 @@ describe('a check that reads build output is proposed after the build', () => {
       'packages/b/package.json': pkg({ name: '@demo/b', dependencies: { '@demo/a': '*' }, scripts: { test: 'node --test', typecheck: 'tsc --noEmit' } }),
     });
     spawnSync('git', ['init', '-q'], { cwd: dir });
-    const json = initJson(dir, '--dry-run');
+    const json = await initJson(dir, '--dry-run');
     const order = json.config.checks.map((c) => c.name);
     expect(order.indexOf('@demo/a#build')).toBeLessThan(order.indexOf('@demo/b#typecheck'));
     expect(order.indexOf('@demo/a#build')).toBeLessThan(order.indexOf('@demo/b#test'));
@@ -290,7 +296,7 @@ describe('a check that reads build output is proposed after the build', () => {
     expect(json.notes.join('\n')).toMatch(/Packages point their package.json entry into build output that is not in the repository.*: @demo\/a \("types": packages\/a\/dist\/index\.d\.ts\) before @demo\/b#typecheck, @demo\/b#test\./);
   });
 
-  it('reads nothing outside the root, and takes a malformed tsconfig.json or entry for none', () => {
+  it('reads nothing outside the root, and takes a malformed tsconfig.json or entry for none', async () => {
     const dir = project({
       'package.json': pkg({ private: true, workspaces: ['packages/*'], scripts: { typecheck: 'tsc --noEmit' } }),
       'tsconfig.json': '{ "references": [ { "path": ',
@@ -303,14 +309,14 @@ describe('a check that reads build output is proposed after the build', () => {
       }),
       'packages/b/package.json': pkg({ name: '@demo/b', dependencies: { '@demo/a': '*' }, scripts: { test: 'node --test' } }),
     });
-    const json = initJson(dir, '--dry-run');
+    const json = await initJson(dir, '--dry-run');
     expect(json.checks.every((c) => c.needs_first.length === 0)).toBe(true);
     expect(json.notes.join('\n')).not.toMatch(/references|build output/);
   });
 });
 
 describe('in a workspace, each package\'s scripts are proposed as PACKAGE#SCRIPT', () => {
-  it('proposes package checks with their directory, leaves out root scripts that fan out, and lists skipped package scripts by package', () => {
+  it('proposes package checks with their directory, leaves out root scripts that fan out, and lists skipped package scripts by package', async () => {
     const dir = project({
       'package.json': pkg({
         private: true,
@@ -328,7 +334,7 @@ describe('in a workspace, each package\'s scripts are proposed as PACKAGE#SCRIPT
       'packages/a/package.json': pkg({ name: '@demo/a', scripts: { test: 'vitest run', dev: 'vitest', build: 'tsc -p .' } }),
       'packages/b/package.json': pkg({ name: '@demo/b', dependencies: { '@demo/a': '1.0.0' }, scripts: { test: 'jest', lint: 'eslint src', e2e: 'playwright test' } }),
     });
-    const json = initJson(dir, '--dry-run');
+    const json = await initJson(dir, '--dry-run');
     expect(json.config.checks.filter((c) => c.package !== undefined)).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ name: '@demo/a#test', kind: 'test', script: 'test', package: 'packages/a' }),
@@ -348,12 +354,12 @@ describe('in a workspace, each package\'s scripts are proposed as PACKAGE#SCRIPT
     expect(reasons(json, '@demo/b')).toEqual({ e2e: expect.stringMatching(/end-to-end/) });
     expect(parseConfig(JSON.stringify(json.config), 'proposal').checks).toHaveLength(json.config.checks.length);
 
-    const text = vouchInit(dir, '--dry-run').stdout;
+    const text = (await vouchInit(dir, '--dry-run')).stdout;
     expect(text).toMatch(/ {2}@demo\/a \(packages\/a\):\n {4}@demo\/a#test \(test(, traced)?\): vitest run/);
     expect(text).toMatch(/ {2}@demo\/b:\n {4}e2e: an end-to-end suite/);
   });
 
-  it('reads a pnpm workspace, and --verify runs a package check in its package\'s directory', () => {
+  it('reads a pnpm workspace, and --verify runs a package check in its package\'s directory', async () => {
     const dir = project({
       'package.json': pkg({ private: true, packageManager: 'npm@10.0.0', scripts: { test: 'pnpm -r test' } }),
       'pnpm-workspace.yaml': "packages:\n  - 'packages/*'\n",
@@ -361,45 +367,45 @@ describe('in a workspace, each package\'s scripts are proposed as PACKAGE#SCRIPT
       'packages/a/test/cwd.test.js':
         "const assert = require('node:assert');\nrequire('node:test')('runs in its package', () => assert.match(process.cwd().replaceAll('\\\\', '/'), /packages\\/a$/));\n",
     });
-    const json = initJson(dir, '--verify', '--dry-run');
+    const json = await initJson(dir, '--verify', '--dry-run');
     expect(json.checks.map((c) => [c.name, c.verify?.passed])).toEqual([['@demo/a#test', true]]);
     expect(reasons(json)).toEqual({ test: "runs the packages' own checks: each is proposed as PACKAGE#SCRIPT" });
-    const text = vouchInit(dir, '--dry-run');
+    const text = await vouchInit(dir, '--dry-run');
     expect(text.stdout).toContain('Proposed checks: none at the root');
   });
 
-  it('stays readable for 20 packages: one heading per package, one line per check', () => {
+  it('stays readable for 20 packages: one heading per package, one line per check', async () => {
     const files: Record<string, string> = { 'package.json': pkg({ private: true, workspaces: ['packages/*'], scripts: { test: 'pnpm -r test' } }) };
     for (let i = 0; i < 20; i += 1) {
       files[`packages/p${String(i).padStart(2, '0')}/package.json`] = pkg({ name: `@demo/p${i}`, scripts: { test: 'vitest run', lint: 'eslint .', typecheck: 'tsc --noEmit', dev: 'vite' } });
     }
     const dir = project(files);
-    const json = initJson(dir, '--dry-run');
+    const json = await initJson(dir, '--dry-run');
     expect(json.config.checks).toHaveLength(60);
-    const text = vouchInit(dir, '--dry-run').stdout;
+    const text = (await vouchInit(dir, '--dry-run')).stdout;
     const section = text.slice(text.indexOf('Package checks'), text.indexOf('Not proposed'));
     for (let i = 0; i < 20; i += 1) expect(section.match(new RegExp(` {2}@demo/p${i} \\(packages/p${String(i).padStart(2, '0')}\\):\\n`, 'g')), `p${i}`).toHaveLength(1);
     // A heading per package, a line per check, and the section's own heading and blank line.
     expect(section.trimEnd().split('\n').length).toBe(1 + 20 + 60);
   });
 
-  it('still proposes the root\'s checks when the workspace cannot be read, and says why', () => {
+  it('still proposes the root\'s checks when the workspace cannot be read, and says why', async () => {
     const dir = project({
       'package.json': pkg({ private: true, workspaces: ['packages/*'], scripts: { lint: 'eslint .' } }),
       'packages/a/package.json': pkg({ name: 'same', scripts: { test: 'vitest run' } }),
       'packages/b/package.json': pkg({ name: 'same', scripts: { test: 'vitest run' } }),
     });
-    const json = initJson(dir, '--dry-run');
+    const json = await initJson(dir, '--dry-run');
     expect(json.config.checks.map((c) => c.name)).toEqual(['lint']);
     expect(json.notes.join('\n')).toMatch(/No package checks are proposed: .*the name "same" is used by two workspace packages/);
   });
 
-  it('leaves out a package whose name cannot name a check, saying why', () => {
+  it('leaves out a package whose name cannot name a check, saying why', async () => {
     const dir = project({
       'package.json': pkg({ private: true, workspaces: ['packages/*'] }),
       'packages/a/package.json': JSON.stringify({ scripts: { test: 'vitest run' } }),
     });
-    const result = vouchInit(dir, '--dry-run', '--json');
+    const result = await vouchInit(dir, '--dry-run', '--json');
     expect(result.code).toBe(2);
     expect(JSON.parse(result.stdout).error.message).toContain('"packages/a#test" not proposed: the package\'s name "packages/a" cannot name a check');
   });

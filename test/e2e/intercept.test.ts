@@ -5,13 +5,16 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { evaluateCommand } from '../../src/agents/evaluate.js';
 import { intercept } from '../../src/agents/intercept.js';
-import { expectCurrent, type Json } from '../helpers/answers.js';
-import { ObserverTracker } from '../helpers/observer.js';
+import type { Json } from '../helpers/answers.js';
+import { expectCurrentIn, inProcess } from '../helpers/inProcess.js';
+import { ObserverTracker, until } from '../helpers/observer.js';
 import { cleanEnv, REPO, tempProject, type TempProject } from '../helpers/project.js';
+import { newestChangeMs, SETTLE_MS } from '../helpers/settle.js';
 
 /*
  * evaluateCommand and intercept against a real temporary project: receipts
- * made by the built CLI, answers from a direct scan and from a real observer.
+ * made by `vouch run` in this process (test/helpers/inProcess.ts), answers from
+ * a direct scan and from a real observer.
  */
 
 const CHECKS = [
@@ -33,13 +36,18 @@ let p: TempProject;
 let env: NodeJS.ProcessEnv;
 const observers = new ObserverTracker();
 
-beforeAll(() => {
+/** `vouch run CHECK` in this process, once the last write is older than the racy window of its start. */
+async function run(check: string): Promise<void> {
+  const newest = newestChangeMs(p.root);
+  await until(() => Date.now() > newest + SETTLE_MS, `the last change to be ${SETTLE_MS} ms old`, 5_000, 5);
+  const result = await inProcess(p).vouch(['run', check], { env });
+  expect(result.code, result.stderr).toBe(0);
+}
+
+beforeAll(async () => {
   p = tempProject('intercept', FILES);
   env = cleanEnv();
-  for (const check of ['typecheck', 'unit']) {
-    const run = p.vouch(['run', check], { env });
-    expect(run.code, run.stderr).toBe(0);
-  }
+  for (const check of ['typecheck', 'unit']) await run(check);
 });
 
 afterAll(() => p?.remove());
@@ -48,8 +56,8 @@ afterEach(async () => {
   expect(await observers.cleanup()).toEqual([]);
 });
 
-function runIdOf(check: string): string {
-  return expectCurrent(p, check, env).receipt.run_id as string;
+async function runIdOf(check: string): Promise<string> {
+  return (await expectCurrentIn(inProcess(p), check, env)).receipt.run_id as string;
 }
 
 const evaluate = (command: string, extra: Partial<Parameters<typeof evaluateCommand>[0]> = {}) =>
@@ -57,7 +65,7 @@ const evaluate = (command: string, extra: Partial<Parameters<typeof evaluateComm
 
 describe('evaluateCommand on a real project, by a direct scan', () => {
   it('denies a current check, naming its run id and how to force it', async () => {
-    const runId = runIdOf('typecheck');
+    const runId = await runIdOf('typecheck');
     const { decision, source } = await evaluate('npm run typecheck 2>&1 | tail -30');
     expect(source).toBe('scan');
     expect(decision.kind).toBe('deny');
@@ -138,7 +146,7 @@ describe('intercept', () => {
   it('declines a current check with the deny reason, and leaves other commands unchanged', async () => {
     const declined = await intercept({ kind: 'shell', command: 'node unit.js', cwd: p.root, env });
     expect(declined.kind).toBe('declined');
-    expect(declined.kind === 'declined' && declined.reason).toContain(runIdOf('unit'));
+    expect(declined.kind === 'declined' && declined.reason).toContain(await runIdOf('unit'));
     expect(await intercept({ kind: 'shell', command: 'ls -la', cwd: p.root, env })).toEqual({ kind: 'unchanged' });
   });
 
@@ -172,8 +180,7 @@ describe('evaluateCommand with a running observer', () => {
 
 describe('evaluateCommand with an observer that does not answer', () => {
   it('waits the checks\' last duration, clamped to at least 2 s, then scans', async () => {
-    const run = p.vouch(['run', 'slow'], { env });
-    expect(run.code, run.stderr).toBe(0);
+    await run('slow');
     const started: Json = observers.start(p, [], { env });
     process.kill(started.pid, 'SIGSTOP');
 
