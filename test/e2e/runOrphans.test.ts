@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { processStart } from '../../src/fs/processStart.js';
+import { inProcess } from '../helpers/inProcess.js';
 import { cleanEnv, spawnVouch, tempProject, type TempProject } from '../helpers/project.js';
 import { mulberry32, testSeed, withSeed } from '../helpers/seed.js';
 
@@ -12,6 +13,10 @@ import { mulberry32, testSeed, withSeed } from '../helpers/seed.js';
  * The check starts a grandchild and writes both pids to a file outside the
  * project (PIDS_FILE, in the test's own temp dir), so writing it changes none
  * of the check's inputs. With QUICK=1 it just passes.
+ *
+ * A vouch that is killed, interrupted or stopped is a CLI process. The runs that find a lock
+ * its dead holder left, and the log read after an interrupt, are asked in this process
+ * (test/helpers/inProcess.ts): the same lock recovery and kills, without a Node start each.
  */
 const GRAND = `const { spawn } = require('node:child_process');
 const { renameSync, writeFileSync } = require('node:fs');
@@ -154,7 +159,7 @@ describe.each(MODES)('the check dies with vouch: $title', ({ mode, skip }) => {
       expect(survivors).toEqual([]);
 
       // The last kill left its lock; the next run recovers it at once and completes.
-      const next = project.vouch(['run', 'grand', '--json'], { env: cleanEnv({ QUICK: '1' }), timeout: 30_000 });
+      const next = await inProcess(project).vouch(['run', 'grand', '--json'], { env: cleanEnv({ QUICK: '1' }) });
       expect(next.code, next.stderr).toBe(0);
       expect(next.stderr).not.toMatch(/waiting for grand/);
       expect(JSON.parse(next.stdout).runs[0]).toMatchObject({ action: 'ran', exit_code: 0, receipt: { result: 'PASS', evidence: { mode } } });
@@ -173,7 +178,7 @@ describe.each(MODES)('the check dies with vouch: $title', ({ mode, skip }) => {
     expect(exit.code, run.stderr()).toBe(130);
     await until(() => !running(check) && !running(grandchild), 2_000);
     expect({ check: running(check), grandchild: running(grandchild) }).toEqual({ check: false, grandchild: false });
-    const [receipt] = project.json(['log', 'grand']).receipts;
+    const [receipt] = (await inProcess(project).json(['log', 'grand'])).receipts;
     expect(receipt.reasons.map((r: { code: string }) => r.code)).toContain('interrupted');
   });
 });
@@ -229,7 +234,7 @@ describe('a stale lock whose check still runs', () => {
     project = lockProject();
     const [leader, member] = await group(false);
     staleLock(project, leader, processStart(leader));
-    const run = project.vouch(['run', 't'], { timeout: 30_000 });
+    const run = await inProcess(project).vouch(['run', 't']);
     expect(run.code, run.stderr).toBe(0);
     expect(await until(() => !running(leader) && !running(member), 2_000)).toBe(true);
   });
@@ -239,7 +244,7 @@ describe('a stale lock whose check still runs', () => {
     const [leader, member] = await group(true);
     expect(running(member)).toBe(true);
     staleLock(project, leader, '12345');
-    const run = project.vouch(['run', 't'], { timeout: 30_000 });
+    const run = await inProcess(project).vouch(['run', 't']);
     expect(run.code, run.stderr).toBe(0);
     expect(await until(() => !running(member), 2_000)).toBe(true);
   });
@@ -249,7 +254,7 @@ describe('a stale lock whose check still runs', () => {
       project = lockProject();
       const [leader, member] = await group(true);
       staleLock(project, leader, '12345', boot);
-      const run = project.vouch(['run', 't'], { timeout: 30_000 });
+      const run = await inProcess(project).vouch(['run', 't']);
       expect(run.code, run.stderr).toBe(0);
       await delay(300);
       expect(running(member), `boot ${boot}`).toBe(true);
@@ -261,7 +266,7 @@ describe('a stale lock whose check still runs', () => {
     project = lockProject();
     const [leader, member] = await group(false);
     staleLock(project, leader, '1');
-    const run = project.vouch(['run', 't'], { timeout: 30_000 });
+    const run = await inProcess(project).vouch(['run', 't']);
     expect(run.code, run.stderr).toBe(0);
     await delay(300);
     expect({ leader: running(leader), member: running(member) }).toEqual({ leader: true, member: true });

@@ -76,10 +76,13 @@ const FILES: Record<string, string> = {
   '.gitignore': 'node_modules/\n',
   'README.md': '# workspace\n',
   'CLAUDE.md': '# notes for agents\n',
+  // lib without the DOM, whose declarations are most of what the default lib of es2022 costs: a
+  // traced tsc still reads its lib files from outside the root and checks them, in less than
+  // half the CPU (1.6 s against 4.1 s a run).
   'tsconfig.json':
     JSON.stringify(
       {
-        compilerOptions: { strict: true, noEmit: true, target: 'es2022', module: 'esnext', moduleResolution: 'bundler', types: [], skipLibCheck: false },
+        compilerOptions: { strict: true, noEmit: true, target: 'es2022', lib: ['es2022'], module: 'esnext', moduleResolution: 'bundler', types: [], skipLibCheck: false },
         include: ['packages/*/src'],
       },
       null,

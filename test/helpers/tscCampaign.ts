@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
+import ts from 'typescript';
 import { configText } from './answers.js';
 import { cleanEnv, REPO, tempProject, type TempProject } from './project.js';
 import type { Draw } from './tracedMutations.js';
@@ -207,6 +208,8 @@ export interface TscProject {
   hold: string;
   /** Runs the check's command untraced, as the check runs it: the ground truth. */
   runTsc(): TscOutput;
+  /** The same compile in this process (tscInProcess): what runTsc prints, without a Node start and TypeScript's loading. */
+  compile(): TscOutput;
   remove(): void;
 }
 
@@ -227,11 +230,52 @@ export function tscProject(variant: Variant): TscProject {
       if (result.error) throw result.error;
       return { code: result.status, stdout: result.stdout };
     },
+    compile: () => tscInProcess(root),
     remove() {
       project.remove();
       rmSync(hold, { recursive: true, force: true });
     },
   };
+}
+
+/** Exported by TypeScript's module, though not declared in its types. */
+interface ExecuteCommandLine {
+  executeCommandLine(system: ts.System, callback: () => void, args: readonly string[]): void;
+}
+
+/**
+ * tsc's run in this process: `executeCommandLine`, the function bin/tsc calls with the process's
+ * arguments, given TSC_ARGS, with the process's directory set to `root` for the call (TypeScript's
+ * own system object would keep the first one) and its output and exit taken (not a terminal, so
+ * not pretty, as in a pipe). The same compiler reading
+ * the same files, about 20 ms a run instead of the 300 ms of a Node start that loads TypeScript
+ * first. The call is synchronous: nothing else in this process runs while the directory is changed.
+ */
+export function tscInProcess(root: string): TscOutput {
+  let stdout = '';
+  let code: number | null = null;
+  const system: ts.System = {
+    ...ts.sys,
+    args: TSC_ARGS,
+    write: (text) => {
+      stdout += text;
+    },
+    writeOutputIsTTY: () => false,
+    // ts.sys keeps the directory of its first call.
+    getCurrentDirectory: () => process.cwd(),
+    exit: (exitCode) => {
+      code ??= exitCode ?? 0;
+    },
+  };
+  const cwd = process.cwd();
+  process.chdir(root);
+  try {
+    (ts as unknown as ExecuteCommandLine).executeCommandLine(system, () => {}, TSC_ARGS);
+  } finally {
+    process.chdir(cwd);
+  }
+  if (code === null) throw new Error(`tsc in process did not exit, in ${root}:\n${stdout}`);
+  return { code, stdout };
 }
 
 export type NameClass = 'dot' | 'program' | 'other';

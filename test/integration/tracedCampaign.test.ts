@@ -1,12 +1,13 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { loadProject, type Project } from '../../src/api/project.js';
 import { status } from '../../src/api/status.js';
 import { traceAvailability } from '../../src/exec/trace/tracer.js';
+import { inProcess } from '../helpers/inProcess.js';
 import { cleanEnv } from '../helpers/project.js';
 import { ObserverTracker, PATIENT } from '../helpers/observer.js';
 import { mulberry32, testSeed, withSeed, type Seed } from '../helpers/seed.js';
 import { campaignReport, failureLines, runCampaign, VARIANT_SEPARATOR, type Answer } from '../helpers/tracedCampaign.js';
-import { CHECK_NAME, tracedFixture } from '../helpers/tracedFixture.js';
+import { CHECK_NAME, tracedFixture, type TracedFixture } from '../helpers/tracedFixture.js';
 import { CATEGORIES, Draw } from '../helpers/tracedMutations.js';
 import { positiveInteger } from '../helpers/envNumber.js';
 
@@ -16,9 +17,10 @@ import { positiveInteger } from '../helpers/envNumber.js';
  * test/helpers/tracedFixture.ts describes; then seeded mutations from the categories of
  * test/helpers/tracedMutations.ts, each followed by a status in this process (the api, no
  * observer), a revert and another status; then the same against a running observer (the
- * api asking it, after its barrier), which looks at a traced receipt's evidence again itself.
- * The loop and its ground truth are
- * test/helpers/tracedCampaign.ts's.
+ * api asking it, after its barrier), which looks at a traced receipt's evidence again itself, on
+ * the same fixture and receipt once the first campaign has reverted all it did (run alone, it
+ * makes its own). The loop and its ground truth are test/helpers/tracedCampaign.ts's. The
+ * questions that only make the state dir and read the observer's counts are asked in process.
  *
  * Zero false CURRENT is the assertion. Precision misses (an irrelevant mutation answered STALE)
  * are counted and printed, with the first reason of each, but do not fail the test.
@@ -49,11 +51,51 @@ const TITLE = availability.available ? 'the traced mutation campaign' : `the tra
 
 type StatusAnswer = Answer & { receipt: unknown; reuseEligible: boolean };
 
-/** One campaign: a fresh fixture, one traced run, then the seeded mutations, each answered by `via`. */
+/** Runs the check traced through the CLI, as a user does; returns the digest it printed. */
+function traceRun(fx: TracedFixture, env: NodeJS.ProcessEnv): string {
+  const result = fx.project.vouch(['run', CHECK_NAME], { env });
+  if (result.code !== 0) throw new Error(`vouch run ${CHECK_NAME} exited ${result.code}:\n${result.stdout}\n${result.stderr}`);
+  const line = result.stdout.split('\n').find((text) => text.startsWith('{"digest"'));
+  if (!line) throw new Error(`the traced run printed no digest:\n${result.stdout}\n${result.stderr}`);
+  return JSON.parse(line).digest;
+}
+
+/**
+ * The fixture and its first traced run, made by the first campaign and left to the next: a
+ * campaign ends with every mutation reverted (a revert not CURRENT is traced again, and must print
+ * the first run's digest), so the next one starts from the same tree and receipt, and holds them
+ * to the same first assertions. A campaign that fails leaves it to be removed, and the next makes
+ * its own.
+ */
+let prepared: { fx: TracedFixture; baseline: string } | null = null;
+
+afterAll(() => {
+  prepared?.fx.remove();
+  prepared = null;
+});
+
+async function prepare(env: NodeJS.ProcessEnv): Promise<{ fx: TracedFixture; baseline: string }> {
+  const fx = tracedFixture('traced-campaign');
+  try {
+    // The state dir made before the run, and the root's change time left well behind: the first
+    // `vouch run` in a fresh project makes it, and a change to the root (which every Node
+    // program looks up) within the run's clock slack would count as changed during the run.
+    expect((await inProcess(fx.project).vouch(['status'], { env })).code).not.toBeNull();
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    return { fx, baseline: traceRun(fx, env) };
+  } catch (error) {
+    fx.remove();
+    throw error;
+  }
+}
+
+/** One campaign: the fixture after its traced run, then the seeded mutations, each answered by `via`. */
 async function campaign(via: 'scan' | 'observer', mutations: number, seed: Seed): Promise<void> {
-  const fx = tracedFixture(`traced-campaign-${via}`);
   const observers = new ObserverTracker();
   const env = cleanEnv(via === 'observer' ? { VOUCH_OBSERVER_TIMEOUT_MS: PATIENT } : {});
+  const { fx, baseline } = prepared ?? (await prepare(env));
+  prepared = null;
+  let passed = false;
   let fallbacks = 0;
   try {
     const project: Project = await loadProject({ cwd: fx.root });
@@ -64,21 +106,6 @@ async function campaign(via: 'scan' | 'observer', mutations: number, seed: Seed)
       if (!check) throw new Error('status answered no check');
       return check;
     };
-    /** Runs the check traced through the CLI, as a user does; returns the digest it printed. */
-    const traceRun = (): string => {
-      const result = fx.project.vouch(['run', CHECK_NAME], { env });
-      if (result.code !== 0) throw new Error(`vouch run ${CHECK_NAME} exited ${result.code}:\n${result.stdout}\n${result.stderr}`);
-      const line = result.stdout.split('\n').find((text) => text.startsWith('{"digest"'));
-      if (!line) throw new Error(`the traced run printed no digest:\n${result.stdout}\n${result.stderr}`);
-      return JSON.parse(line).digest;
-    };
-
-    // The state dir made before the run, and the root's change time left well behind: the first
-    // `vouch run` in a fresh project makes it, and a change to the root (which every Node
-    // program looks up) within the run's clock slack would count as changed during the run.
-    expect(fx.project.vouch(['status'], { env }).code).not.toBeNull();
-    await new Promise((resolve) => setTimeout(resolve, 150));
-    const baseline = traceRun();
     if (via === 'observer') observers.start(fx.project, [], { env });
     const first = await statusNow();
     expect(first.freshness, JSON.stringify(first.reasons)).toBe('CURRENT');
@@ -96,14 +123,14 @@ async function campaign(via: 'scan' | 'observer', mutations: number, seed: Seed)
       mutations,
       baseline,
       status: statusNow,
-      trace: async () => traceRun(),
+      trace: async () => traceRun(fx, env),
       rerunEvery: RERUN_EVERY,
       rerunFirst: 2,
       proveFirst: 1,
       retraceEvery: RETRACE_EVERY,
     });
     // How the observer looked at the evidence: whole, or only where its events said (src/observer/keptEvidence.ts).
-    const looks = via === 'observer' ? JSON.parse(fx.project.vouch(['observer', '--json'], { env }).stdout).evidence_looks : null;
+    const looks = via === 'observer' ? (await inProcess(fx.project).json(['observer'], { env })).evidence_looks : null;
     console.log(
       campaignReport(result, `traced campaign, answered by ${via === 'scan' ? 'a scan in this process' : 'an observer'}, ${seed.replay()}`) +
         (via === 'observer' ? `\nanswers not from the observer (a fallback to a scan): ${fallbacks}\nevidence looks: ${looks.full} whole, ${looks.partial} partial, ${looks.entries} entries` : ''),
@@ -120,9 +147,11 @@ async function campaign(via: 'scan' | 'observer', mutations: number, seed: Seed)
     expect(result.fixtureMistakes.length, `relevant mutations that change nothing the check prints, a mistake in the campaign:\n${failureLines(result.fixtureMistakes)}`).toBe(0);
     expect(result.falseCurrent.length, `false CURRENT answers, ${seed.replay()}:\n${failureLines(result.falseCurrent)}`).toBe(0);
     expect(fallbacks, `answers that were not ${via === 'scan' ? "a scan's" : "the observer's"}`).toBe(0);
+    passed = true;
   } finally {
     const problems = await observers.cleanup();
-    fx.remove();
+    if (passed && problems.length === 0) prepared = { fx, baseline };
+    else fx.remove();
     expect(problems, 'observers that would not stop').toEqual([]);
   }
 }

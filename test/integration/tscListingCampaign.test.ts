@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadProject } from '../../src/api/project.js';
 import { status } from '../../src/api/status.js';
@@ -18,8 +20,11 @@ import { newestChangeMs, SETTLE_MS } from '../helpers/settle.js';
  * allowJs and JSON, package globs, patterns that can match dot names, files only, extends, type
  * roots, and VOUCH_TSC_CAMPAIGN_CONFIGS (2 by default) whose include patterns are drawn at random):
  * one traced run, then seeded mutations, each followed by a status in this process (the api, no
- * observer). The ground truth is the same tsc command run untraced: its stdout (--listFiles and
- * the diagnostics) and exit code.
+ * observer). The ground truth is the same tsc run untraced: its stdout (--listFiles and the
+ * diagnostics) and exit code. It runs in this process (tscInProcess in test/helpers/tscCampaign.ts:
+ * the compiler bin/tsc runs, without a Node start and TypeScript's loading each time), held to a
+ * tsc process: on each baseline to the traced run's (its log and exit code, the same tree), and
+ * on the first output that differs from a baseline to an untraced tsc process's.
  *
  * The traced runs run in this process too, through the CLI's own dispatch
  * (test/helpers/inProcess.ts): the same `vouch run`, strace and tsc included, without a Node
@@ -83,6 +88,9 @@ const falseCurrent: Failure[] = [];
 const missReasons = new Map<string, string>();
 let tscRuns = 0;
 let tscMs = 0;
+let tscProcesses = 0;
+/** Whether an output that differs from a baseline has been held to a tsc process yet. */
+let errorsMatched = false;
 let traces = 0;
 const started = Date.now();
 
@@ -130,9 +138,14 @@ async function campaign(variant: Variant, index: number): Promise<void> {
     };
     const runTsc = () => {
       const at = performance.now();
-      const output = fx.runTsc();
+      const output = fx.compile();
       tscMs += performance.now() - at;
       tscRuns++;
+      if (!errorsMatched && !same(output, baseline)) {
+        errorsMatched = true;
+        tscProcesses++;
+        expect(output, 'tsc in this process prints what a tsc process prints on a changed tree').toEqual(fx.runTsc());
+      }
       return output;
     };
     const messages = (answer: { reasons: { code: string; message: string }[] }) => answer.reasons.map((reason) => `${reason.code}: ${reason.message}`).join('; ');
@@ -142,11 +155,15 @@ async function campaign(variant: Variant, index: number): Promise<void> {
     expect((await inProcess(fx.project).vouch(['status'], { env })).code).not.toBeNull();
     await new Promise((resolve) => setTimeout(resolve, 150));
     await trace();
-    const baseline = runTsc();
+    const baseline = fx.compile();
     if (!variant.name.startsWith('random-')) expect(baseline.code, `the fixture compiles: ${shown(baseline)}`).toBe(0);
     const first = await statusNow();
     expect(first.freshness, messages(first)).toBe('CURRENT');
-    const evidence = (first.receipt as { evidence?: { mode: string; notes: { code: string }[] } } | null)?.evidence;
+    // The traced run was tsc in a process of its own, on this same tree: what it printed (its log) and its exit code.
+    const receipt = first.receipt as { logPath: string; exitCode: number | null; evidence?: { mode: string; notes: { code: string }[] } } | null;
+    const traced = { code: receipt?.exitCode ?? null, stdout: receipt ? readFileSync(join(fx.root, '.vouch', receipt.logPath), 'utf8') : '' };
+    expect(baseline, 'tsc in this process prints what the traced tsc process printed').toEqual(traced);
+    const evidence = receipt?.evidence;
     expect(evidence?.mode, 'the receipt is a traced one').toBe('traced');
     expect(evidence?.notes.map((note) => note.code) ?? []).not.toContain('trace-incomplete');
 
@@ -214,7 +231,7 @@ describe(TITLE, () => {
       `tsc listing campaign, ${SEED.replay()}, ${PER_VARIANT} mutations per variant, STALE reruns 1 in ${STALE_EVERY}`,
       ...table('variant', byVariant),
       ...table('mutation / name class', byClass),
-      `${((Date.now() - started) / 1000).toFixed(1)} s; ${traces} traced runs; ${tscRuns} untraced tsc runs, ${(tscMs / Math.max(1, tscRuns)).toFixed(0)} ms each`,
+      `${((Date.now() - started) / 1000).toFixed(1)} s; ${traces} traced runs; ${tscRuns} untraced tsc runs in this process, ${(tscMs / Math.max(1, tscRuns)).toFixed(0)} ms each; ${tscProcesses} tsc processes`,
     ];
     if (missReasons.size > 0) lines.push('precision misses, the first of each mutation / name class:', ...[...missReasons].map(([key, why]) => `  ${key}: ${why}`));
     for (const failure of falseCurrent.slice(0, 20)) lines.push(`FALSE CURRENT ${failure.variant} #${failure.index}: ${failure.mutation}: ${failure.why}`);
