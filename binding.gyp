@@ -11,9 +11,9 @@
     {
       "target_name": "vouch_hook",
       "type": "executable",
-      "sources": ["native/hookClient.c"],
+      "sources": ["native/hookClient.c", "native/clientRun.c"],
       "cflags": ["-O2", "-std=gnu11"],
-      "conditions": [["OS!='linux'", { "type": "none", "sources!": ["native/hookClient.c"] }]]
+      "conditions": [["OS!='linux'", { "type": "none", "sources!": ["native/hookClient.c", "native/clientRun.c"] }]]
     }
   ]
 }

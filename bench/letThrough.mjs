@@ -3,13 +3,15 @@
 // runs, against the same check typed (`npm run -s CHECK`), with the observer up and without it.
 // Each round edits one source file before each of the three, waits 700 ms of quiet (longer than
 // the watcher's batching window), and runs them in turn; the edits are undone at the end.
+// Where the native hook client is built, a fourth: the run as a rewrite made through the client
+// runs it (`vouch_hook NODE MAIN run CHECK --if-due`), answered by a resident server started first.
 //
 //   node bench/letThrough.mjs --root DIR [--check check] [--rounds 15] [--vouch dist/bin/main.js]
 //
 // DIR is a project from bench/generate.mjs (its check is the npm script `check`).
 
 import { spawnSync } from "node:child_process";
-import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -62,7 +64,15 @@ const ran = (output) => {
   if (/skipped/.test(output)) throw new Error(`the check was skipped after an edit: ${output}`);
 };
 timed(process.execPath, [vouch, "start"]);
-const samples = { typed: [], observer: [], scan: [] };
+const client = join(dirname(dirname(dirname(vouch))), "build", "Release", "vouch_hook");
+const viaClient = existsSync(client) ? [process.execPath, vouch, "run", values.check, "--if-due"] : null;
+const samples = { typed: [], observer: [], scan: [], ...(viaClient ? { client: [] } : {}) };
+if (viaClient) {
+  // The first call finds no server for this environment: Node runs it and starts one.
+  await edit();
+  timed(client, viaClient);
+  await sleep(2000);
+}
 try {
   for (let round = 0; round < Number(values.rounds); round++) {
     await edit();
@@ -75,6 +85,12 @@ try {
     const scanned = timed(process.execPath, [vouch, "run", values.check, "--if-due", "--no-observer"]);
     ran(scanned.output);
     samples.scan.push(scanned.ms);
+    if (viaClient) {
+      await edit();
+      const served = timed(client, viaClient);
+      ran(served.output);
+      samples.client.push(served.ms);
+    }
   }
 } finally {
   timed(process.execPath, [vouch, "stop"]);
@@ -82,7 +98,7 @@ try {
 }
 const out = Object.fromEntries(Object.entries(samples).map(([name, list]) => [name, summarize(list)]));
 console.log(JSON.stringify({ root, vouch, edited: file, ...out }, null, 2));
-for (const name of ["observer", "scan"]) {
+for (const name of ["observer", "scan", ...(viaClient ? ["client"] : [])]) {
   const over = out[name].p50 - out.typed.p50;
   console.log(`--if-due after an edit (${name}): p50 ${out[name].p50} ms, ${over.toFixed(1)} ms (${((100 * over) / out.typed.p50).toFixed(0)} %) over the ${out.typed.p50} ms of the check typed`);
 }

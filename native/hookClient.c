@@ -1,6 +1,7 @@
 // vouch_hook: the hook's front door, a small program instead of a Node process per shell command.
 //
 //   vouch_hook NODE MAIN hook HOST [--shadow]
+//   vouch_hook NODE MAIN run CHECK [--if-due]     (what a rewritten command runs; clientRun.c)
 //
 // It reads the host's event from stdin and hands it, with its argv, cwd and environment, to a
 // resident hook server (src/agents/hookServer.ts) over a unix socket, then prints the server's
@@ -27,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clientRun.h"
 #include "deadline.h"
 
 extern char **environ;
@@ -155,7 +157,7 @@ static AskOutcome check_owned(const char *dir, const char *path) {
   return ASK_ANSWERED;
 }
 
-static AskOutcome exchange(int fd, const char *path, const Bytes *request, Bytes *answer, long long deadline) {
+static AskOutcome send_request(int fd, const char *path, const Bytes *request, long long deadline) {
   struct sockaddr_un address = {.sun_family = AF_UNIX};
   memcpy(address.sun_path, path, strlen(path) + 1);
   if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0) {
@@ -171,18 +173,31 @@ static AskOutcome exchange(int fd, const char *path, const Bytes *request, Bytes
     if (errno == EINTR) continue;
     if (errno != EAGAIN || wait_for(fd, POLLOUT, deadline) != 1) return ASK_FAILED;
   }
+  return ASK_ANSWERED;
+}
+
+// Reads until the server closes, or `limit` bytes when limit is not 0.
+static AskOutcome receive(int fd, Bytes *answer, size_t limit, long long deadline) {
   for (;;) {
+    if (limit && answer->length >= limit) return ASK_ANSWERED;
     if (grow(answer, 65536) != 0) return ASK_FAILED;
-    ssize_t got = recv(fd, answer->data + answer->length, answer->capacity - answer->length, 0);
+    size_t room = answer->capacity - answer->length;
+    if (limit && room > limit - answer->length) room = limit - answer->length;
+    ssize_t got = recv(fd, answer->data + answer->length, room, 0);
     if (got > 0) {
       answer->length += (size_t)got;
       if (answer->length > ANSWER_MAX_BYTES) return ASK_FAILED;
       continue;
     }
-    if (got == 0) return ASK_ANSWERED;
+    if (got == 0) return limit ? ASK_FAILED : ASK_ANSWERED;
     if (errno == EINTR) continue;
     if (errno != EAGAIN || wait_for(fd, POLLIN, deadline) != 1) return ASK_FAILED;
   }
+}
+
+static AskOutcome exchange(int fd, const char *path, const Bytes *request, Bytes *answer, long long deadline) {
+  AskOutcome sent = send_request(fd, path, request, deadline);
+  return sent == ASK_ANSWERED ? receive(fd, answer, 0, deadline) : sent;
 }
 
 static int write_all(int fd, const char *data, size_t length) {
@@ -221,13 +236,18 @@ static int print_answer(const Bytes *answer) {
   return (int)code;
 }
 
+// A well-formed hook call: its fallback says it came through this program.
+static int through_client = 0;
+
 // Runs the Node hook with the stdin this program read: what the host would have run without it.
+// `--client` tells it that this program runs, so that its rewrites run through it too.
 static void fall_back(char **argv, int argc, const Bytes *input, const char *serve) {
   // Every argument as given, however many: the Node hook judges a malformed call itself.
-  char **args = calloc((size_t)argc + 3, sizeof *args);
+  char **args = calloc((size_t)argc + 4, sizeof *args);
   if (!args) _exit(0);
   int n = 0;
   for (int i = 1; i < argc; i++) args[n++] = argv[i];
+  if (through_client) args[n++] = "--client";
   if (serve) {
     args[n++] = "--serve";
     args[n++] = (char *)serve;
@@ -244,7 +264,77 @@ static void fall_back(char **argv, int argc, const Bytes *input, const char *ser
   _exit(0);
 }
 
+// The request: MAGIC, the length of the rest, then NODE, MAIN, the arguments after them, cwd, the
+// environment and stdin, each as a field. 0 when made.
+static int make_request(Bytes *request, int argc, char **argv, const Bytes *input) {
+  char cwd[4096];
+  if (!getcwd(cwd, sizeof cwd)) return -1;
+  int failed = append(request, MAGIC, 4) || append_u32(request, 0);
+  failed = failed || append_field(request, argv[1], strlen(argv[1])) || append_field(request, argv[2], strlen(argv[2]));
+  Bytes args = {0};
+  for (int i = 3; i < argc && !failed; i++) failed = append(&args, argv[i], strlen(argv[i]) + 1);
+  failed = failed || append_field(request, args.data, args.length) || append_field(request, cwd, strlen(cwd));
+  Bytes env = {0};
+  for (char **entry = environ; *entry && !failed; entry++) failed = append(&env, *entry, strlen(*entry) + 1);
+  failed = failed || append_field(request, env.data, env.length) || append_field(request, input->data, input->length);
+  free(args.data);
+  free(env.data);
+  if (failed || request->length - 8 > UINT32_MAX) return -1;
+  put_u32(request->data + 4, (uint32_t)(request->length - 8));
+  return 0;
+}
+
+static long long deadline_from_env(void) {
+  const char *timeout_text = getenv("VOUCH_HOOK_CLIENT_TIMEOUT_MS");
+  long timeout = timeout_text ? strtol(timeout_text, NULL, 10) : 0;
+  return now_ms() + (timeout > 0 ? timeout : DEFAULT_TIMEOUT_MS);
+}
+
+// `NODE MAIN run ARGS...` as typed, with `--serve SOCKET` when no server answered there.
+static void run_fall_back(int argc, char **argv, const char *serve) {
+  char **args = calloc((size_t)argc + 3, sizeof *args);
+  if (!args) _exit(70);
+  int n = 0;
+  for (int i = 1; i < argc; i++) args[n++] = argv[i];
+  if (serve) {
+    args[n++] = "--serve";
+    args[n++] = (char *)serve;
+  }
+  args[n] = NULL;
+  execvp(args[0], args);
+  fprintf(stderr, "vouch: cannot start %s: %s\n", args[0], strerror(errno));
+  _exit(127);
+}
+
+// `vouch_hook NODE MAIN run CHECK [--if-due]`: what a rewritten command runs. The server decides
+// and keeps the receipt; the check runs here (clientRun.c). Without a server, Node runs it.
+static int run_mode(int argc, char **argv) {
+  const char *off = getenv("VOUCH_HOOK_SERVER");
+  if (off && strcmp(off, "0") == 0) run_fall_back(argc, argv, NULL);
+  char dir[4096], path[4096];
+  if (!socket_path(path, sizeof path, dir, sizeof dir, argv[1], argv[2])) run_fall_back(argc, argv, NULL);
+  AskOutcome owned = check_owned(dir, path);
+  if (owned != ASK_ANSWERED) run_fall_back(argc, argv, owned == ASK_ABSENT ? path : NULL);
+  Bytes request = {0}, empty = {0};
+  if (make_request(&request, argc, argv, &empty) != 0) run_fall_back(argc, argv, NULL);
+  long long deadline = deadline_from_env();
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) run_fall_back(argc, argv, NULL);
+  AskOutcome sent = send_request(fd, path, &request, deadline);
+  if (sent != ASK_ANSWERED) run_fall_back(argc, argv, sent == ASK_ABSENT ? path : NULL);
+  Bytes head = {0};
+  if (receive(fd, &head, 8, deadline) != ASK_ANSWERED || memcmp(head.data, MAGIC, 4) != 0 || read_u32((unsigned char *)head.data + 4) != 2) {
+    close(fd);
+    run_fall_back(argc, argv, NULL);
+  }
+  int code = client_run(fd, argv[4]);
+  close(fd);
+  if (code == CLIENT_RUN_FALL_BACK) run_fall_back(argc, argv, NULL);
+  return code;
+}
+
 int main(int argc, char **argv) {
+  if (argc >= 5 && strcmp(argv[3], "run") == 0) return run_mode(argc, argv);
   if (argc < 5) {
     fputs("vouch_hook: run as \"vouch_hook NODE MAIN hook claude|codex [--shadow]\"; \"vouch agent setup\" writes it\n", stderr);
     return 0;
@@ -252,6 +342,7 @@ int main(int argc, char **argv) {
   const char *host = argv[4];
   int well_formed = argc <= 6 && strcmp(argv[3], "hook") == 0 && (strcmp(host, "claude") == 0 || strcmp(host, "codex") == 0) &&
                     (argc == 5 || strcmp(argv[5], "--shadow") == 0);
+  through_client = well_formed;
   const char *off = getenv("VOUCH_HOOK_SERVER");
   // The Node hook answers a terminal and a malformed call itself (with a usage line).
   if (!well_formed || isatty(0) || (off && strcmp(off, "0") == 0)) fall_back(argv, argc, NULL, NULL);
@@ -267,23 +358,9 @@ int main(int argc, char **argv) {
   AskOutcome owned = check_owned(dir, path);
   if (owned != ASK_ANSWERED) fall_back(argv, argc, &input, owned == ASK_ABSENT ? path : NULL);
 
-  char cwd[4096];
-  if (!getcwd(cwd, sizeof cwd)) fall_back(argv, argc, &input, NULL);
   Bytes request = {0};
-  int failed = append(&request, MAGIC, 4) || append_u32(&request, 0);
-  failed = failed || append_field(&request, argv[1], strlen(argv[1])) || append_field(&request, argv[2], strlen(argv[2]));
-  Bytes args = {0};
-  for (int i = 3; i < argc && !failed; i++) failed = append(&args, argv[i], strlen(argv[i]) + 1);
-  failed = failed || append_field(&request, args.data, args.length) || append_field(&request, cwd, strlen(cwd));
-  Bytes env = {0};
-  for (char **entry = environ; *entry && !failed; entry++) failed = append(&env, *entry, strlen(*entry) + 1);
-  failed = failed || append_field(&request, env.data, env.length) || append_field(&request, input.data, input.length);
-  if (failed || request.length - 8 > UINT32_MAX) fall_back(argv, argc, &input, NULL);
-  put_u32(request.data + 4, (uint32_t)(request.length - 8));
-
-  const char *timeout_text = getenv("VOUCH_HOOK_CLIENT_TIMEOUT_MS");
-  long timeout = timeout_text ? strtol(timeout_text, NULL, 10) : 0;
-  long long deadline = now_ms() + (timeout > 0 ? timeout : DEFAULT_TIMEOUT_MS);
+  if (make_request(&request, argc, argv, &input) != 0) fall_back(argv, argc, &input, NULL);
+  long long deadline = deadline_from_env();
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) fall_back(argv, argc, &input, NULL);
   Bytes answer = {0};

@@ -27,6 +27,8 @@ export interface HookContext {
   startedAt?: number;
   /** Answered by the resident hook server: said in the hook log. */
   server?: boolean;
+  /** Reached through the native client (build/Release/vouch_hook): a rewrite runs through it too (agents/hookProgram.ts). */
+  client?: boolean;
 }
 
 /** Returns exactly what goes to stdout. Never throws. */
@@ -70,7 +72,7 @@ async function answerBash(host: Host, event: BashEvent, context: HookContext, se
       const { evaluateCommand } = await import('./evaluate.js');
       // A forced command is matched too, without asking whether its checks are current: where it rewrites
       // cleanly it runs through `vouch run` (agents/commandDecision.ts), and the ledger counts forced reruns.
-      const evaluation = await evaluateCommand({ command: event.command, cwd, env: context.env, program: hookProgram(context.env, context.entry) });
+      const evaluation = await evaluateCommand({ command: event.command, cwd, env: context.env, program: hookProgram(context.env, context.entry, process.execPath, context.client === true) });
       decision = evaluation.decision;
       source = evaluation.source;
       seen = evaluation.seen;

@@ -1,5 +1,5 @@
 import { accessSync, constants, realpathSync, statSync } from 'node:fs';
-import { isAbsolute, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { shellQuote } from './shellQuote.js';
 
 /*
@@ -17,13 +17,25 @@ import { shellQuote } from './shellQuote.js';
  * the whole decision. The fallback is always correct: an absolute node and
  * script need no PATH and no exec bit (the bundled bin is not executable in a
  * checkout). `vouch agent doctor` checks the real login-shell lookup.
+ *
+ * A hook reached through the native client (`client`) writes the client, the
+ * node and the script: the client is known to run, and it asks a resident
+ * server to run the check, which costs no Node start.
  */
-export function hookProgram(env: NodeJS.ProcessEnv, entry: string | undefined, execPath: string = process.execPath): string {
+export function hookProgram(env: NodeJS.ProcessEnv, entry: string | undefined, execPath: string = process.execPath, client = false): string {
   if (entry === undefined || entry === '') return 'vouch';
   const self = realPath(resolve(entry));
+  // Reached through the native client, which runs: the rewrite's run goes through it too, and a
+  // resident server answers it without a Node start (docs/hooks.md, "A run let through").
+  if (client) return [hookClientPath(self ?? resolve(entry)), execPath, self ?? resolve(entry)].map(shellQuote).join(' ');
   const found = findOnPath('vouch', env.PATH);
   if (self !== null && found !== null && realPath(found) === self) return 'vouch';
   return `${shellQuote(execPath)} ${shellQuote(self ?? resolve(entry))}`;
+}
+
+/** Where an install's native hook client is built, beside its entry script: dist/bin/main.js → build/Release/vouch_hook. */
+export function hookClientPath(entry: string): string {
+  return join(dirname(dirname(dirname(entry))), 'build', 'Release', 'vouch_hook');
 }
 
 /** The first executable file named `name` on PATH, as a POSIX shell would find it; relative entries are skipped (they depend on the shell's cwd). */

@@ -85,6 +85,11 @@ export interface HookServerOptions {
   entry: string;
   env?: NodeJS.ProcessEnv;
   idleMs?: number;
+  /**
+   * Takes a `run` request (cli/runServer.ts) and answers it on the connection itself; false when it
+   * leaves the run to the Node command. Without it, every run is left to Node.
+   */
+  run?: (request: HookRequest, connection: Socket, env: NodeJS.ProcessEnv) => Promise<boolean>;
 }
 
 /**
@@ -130,6 +135,7 @@ export async function serveHooks(options: HookServerOptions): Promise<void> {
           return askNode();
         }
         const [word, hostName, ...rest] = request.args;
+        if (word === 'run') return options.run && (await options.run(request, socket, env)) ? null : askNode();
         const host = hostName !== undefined && Object.hasOwn(HOSTS, hostName) ? HOSTS[hostName] : undefined;
         const shadow = rest.length === 1 && rest[0] === '--shadow';
         if (word !== 'hook' || host === undefined || (rest.length > 0 && !shadow)) return askNode();
@@ -142,6 +148,7 @@ export async function serveHooks(options: HookServerOptions): Promise<void> {
           warn: (text) => warnings.push(text),
           startedAt: process.uptime() * 1000,
           server: true,
+          client: true,
         });
         return encodeHookAnswer(ANSWERED, 0, stdout, warnings.join(''));
       });
@@ -198,19 +205,22 @@ export async function serveHooks(options: HookServerOptions): Promise<void> {
   await stopped;
 }
 
-/** Reads one request, answers it, closes. A malformed or oversized request gets "ask the Node hook". */
-function serveOne(socket: Socket, answer: (request: HookRequest) => Promise<Buffer>): void {
+/**
+ * Reads one request, answers it, closes. A malformed or oversized request gets "ask the Node hook".
+ * An answer of null means the connection was answered already (a run, cli/runServer.ts).
+ */
+function serveOne(socket: Socket, answer: (request: HookRequest) => Promise<Buffer | null>): void {
   const chunks: Buffer[] = [];
   let size = 0;
   let expected = -1;
   let done = false;
-  const reply = (bytes: Buffer) => {
+  const reply = (bytes: Buffer | null) => {
     if (done) return;
     done = true;
-    socket.end(bytes);
+    if (bytes !== null) socket.end(bytes);
   };
   socket.on('error', () => socket.destroy());
-  socket.on('data', (chunk: Buffer) => {
+  const onData = (chunk: Buffer) => {
     if (done) return;
     chunks.push(chunk);
     size += chunk.length;
@@ -222,9 +232,12 @@ function serveOne(socket: Socket, answer: (request: HookRequest) => Promise<Buff
     if (expected >= 0 && size >= expected) {
       const request = parseHookRequest(Buffer.concat(chunks));
       if (request === null) return reply(askNode());
+      // What the caller sends next (a run's frames) is the answer's to read.
+      socket.off('data', onData);
       answer(request).then(reply, () => reply(askNode()));
     }
-  });
+  };
+  socket.on('data', onData);
 }
 
 function answers(socket: string): Promise<boolean> {

@@ -10,6 +10,7 @@ import type { CheckDefinition } from '../core/definition.js';
 import { availableParallelism } from 'node:os';
 import { runPlan, type PlannedCheck } from './runPlan.js';
 import { storedRunOf, type StoredRun } from './storedRun.js';
+import type { CheckSpawner } from '../exec/spawnCheck.js';
 
 export interface RunOptions {
   names: readonly string[];
@@ -32,6 +33,8 @@ export interface RunOptions {
   startedAt?: number;
   /** A skip also carries its receipt's stored output (bounded, core/replay.ts), not only its summary. */
   replay?: boolean;
+  /** Starts each check's process; default in this process (exec/spawnCheck.ts). */
+  spawn?: CheckSpawner;
 }
 
 export type RunEntry =
@@ -84,6 +87,7 @@ export async function run(project: Project, options: RunOptions): Promise<RunRep
       stderr,
       onWait: options.onWait,
       onStart: (runId, argv) => options.onStart(definition.name, runId, argv),
+      ...(options.spawn ? { spawn: options.spawn } : {}),
       ...(options.observer === 'auto'
         ? {
             askObserver: async (since?: number) => {

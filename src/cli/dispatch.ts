@@ -4,7 +4,7 @@ import type { ErrorDocument } from '../core/json/error.js';
 import type { CliIo } from './io.js';
 import { VERSION } from './version.js';
 
-interface Command {
+export interface Command {
   help: string;
   run(argv: string[], io: CliIo): Promise<number>;
 }
@@ -95,6 +95,16 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     io.stdout.write(command.help);
     return 0;
   }
+  return await runCommand(command, rest, io);
+}
+
+/**
+ * A command's run with the CLI's answer to a failure: vouch's own errors as
+ * their message and exit code, anything else as an internal error (70). Also
+ * what a resident server runs for its caller (agents/runServer.ts).
+ */
+export async function runCommand(command: Command, rest: string[], io: CliIo): Promise<number> {
+  const json = rest.includes('--json');
   try {
     return await command.run(rest, io);
   } catch (thrown) {

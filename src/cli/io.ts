@@ -1,4 +1,5 @@
 import type { Output } from '../core/output.js';
+import type { CheckSpawner } from '../exec/spawnCheck.js';
 
 /** What a command may touch of its process: passed in, so tests and the MCP server can supply their own. */
 export interface CliIo {
@@ -8,6 +9,10 @@ export interface CliIo {
   stderr: Output;
   /** True when stdout is a terminal: colour and live progress only then. */
   isTty: boolean;
+  /** When the caller started (epoch ms); default this process's start. */
+  startedAt?: number;
+  /** How `vouch run` starts a check's process; default in this process. A resident server's runs start it in the caller's (agents/runServer.ts). */
+  spawnCheck?: CheckSpawner;
 }
 
 export function writeJson(io: CliIo, value: unknown): void {

@@ -19,6 +19,7 @@ import type { CommandSplitter } from '../core/scriptContext.js';
 import type { EvidenceEntry } from '../core/evidence.js';
 import type { ObservedBefore, RunRecord, TracedRecord } from '../core/receiptBuilder.js';
 import type { TracePlan } from './traceRun.js';
+import type { CheckSpawner } from './spawnCheck.js';
 
 export interface RunRequest {
   root: string;
@@ -41,6 +42,8 @@ export interface RunRequest {
    * planned against its env key; null to look directly.
    */
   askObserver?(since?: number): Promise<ObserverLook | null>;
+  /** Starts the check's process; default spawnCheck, in this process. */
+  spawn?: CheckSpawner;
 }
 
 /** The observer's answer for the check; after a run (`since`), with what replaces the scan after it. */
@@ -186,12 +189,13 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
     const leftovers: { watch: { stop(): void } | null } = { watch: null };
     const startedAt = Date.now();
     const outcome = spawned.executable
-      ? await spawnCheck({
+      ? await (request.spawn ?? spawnCheck)({
           executable: spawned.executable,
           argv: spawned.argv,
           cwd: before.cwd,
           env: before.env,
           log,
+          logPath,
           stdout: request.stdout,
           stderr: request.stderr,
           onGroup: (pgid) => {

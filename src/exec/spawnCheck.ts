@@ -19,12 +19,17 @@ export interface SpawnRequest {
   cwd: string;
   env: NodeJS.ProcessEnv;
   log: RunLog;
+  /** The log's path: a check started by another process writes the log there itself. */
+  logPath: string;
   /** Where the check's own stdout goes live; with --json it goes to stderr, keeping stdout parseable. */
   stdout: Output;
   stderr: Output;
   /** The check's process group, as soon as it exists, so a later run can end it if vouch dies. */
   onGroup(pgid: number): void;
 }
+
+/** How a check's process is started: here by default, or by the native client of a resident server (agents/runServer.ts). */
+export type CheckSpawner = (request: SpawnRequest) => Promise<SpawnOutcome>;
 
 const FORWARDED: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 

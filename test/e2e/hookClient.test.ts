@@ -78,8 +78,9 @@ function viaClient(stdin: string, cwd: string, env: NodeJS.ProcessEnv, args: str
   return ran(spawnSync(CLIENT, [process.execPath, CLI, 'hook', ...args], { cwd, env, input: stdin, encoding: 'utf8', timeout: 60_000 }));
 }
 
+/** The Node hook as the client falls back to it: told it was reached through the client, whose rewrites run through it. */
 function viaNode(stdin: string, cwd: string, env: NodeJS.ProcessEnv, args: string[] = ['claude']): HookRun {
-  return ran(spawnSync(process.execPath, [CLI, 'hook', ...args], { cwd, env, input: stdin, encoding: 'utf8', timeout: 60_000 }));
+  return ran(spawnSync(process.execPath, [CLI, 'hook', ...args, '--client'], { cwd, env, input: stdin, encoding: 'utf8', timeout: 60_000 }));
 }
 
 /** A deny says how long ago its receipt's run was, which moves between two calls: the one part not compared. */

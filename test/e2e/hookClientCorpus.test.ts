@@ -153,7 +153,8 @@ describe.skipIf(!available)('the native hook client on the agent corpus', () => 
     const inputs = commands.map((command, index) => ({ args: HOSTS[index % HOSTS.length]!, stdin: JSON.stringify(claudeBash(p.root, command)) }));
     // One at a time: each call sets VOUCH_NATIVE in this process as its env has it.
     const viaNode = await pool(inputs, 1, async (input) => {
-      const answer = await hookInProcess(input.args, input.stdin, p.root, env);
+      // As the client's fallback calls it: reached through the client, whose rewrites run through it.
+      const answer = await hookInProcess([...input.args, '--client'], input.stdin, p.root, env);
       return { ...answer, stdout: ageless(answer.stdout) };
     });
     const kinds = viaNode.map((answer) => (answer.stdout === '' ? 'pass' : answer.stdout.includes('"permissionDecision":"deny"') ? 'deny' : answer.stdout.includes('updatedInput') ? 'rewrite' : 'other'));
@@ -161,7 +162,7 @@ describe.skipIf(!available)('the native hook client on the agent corpus', () => 
     // The Node hook as a process, on a few: the first of each kind of answer for each host, then
     // more spread evenly over the list, up to PROCESS_SAMPLES; each must answer as in this process.
     const sampled = processSamples(inputs.map((input, index) => `${input.args.join(' ')}\0${kinds[index]}`));
-    const viaProcess = await pool(sampled, 2, (index) => call([process.execPath, CLI, 'hook', ...inputs[index]!.args], p.root, env, inputs[index]!.stdin));
+    const viaProcess = await pool(sampled, 2, (index) => call([process.execPath, CLI, 'hook', ...inputs[index]!.args, '--client'], p.root, env, inputs[index]!.stdin));
     const processDiffering = sampled.filter((index, at) => JSON.stringify(viaProcess[at]) !== JSON.stringify(viaNode[index])).map((index) => `${inputs[index]!.args.join(' ')}: ${commands[index]}`);
     expect(processDiffering, 'commands the Node hook process answered otherwise than the Node hook in this process').toEqual([]);
     for (const kind of ['deny', 'rewrite', 'pass']) expect(sampled.some((index) => kinds[index] === kind), `a process asked answered ${kind}`).toBe(true);

@@ -96,6 +96,7 @@ const HOOK_DYNAMIC_IMPORTS: Record<string, 'decision' | `aside: ${string}`> = {
   'cli/commands/hook.ts -> ../../agents/startHookServer.js': 'aside: the native client found no server; after the answer',
   'cli/commands/hook.ts -> ../../agents/hookServer.js': 'aside: `vouch hook serve`, the resident server itself',
   'cli/commands/hook.ts -> ../../observer/callMode.js': 'aside: `vouch hook serve`, the resident server itself',
+  'cli/commands/hook.ts -> ../runServer.js': 'aside: `vouch hook serve`, a rewritten run the client asks it for',
   'agents/hook.ts -> ./hookNotice.js': 'aside: vouch cannot load a native module; said once per session',
   'agents/evaluate.ts -> ../core/nativeLoad.js': 'aside: an error; is it a native module that does not load',
   // Where the project is: all that a command naming no check needs before it passes.

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { hookClientPath } from '../hookProgram.js';
 import { shellQuote } from '../shellQuote.js';
 
 /** What a login shell answered to `command -v vouch`. */
@@ -73,7 +73,7 @@ export function resolveVouchCommand(entry: string, node: string, env: NodeJS.Pro
  */
 export function hookClientOf(entry: string): string | null {
   if (process.platform !== 'linux') return null;
-  const client = join(dirname(dirname(dirname(entry))), 'build', 'Release', 'vouch_hook');
+  const client = hookClientPath(entry);
   if (!existsSync(client)) return null;
   const probe = spawnSync(client, [], { encoding: 'utf8', timeout: 5_000, stdio: ['ignore', 'pipe', 'pipe'] });
   return probe.status === 0 && probe.stderr.includes('vouch_hook') ? client : null;

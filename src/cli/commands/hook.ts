@@ -48,7 +48,10 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   if (argv[0] === 'serve') return await serve(argv.slice(1), io);
   // `--serve SOCKET` comes last, from the native client (native/hookClient.c) when it found no server.
   const serveAt = argv.length >= 3 && argv.at(-2) === '--serve' ? argv.at(-1) : undefined;
-  const args = serveAt === undefined ? argv : argv.slice(0, -2);
+  const served = serveAt === undefined ? argv : argv.slice(0, -2);
+  // `--client` before it: the client ran, and falls back to this hook (its rewrites run through it).
+  const client = served.at(-1) === '--client';
+  const args = client ? served.slice(0, -1) : served;
   const name = args[0];
   const host = name !== undefined && Object.hasOwn(HOSTS, name) ? HOSTS[name] : undefined;
   const shadow = args[1] === '--shadow';
@@ -63,7 +66,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   }
   const stdin = await readStdin(process.stdin);
   if (stdin === null) return 0;
-  const out = await runHook(host, stdin, { env: io.env, cwd: io.cwd, entry: process.argv[1], shadow, warn: (text) => io.stderr.write(text) });
+  const out = await runHook(host, stdin, { env: io.env, cwd: io.cwd, entry: process.argv[1], shadow, client, warn: (text) => io.stderr.write(text) });
   if (out !== '') io.stdout.write(out);
   if (serveAt !== undefined) (await import('../../agents/startHookServer.js')).startHookServer(serveAt, io.env, process.argv[1]);
   return 0;
@@ -78,7 +81,13 @@ async function serve(argv: string[], io: CliIo): Promise<number> {
   // A process serving several callers at once must not block on one observer call.
   (await import('../../observer/callMode.js')).allowBlockingObserverCalls(false);
   const { serveHooks } = await import('../../agents/hookServer.js');
-  await serveHooks({ socket: argv[0], entry: process.argv[1], env: io.env });
+  await serveHooks({
+    socket: argv[0],
+    entry: process.argv[1],
+    env: io.env,
+    // A rewritten command's run, its check started by the client (cli/runServer.ts); loaded on first need.
+    run: async (request, connection, env) => (await import('../runServer.js')).serveRun(request, connection, env),
+  });
   return 0;
 }
 

@@ -51,6 +51,9 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     'no-observer': { type: 'boolean', default: false },
     replay: { type: 'boolean', default: false },
     concurrency: { type: 'string' },
+    // Not in the help: from the native client (native/hookClient.c) when it found no resident server
+    // for this environment; one is started for the next run.
+    serve: { type: 'string' },
   });
   if (values.replay && !values['if-due']) throw new VouchError('usage', '--replay shows what a skip relied on, so it needs --if-due');
   const concurrency = values.concurrency === undefined ? undefined : Number(values.concurrency);
@@ -65,7 +68,8 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     ...(concurrency !== undefined ? { concurrency } : {}),
     observer: values['no-observer'] ? 'off' : 'auto',
     // A skip's own time counts from the process start: Node's start-up is part of what it cost.
-    startedAt: performance.timeOrigin,
+    startedAt: io.startedAt ?? performance.timeOrigin,
+    ...(io.spawnCheck ? { spawn: io.spawnCheck } : {}),
     replay: values.replay === true,
     env: io.env,
     // With --json, stdout carries only the report.
@@ -99,6 +103,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   if (values.json) {
     writeJson(io, runReportJson(report, project.stateDir));
   }
+  if (values.serve !== undefined) (await import('../../agents/startHookServer.js')).startHookServer(values.serve, io.env, process.argv[1]);
   return report.exitCode;
 }
 
