@@ -201,6 +201,8 @@ static int run_check(int sock, const unsigned char *payload, uint32_t length, En
       write_fully(status[1], &failure, sizeof failure);
       _exit(127);
     }
+    // The check gets the default SIGPIPE this program ignores, as libuv's children do.
+    signal(SIGPIPE, SIG_DFL);
     sigprocmask(SIG_SETMASK, &previous, NULL);
     execve(executable, argv, envp);
     int failure = errno;
@@ -310,6 +312,9 @@ static int run_check(int sock, const unsigned char *payload, uint32_t length, En
 }
 
 int client_run(int sock, const char *check) {
+  // A reader that quits early (`| head -5`) must cost neither the check nor its receipt: the output
+  // goes on into the log, as `vouch run` does.
+  signal(SIGPIPE, SIG_IGN);
   int started = 0, server_gone = 0;
   Ended ended = {0};
   unsigned char head[5];

@@ -47,6 +47,8 @@ export function clientSpawner(connection: Socket): CheckSpawner {
       if (words.some((word) => word?.includes('\0'))) return reject(new VouchError('usage', `the command of ${request.argv[0] ?? 'the check'} holds a NUL byte, which no process can be given`));
       // The log was made empty, owner-only and through no link; the client opens it the same way.
       request.log.close();
+      // Gone before its check was started (a Ctrl-C while the run waited for its lock): its 'close' has passed.
+      if (connection.destroyed || !connection.writable) return reject(new Error('the process that asked for this run ended before its check started'));
       let pgid: number | null = null;
       let pending = Buffer.alloc(0);
       const finish = (outcome: SpawnOutcome | Error) => {

@@ -31,13 +31,13 @@ console.log('started by ' + parent);
 console.error('to stderr');
 fs.writeFileSync('pid', String(process.pid));
 process.on('SIGINT', () => { console.log('got SIGINT'); process.exit(130); });
-const wait = () => { if (fs.existsSync('hold')) return setTimeout(wait, 20); const code = fs.existsSync('code') ? fs.readFileSync('code', 'utf8').trim() : '0'; if (code === 'TERM') process.kill(process.pid, 'SIGTERM'); else process.exit(Number(code)); };
+const wait = () => { if (fs.existsSync('hold')) return setTimeout(wait, 20); if (fs.existsSync('many')) for (let i = 0; i < 5000; i++) console.log('line ' + i); const code = fs.existsSync('code') ? fs.readFileSync('code', 'utf8').trim() : '0'; if (code === 'TERM') process.kill(process.pid, 'SIGTERM'); else process.exit(Number(code)); };
 wait();
 `;
 
 const FILES: Record<string, string> = {
   'vouch.config.json': JSON.stringify({ schema: 1, checks: [{ name: 'check', kind: 'custom', command: ['node', 'check.cjs'], inputs: ['*.cjs', 'src/**'] }, { name: 'traced', kind: 'custom', command: ['node', 'check.cjs', 'traced'], mode: 'traced' }] }, null, 2) + '\n',
-  '.gitignore': 'code\nhold\npid\n',
+  '.gitignore': 'code\nhold\nmany\npid\n',
   'check.cjs': CHECK,
   'src/a.js': 'export const a = 1;\n',
 };
@@ -55,7 +55,7 @@ beforeAll(() => {
   delete env._;
 });
 beforeEach(() => {
-  for (const name of ['code', 'hold', 'pid']) rmSync(join(p.root, name), { force: true });
+  for (const name of ['code', 'hold', 'many', 'pid']) rmSync(join(p.root, name), { force: true });
 });
 afterEach(() => {
   for (const child of children.splice(0)) child.kill('SIGKILL');
@@ -145,6 +145,23 @@ describe.skipIf(!available)('a run through the native client', () => {
     expect(await ended).toBe(130);
     expect(stdout).toBe('started by vouch_hook\ngot SIGINT\n');
     expect(receipts(p, env)[0]).toMatchObject({ result: 'FAIL', exit_code: 130 });
+  });
+
+  it('a reader that quits early (| head -1) costs neither the check nor its receipt', async () => {
+    const before = receipts(p, env).length;
+    writeFileSync(join(p.root, 'hold'), '');
+    writeFileSync(join(p.root, 'many'), '');
+    const child = spawn(CLIENT, clientArgs('check'), { cwd: p.root, env, stdio: ['ignore', 'pipe', 'ignore'] });
+    children.push(child);
+    await new Promise((resolve) => child.stdout.once('data', resolve));
+    child.stdout.destroy();
+    const ended = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    rmSync(join(p.root, 'hold'));
+    expect(await ended).toBe(0);
+    const all = receipts(p, env);
+    expect(all).toHaveLength(before + 1);
+    expect(all[0]).toMatchObject({ result: 'PASS', exit_code: 0 });
+    expect(readFileSync(join(p.root, '.vouch', 'logs', `${all[0]!.run_id as string}.log`), 'utf8')).toContain('line 4999\n');
   });
 
   it('kill -9 of the client ends the check\'s group and keeps no receipt; the next run is not held up', async () => {
