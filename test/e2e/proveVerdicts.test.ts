@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { proveText } from '../../src/api/proveText.js';
 import { parseClaimToken } from '../../src/core/claimToken.js';
 import { demoWorkspace, readClaim, serve, stopServing } from '../helpers/claims.js';
 import { CLI, cleanEnv, type TempProject } from '../helpers/project.js';
@@ -11,15 +12,39 @@ import { CLI, cleanEnv, type TempProject } from '../helpers/project.js';
  * example through the real TypeScript, oxlint and Vitest: the claimant's own
  * issues come first, the token covers the judges' config, a parse error is
  * located on its own line, and a tool's noise goes to the prover's log.
+ *
+ * A cold prove is about 5 s of CPU, a served one 1 to 2 s. So the tests whose
+ * point is not the cold path share one copy of the example and one prover it
+ * serves (vouch prove --serve), each test's changes to the copy undone after
+ * it; the verdict is the same either way (test/e2e/prove.test.ts). The cold
+ * path keeps its proves: the noise while the stages warm and a quiet
+ * workspace, on copies of their own, and the token test's --no-server prove,
+ * which its served answers must match.
  */
 
 let app: TempProject | undefined;
-let server: ChildProcess | undefined;
-afterEach(async () => {
-  if (server) await stopServing(server);
-  server = undefined;
+afterEach(() => {
   app?.remove();
   app = undefined;
+});
+
+let shared: { app: TempProject; base: string; server: ChildProcess } | undefined;
+/** The shared copy; the first test that asks for it starts its served prover. */
+const sharedApp = async (): Promise<TempProject> => {
+  if (!shared) {
+    const made = demoWorkspace('verdict-shared');
+    shared = { app: made, base: made.git('rev-parse', 'HEAD').trim(), server: await serve(made) };
+  }
+  return shared.app;
+};
+afterEach(() => {
+  // Back to the example as committed: what a test committed, changed or added goes; the prover's state dir stays.
+  shared?.app.git('reset', '-q', '--hard', shared.base);
+  shared?.app.git('clean', '-fdq', '-e', '.vouch');
+});
+afterAll(async () => {
+  if (shared) await stopServing(shared.server);
+  shared?.app.remove();
 });
 
 const proveJson = (project: TempProject, claim: string) => {
@@ -27,24 +52,28 @@ const proveJson = (project: TempProject, claim: string) => {
   return { ...result, report: JSON.parse(result.stdout) };
 };
 
-// A test that proves several times on one workspace asks a prover it serves (vouch prove --serve):
-// a cold prove is about 5 s of CPU, a served one under 1 s. The verdict is the same either way
-// (test/e2e/prove.test.ts); the cold path is the other tests'.
+// Answered by the served prover: --json says cold: false, the text's "judged by" line has no "(cold)".
 const servedJson = (project: TempProject, claim: string) => {
   const result = project.vouch(['prove', claim, '--json']);
   const report = JSON.parse(result.stdout);
   expect(report.cold, 'answered by the served prover').toBe(false);
   return { ...result, report };
 };
+const servedText = (project: TempProject, claim: string) => {
+  const result = project.vouch(['prove', claim]);
+  expect(result.stdout, 'answered by the served prover').toMatch(/^judged by .* in \d+ ms$/m);
+  expect(result.stdout).not.toMatch(/^judged by .*\(cold\)/m);
+  return result;
+};
 
 describe('the claimant\'s own issues', () => {
-  it('come first, all of them, on a workspace with 77 baseline type errors; the baseline is capped', () => {
-    app = demoWorkspace('verdict-order');
+  it('come first, all of them, on a workspace with 77 baseline type errors; the baseline is capped', async () => {
+    const app = await sharedApp();
     // Already broken on disk, before any claim: the baseline.
     app.write('src/legacy.ts', Array.from({ length: 77 }, (_, n) => `export const legacy${n}: number = 'not a number';\n`).join(''));
     app.git('add', '-A');
     app.git('commit', '-qm', 'legacy');
-    const result = app.vouch(['prove', 'claims/wrong-stage.json', '--no-server']);
+    const result = servedText(app, 'claims/wrong-stage.json');
     expect(result.code, result.stderr).toBe(1);
     const lines = result.stdout.split('\n');
     const at = lines.findIndex((line) => line.startsWith('  control type'));
@@ -58,7 +87,7 @@ describe('the claimant\'s own issues', () => {
 
 describe('a lint error the drafted file already had on disk', () => {
   it('is the workspace\'s, listed, and blocks no receipt; a second one like it is the claimant\'s', async () => {
-    app = demoWorkspace('verdict-lint-baseline');
+    const app = await sharedApp();
     app.write('.oxlintrc.json', '{ "rules": { "no-debugger": "error" } }\n');
     // Already in src/cart.ts on disk, and kept by both of the claim's drafts of it, which move it down.
     const legacy = 'export function pause(): void {\n  debugger;\n}\n';
@@ -67,8 +96,7 @@ describe('a lint error the drafted file already had on disk', () => {
     const claim = readClaim(app, 'discount-cap');
     for (const draft of [...claim.case.drafts, ...claim.control.drafts]) draft.text += legacy;
     app.write('kept.json', JSON.stringify(claim));
-    server = await serve(app);
-    const kept = app.vouch(['prove', 'kept.json']);
+    const kept = servedText(app, 'kept.json');
     expect(kept.code, kept.stdout + kept.stderr).toBe(0);
     const line = claim.case.drafts[0].text.split('\n').indexOf('  debugger;') + 1;
     expect(kept.stdout).toMatch(/^ {2}case {4}lint {5}clean, 1 other issue/m);
@@ -89,7 +117,7 @@ describe('a lint error the drafted file already had on disk', () => {
 
 describe('a type error the drafted file already had on disk', () => {
   it('is the workspace\'s, listed, and blocks no receipt; a second one like it is the claimant\'s', async () => {
-    app = demoWorkspace('verdict-type-baseline');
+    const app = await sharedApp();
     // Already in src/cart.ts on disk, and kept by both of the claim's drafts of it, which move it down.
     const legacy = 'export function legacyLabel(): string {\n  return 1;\n}\n';
     app.write('src/cart.ts', readFileSync(join(app.root, 'src/cart.ts'), 'utf8') + legacy);
@@ -97,8 +125,7 @@ describe('a type error the drafted file already had on disk', () => {
     const claim = readClaim(app, 'discount-cap');
     for (const draft of [...claim.case.drafts, ...claim.control.drafts]) draft.text += legacy;
     app.write('kept.json', JSON.stringify(claim));
-    server = await serve(app);
-    const kept = app.vouch(['prove', 'kept.json']);
+    const kept = servedText(app, 'kept.json');
     expect(kept.code, kept.stdout + kept.stderr).toBe(0);
     const line = claim.case.drafts[0].text.split('\n').indexOf('  return 1;') + 1;
     expect(kept.stdout).toMatch(/^ {2}case {4}type {5}clean, 1 other issue/m);
@@ -117,13 +144,36 @@ describe('a type error the drafted file already had on disk', () => {
   });
 });
 
+describe('a parse error in a control', () => {
+  it('is located, file:line:col, on the issue line of every stage it breaks, not only in why', async () => {
+    const app = await sharedApp();
+    const claim = readClaim(app, 'discount-cap');
+    const lines = claim.control.drafts[0].text.split('\n');
+    lines[5] = `${lines[5]} )(;`;
+    claim.control.drafts[0].text = lines.join('\n');
+    app.write('parse.json', JSON.stringify(claim));
+    const { code, stderr, report } = servedJson(app, 'parse.json');
+    expect(code, stderr).toBe(1);
+    // The text the CLI prints for this report: one prove, both forms.
+    const text = proveText(report).split('\n');
+    const after = (stage: string) => text[text.findIndex((line) => line.startsWith(`  control ${stage}`)) + 1];
+    expect(after('lint')).toMatch(/^    \[claimant\] src\/cart\.ts:6:21: /);
+    expect(after('runtime')).toMatch(/^    \[claimant\] src\/cart\.ts:6:21: could not load the test: Transform failed with 1 error: ERROR: Unexpected "\)"$/);
+    const runtime = report.verdict.checks.find((check: any) => check.phase === 'control' && check.stage === 'runtime');
+    expect(runtime.issues).toEqual([expect.objectContaining({ origin: 'claimant', path: 'src/cart.ts', line: 6, column: 21 })]);
+    // No absolute path of the workspace leaks into the message.
+    expect(JSON.stringify(report.verdict)).not.toContain(app.root);
+  });
+});
+
 describe('the receipt token', () => {
   it('covers the judges\' config: the same claim under another lint rule or test config gets another token; the same config, the same token', async () => {
-    app = demoWorkspace('verdict-config');
+    const app = await sharedApp();
     app.write('.oxlintrc.json', '{ "rules": {} }\n');
+    // Cold, in its own process (the served prover left aside), to compare the served answers with.
     const first = proveJson(app, 'claims/discount-cap.json');
-    // The rest from a served prover, which must notice each config change as a cold prove does.
-    server = await serve(app);
+    expect(first.report.cold).toBe(true);
+    // The rest from the served prover, which must notice each config change as a cold prove does.
     expect(first.code, first.stderr).toBe(0);
     const again = servedJson(app, 'claims/discount-cap.json');
     expect(again.report.receipt).toBe(first.report.receipt);
@@ -141,29 +191,6 @@ describe('the receipt token', () => {
     const tested = servedJson(app, 'claims/discount-cap.json');
     expect(tested.code, tested.stderr).toBe(0);
     expect(tested.report.receipt).not.toBe(linted.report.receipt);
-  });
-});
-
-describe('a parse error in a control', () => {
-  it('is located, file:line:col, on the issue line of every stage it breaks, not only in why', async () => {
-    app = demoWorkspace('verdict-parse');
-    const claim = readClaim(app, 'discount-cap');
-    const lines = claim.control.drafts[0].text.split('\n');
-    lines[5] = `${lines[5]} )(;`;
-    claim.control.drafts[0].text = lines.join('\n');
-    app.write('parse.json', JSON.stringify(claim));
-    server = await serve(app);
-    const result = app.vouch(['prove', 'parse.json']);
-    expect(result.code, result.stderr).toBe(1);
-    const text = result.stdout.split('\n');
-    const after = (stage: string) => text[text.findIndex((line) => line.startsWith(`  control ${stage}`)) + 1];
-    expect(after('lint')).toMatch(/^    \[claimant\] src\/cart\.ts:6:21: /);
-    expect(after('runtime')).toMatch(/^    \[claimant\] src\/cart\.ts:6:21: could not load the test: Transform failed with 1 error: ERROR: Unexpected "\)"$/);
-    const { report } = servedJson(app, 'parse.json');
-    const runtime = report.verdict.checks.find((check: any) => check.phase === 'control' && check.stage === 'runtime');
-    expect(runtime.issues).toEqual([expect.objectContaining({ origin: 'claimant', path: 'src/cart.ts', line: 6, column: 21 })]);
-    // No absolute path of the workspace leaks into the message.
-    expect(JSON.stringify(report.verdict)).not.toContain(app.root);
   });
 });
 

@@ -243,25 +243,48 @@ for (const [copy, version] of [
       it('left no SIGINT, SIGTERM, exit or unhandledRejection listener of its Vitest behind', () => {
         expect(signalListeners()).toBe(listenersBefore);
       });
+
+      // The tests below share the warm stage too, after the checks above: one rewrites the config, the last destroys the stage.
+      it('keeps the test worker output off the host stdout', async () => {
+        const written: string[] = [];
+        const write = process.stdout.write.bind(process.stdout);
+        try {
+          process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+            written.push(String(chunk));
+            return (write as (...args: unknown[]) => boolean)(chunk, ...rest);
+          }) as typeof process.stdout.write;
+          const issues = await stage.inspect(inspection(project.root, [], testDraft(`it('prints', () => {\n  process.stdout.write('VOUCH-MARKER raw\\n');\n  console.log('VOUCH-MARKER console');\n  expect(1).toBe(2);\n});`)));
+          expect(issues).toHaveLength(1);
+        } finally {
+          process.stdout.write = write;
+        }
+        expect(written.filter((chunk) => chunk.includes('VOUCH-MARKER'))).toEqual([]);
+      }, 60_000);
+
+      it('rebuilds when the Vitest config changes', async () => {
+        const test = testDraft(`it('sees the define', () => expect(typeof (globalThis as any).__FLAG__).toBe('string'));`);
+        expect(await stage.inspect(inspection(project.root, [], test))).toHaveLength(1);
+        project.write('vitest.config.ts', CONFIG.replace('test: {', `define: { __FLAG__: JSON.stringify('on') }, test: {`).replace('(globalThis as any).__FLAG__', '__FLAG__'));
+        const issues = await stage.inspect(inspection(project.root, [], testDraft(`declare const __FLAG__: string;\nit('sees the define', () => expect(__FLAG__).toBe('on'));`)));
+        expect(issues).toEqual([]);
+      }, 60_000);
+
+      it('stops promptly when destroyed during an infinite loop', async () => {
+        const before = stage.progress();
+        const pending = stage.inspect(inspection(project.root, [], testDraft(`it('spins', () => {\n  while (true) {}\n});`)));
+        pending.catch(() => undefined);
+        const deadline = Date.now() + 10_000;
+        while (stage.progress() === before && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+        expect(stage.progress()).toBeGreaterThan(before);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        const started = performance.now();
+        await stage.destroy();
+        expect(performance.now() - started).toBeLessThan(2_000);
+        await expect(pending).rejects.toThrow(/destroyed/);
+      }, 30_000);
     });
 
     describe('runtime stage lifecycle', () => {
-      it('rebuilds when the Vitest config changes', async () => {
-        const project = tempProject('runtime-config', FILES, { git: false });
-        const stage = createRuntimeStage(project.root);
-        try {
-          await stage.warm();
-          const test = testDraft(`it('sees the define', () => expect(typeof (globalThis as any).__FLAG__).toBe('string'));`);
-          expect(await stage.inspect(inspection(project.root, [], test))).toHaveLength(1);
-          project.write('vitest.config.ts', CONFIG.replace('test: {', `define: { __FLAG__: JSON.stringify('on') }, test: {`).replace('(globalThis as any).__FLAG__', '__FLAG__'));
-          const issues = await stage.inspect(inspection(project.root, [], testDraft(`declare const __FLAG__: string;\nit('sees the define', () => expect(__FLAG__).toBe('on'));`)));
-          expect(issues).toEqual([]);
-        } finally {
-          await stage.destroy();
-          project.remove();
-        }
-      }, 60_000);
-
       it('keeps answering correctly across instance recycles', async () => {
         const project = tempProject('runtime-recycle', FILES, { git: false });
         age(project.root);
@@ -282,47 +305,6 @@ for (const [copy, version] of [
         }
       }, 60_000);
 
-      it('keeps the test worker output off the host stdout', async () => {
-        const project = tempProject('runtime-stdout', FILES, { git: false });
-        const stage = createRuntimeStage(project.root);
-        const written: string[] = [];
-        const write = process.stdout.write.bind(process.stdout);
-        try {
-          await stage.warm();
-          process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
-            written.push(String(chunk));
-            return (write as (...args: unknown[]) => boolean)(chunk, ...rest);
-          }) as typeof process.stdout.write;
-          const issues = await stage.inspect(inspection(project.root, [], testDraft(`it('prints', () => {\n  process.stdout.write('VOUCH-MARKER raw\\n');\n  console.log('VOUCH-MARKER console');\n  expect(1).toBe(2);\n});`)));
-          expect(issues).toHaveLength(1);
-        } finally {
-          process.stdout.write = write;
-          await stage.destroy();
-          project.remove();
-        }
-        expect(written.filter((chunk) => chunk.includes('VOUCH-MARKER'))).toEqual([]);
-      }, 60_000);
-
-      it('stops promptly when destroyed during an infinite loop', async () => {
-        const project = tempProject('runtime-loop', FILES, { git: false });
-        const stage = createRuntimeStage(project.root);
-        try {
-          await stage.warm();
-          const before = stage.progress();
-          const pending = stage.inspect(inspection(project.root, [], testDraft(`it('spins', () => {\n  while (true) {}\n});`)));
-          pending.catch(() => undefined);
-          const deadline = Date.now() + 10_000;
-          while (stage.progress() === before && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-          expect(stage.progress()).toBeGreaterThan(before);
-          await new Promise((resolve) => setTimeout(resolve, 200));
-          const started = performance.now();
-          await stage.destroy();
-          expect(performance.now() - started).toBeLessThan(2_000);
-          await expect(pending).rejects.toThrow(/destroyed/);
-        } finally {
-          project.remove();
-        }
-      }, 30_000);
     });
 
     describe('runtime stage against unusual workspaces', () => {
