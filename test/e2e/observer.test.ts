@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { configText, type Json } from '../helpers/answers.js';
 import {
   answersOf,
@@ -21,6 +21,7 @@ import {
 } from '../helpers/observer.js';
 import { inProcess } from '../helpers/inProcess.js';
 import { CLI, cleanEnv, REPO, tempProject, type TempProject } from '../helpers/project.js';
+import { newestChangeMs, SETTLE_MS } from '../helpers/settle.js';
 
 /*
  * The observer's lifecycle and protocol, from the outside: start, stop,
@@ -88,15 +89,66 @@ async function runChecks(p: TempProject, args: string[] = [], cwd = p.root) {
 }
 
 /**
- * `vouch run` through the CLI: a run an observer follows, right after an edit. The observer's
+ * `vouch run` in this process, for a run an observer follows right after an edit. The observer's
  * account of the run's inputs tells a source written just before the run from one written during
  * it by its ctime alone, within a racy window (core/identity.ts, racyWindowNs): a run begun a few
- * milliseconds after an edit, as one in this process is, leaves a receipt that is not reusable
- * (inputs-changed-during-run). A CLI process starts later than that, as a user's does.
+ * milliseconds after an edit leaves a receipt that is not reusable (inputs-changed-during-run). So
+ * it first waits until the last write in the checkout is SETTLE_MS old (test/helpers/settle.ts), as
+ * a user's run, a Node start later, begins.
  */
-function runChecksCli(p: TempProject, args: string[] = [], cwd = p.root) {
-  const result = p.vouch(['run', ...args], { cwd });
+async function runSettled(p: TempProject, args: string[] = [], cwd = p.root, env: NodeJS.ProcessEnv = cleanEnv()) {
+  const newest = newestChangeMs(cwd);
+  await until(() => Date.now() > newest + SETTLE_MS, `the last edit to be ${SETTLE_MS} ms old`, 5_000, 5);
+  const result = await inProcess(p).vouch(['run', ...args], { cwd, env });
   expect(result.code, `vouch run ${args.join(' ')}\n${result.stdout}\n${result.stderr}`).toBe(0);
+  return result;
+}
+
+/*
+ * Projects and observers that several tests share, instead of a project, a first run, a `vouch
+ * start` and an observer's first index each: one for vouch observer's report, a hung observer, the
+ * socket's modes, a second config beside it and the protocol; one started for forced failures for
+ * the overflow, the watcher error and the watch limit. Each test leaves it as it found it: src/ as
+ * committed, the second config's observer stopped, and the check CURRENT, which the next user
+ * checks, from the observer, before anything else.
+ */
+const OTHER_ARGS = ['--config', 'other.config.json'];
+const SHARED_FILES: Record<string, string> = {
+  ...FILES,
+  'other.config.json': configText([{ name: 'other', kind: 'custom', command: ['node', 'check.cjs'], inputs: ['src/**'] }]),
+};
+/** Its own tracker: the per-test cleanup above stops every observer recorded in a state dir it tracks. */
+const sharedObservers = new ObserverTracker();
+const sharedSetups = new Map<string, { p: TempProject; started: Json | null }>();
+afterAll(async () => {
+  const problems: string[] = [];
+  for (const { p } of sharedSetups.values()) {
+    for (const args of [[], OTHER_ARGS]) {
+      const stopped = await inProcess(p).vouch(['stop', ...args, '--json']);
+      if (stopped.code !== 0) problems.push(`vouch stop exited ${stopped.code}: ${stopped.stdout}${stopped.stderr}`);
+    }
+  }
+  problems.push(...(await sharedObservers.cleanup()));
+  for (const { p } of sharedSetups.values()) p.remove();
+  expect(problems, 'observers that would not stop').toEqual([]);
+});
+
+/** The shared project `name` and its observer's start (`vouch start --json` with `env`), started by the first test that asks. */
+async function shared(name: 'plain' | 'faulty', env: NodeJS.ProcessEnv = cleanEnv()): Promise<{ p: TempProject; started: Json }> {
+  let setup = sharedSetups.get(name);
+  if (setup !== undefined) {
+    if (setup.started === null) throw new Error(`the shared ${name} observer did not start`);
+    const status = await statusIn(setup.p, [], patient);
+    expect(status.observation.source, `the shared ${name} observer still answers`).toBe('observer');
+    expect(answersOf(status).map((a) => a.freshness), `the shared ${name} project as the last test left it`).toEqual(['CURRENT']);
+    return setup as { p: TempProject; started: Json };
+  }
+  setup = { p: tempProject(`obs-shared-${name}`, SHARED_FILES), started: null };
+  sharedSetups.set(name, setup);
+  await runChecks(setup.p);
+  setup.started = sharedObservers.start(setup.p, [], { env });
+  expect(setup.started.action).toBe('started');
+  return setup as { p: TempProject; started: Json };
 }
 
 const stateDirOf = (p: TempProject) => join(p.root, '.vouch');
@@ -106,10 +158,11 @@ const patient = cleanEnv({ VOUCH_OBSERVER_TIMEOUT_MS: PATIENT });
 /*
  * Most tests below run their checks and ask their questions in this process, through the CLI's own
  * dispatch (test/helpers/inProcess.ts): the observer under test is a process of its own all the
- * same, and the question reaches it over its socket as from a CLI process. What only a process
- * shows is asked of the CLI: vouch start (it spawns the observer, and its output), a status
- * process's time with a hung observer, its answer over node:net without the addon, and the
- * version the CLI says it is.
+ * same, and the question reaches it over its socket as from a CLI process. With VOUCH_NATIVE=0 in
+ * a command's env, its question goes through node:net instead of the addon, as a process without
+ * the addon asks. What only a process shows is asked of the CLI: vouch start (it spawns the
+ * observer, and its output), a status process's time with a hung observer, and the version the
+ * CLI says it is.
  */
 async function askedIn(p: TempProject, args: string[], env: NodeJS.ProcessEnv = cleanEnv(), cwd = p.root): Promise<{ out: Json; stderr: string }> {
   const result = await inProcess(p).vouch(['status', ...args, '--json'], { env, cwd });
@@ -278,9 +331,7 @@ describe('start and stop', () => {
 
 describe('vouch observer and status', () => {
   it('vouch observer --json reports on the running observer', async () => {
-    const p = project('obs-info');
-    await runChecks(p);
-    const started = start(p);
+    const { p, started } = await shared('plain');
     const info = await observerInfoIn(p);
     // The version the CLI says it is: the built one, which started the observer.
     const version = p.vouch(['--version']).stdout.trim();
@@ -317,6 +368,7 @@ describe('vouch observer and status', () => {
       50,
     );
     expect(later.uptime_ms).toBeGreaterThan(info.uptime_ms);
+    rmSync(join(p.root, 'src/new.js'));
   });
 
   it('observation.source says observer or scan, and the answers agree', async () => {
@@ -328,8 +380,7 @@ describe('vouch observer and status', () => {
     expect((await statusIn(p, ['--sync'], patient)).observation).toMatchObject({ source: 'observer', mode: 'sync' });
     expect((await statusIn(p, ['--cached'], patient)).observation).toMatchObject({ source: 'observer', mode: 'cached' });
     // Without the addon the call goes through node:net instead of blocking natively: the same answer, from the observer.
-    // A status process's answer (through the CLI): node:net is how a process without the addon asks.
-    const throughNet = timedStatus(p, [], { ...patient, VOUCH_NATIVE: '0' }).out;
+    const throughNet = await statusIn(p, [], { ...patient, VOUCH_NATIVE: '0' });
     expect(throughNet.observation).toMatchObject({ source: 'observer', mode: 'sync' });
     expect(answersOf(throughNet)).toEqual(answersOf(byDefault));
     const scanned = await statusIn(p, ['--no-observer']);
@@ -351,11 +402,11 @@ describe('vouch observer and status', () => {
     expect(explained.input_changes).toEqual(explainedDirectly.input_changes);
 
     // run --if-due through the observer runs the STALE check, then skips it.
-    // Through the CLI, as runChecksCli says why: the run follows the edit above at once.
+    // Settled first, as runSettled says why: the run follows the edit above at once.
     const before = ranCount(p);
-    expect(p.vouch(['run', '--if-due'], { env: patient }).code).toBe(0);
+    await runSettled(p, ['--if-due'], p.root, patient);
     expect(ranCount(p)).toBe(before + 1);
-    const skipped = p.vouch(['run', '--if-due'], { env: patient });
+    const skipped = await inProcess(p).vouch(['run', '--if-due'], { env: patient });
     expect(skipped.code).toBe(0);
     expect(skipped.stdout).toContain('skipped');
     expect(ranCount(p)).toBe(before + 1);
@@ -439,13 +490,11 @@ describe('a crashed or hung observer', () => {
   });
 
   it('a hung observer (SIGSTOP) costs at most the client deadline, then status scans', async () => {
-    const p = project('obs-hung');
-    await runChecks(p);
-    const started = start(p);
-    // Status and explain through the CLI: what a process costs with a hung observer.
+    const { p, started } = await shared('plain');
     const DEADLINE = 1_500;
     const env = cleanEnv({ VOUCH_OBSERVER_TIMEOUT_MS: String(DEADLINE) });
-    expect(timedStatus(p, [], env).out.observation.source).toBe('observer');
+    expect((await statusIn(p, [], env)).observation.source).toBe('observer');
+    // Status and explain through the CLI: what a process costs with a hung observer.
     // What a direct answer costs here, to bound the fallback below.
     const scanMs = Math.max(timedStatus(p, ['--no-observer'], env).ms, timedStatus(p, ['--no-observer'], env).ms);
 
@@ -469,6 +518,7 @@ describe('a crashed or hung observer', () => {
     const woken = await statusIn(p, [], patient);
     expect(woken.observation.source).toBe('observer');
     expect(answersOf(woken).map((a) => a.freshness)).toEqual(['STALE']);
+    p.write('src/a.js', A_JS);
   });
 });
 
@@ -575,7 +625,7 @@ describe('paths that cannot change an answer', () => {
     // A forced add tracks an ignored file: only .git/index says so.
     p.git('add', '-f', 'out/build-0.js');
     await agreed('STALE');
-    runChecksCli(p);
+    await runSettled(p);
     await agreed('CURRENT');
     await delay(200);
     writeFileSync(join(p.root, 'out/build-0.js'), 'export const k = -1;\n');
@@ -609,9 +659,7 @@ describe('forced failures', () => {
   };
 
   it('an overflow: the next answer waits for a fresh watch and rescan, is right, and the observer is healthy after', async () => {
-    const p = project('obs-fault-overflow');
-    await runChecks(p);
-    const started = start(p, [], { env: faulty });
+    const { p, started } = await shared('faulty', faulty);
     const before = (await observerInfoIn(p));
     await inject(started.socket, 'overflow');
     p.write('src/a.js', 'export const a = 2;\n');
@@ -621,13 +669,12 @@ describe('forced failures', () => {
     const info = (await observerInfoIn(p));
     expect(info).toMatchObject({ healthy: true, reasons: [], overflows: before.overflows + 1 });
     expect(info.rescans).toBeGreaterThan(before.rescans);
+    p.write('src/a.js', A_JS);
   });
 
   for (const kind of ['watcher-error', 'watch-limit'] as const) {
     it(`a ${kind}: never silent, answers stay right (a scan while it lasts), and it recovers on its own`, async () => {
-      const p = project(`obs-fault-${kind}`);
-      await runChecks(p);
-      const started = start(p, [], { env: faulty });
+      const { p, started } = await shared('faulty', faulty);
       await inject(started.socket, kind);
       // A watch limit lasts until the retry 2 s later; a watcher error only while subscribing again.
       if (kind === 'watch-limit') {
@@ -667,7 +714,7 @@ describe('forced failures', () => {
     const added = (await askedIn(p, [], patient)).out;
     expect(added.observation.source).toBe('observer');
     expect(answersOf(added).map((a) => a.freshness)).toEqual(['STALE']);
-    runChecksCli(p);
+    await runSettled(p);
     expect(answersOf((await askedIn(p, [], patient)).out).map((a) => a.freshness)).toEqual(['CURRENT']);
     const log = readFileSync(observerRecords(stateDirOf(p))[0]?.record.log, 'utf8');
     expect(log).toMatch(/unwatched directories holding inputs: moved\/y\b/);
@@ -735,7 +782,7 @@ describe('a directory holding only ignored files', () => {
       expect(await freshness(), `VOUCH_OBSERVER_PATCH=${patch}`).toEqual(['STALE']);
       expect(answersOf((await askedIn(p, ['--no-observer'])).out).map((a) => a.freshness)).toEqual(['STALE']);
       // And alone, with no other event to make a scan.
-      runChecksCli(p);
+      await runSettled(p);
       expect(await freshness()).toEqual(['CURRENT']);
       await delay(300);
       writeFileSync(join(p.root, 'src/dir33/deep/n860.ts'), '// created 860\n');
@@ -746,9 +793,8 @@ describe('a directory holding only ignored files', () => {
 });
 
 describe('sockets and state', () => {
-  it('the socket is 0600 in a 0700 directory, and the record names it', () => {
-    const p = project('obs-modes');
-    const started = start(p);
+  it('the socket is 0600 in a 0700 directory, and the record names it', async () => {
+    const { p, started } = await shared('plain');
     expectSocket(started.socket);
     expect((statSync(join(stateDirOf(p), 'observer')).mode & 0o777).toString(8)).toBe('700');
     const [record] = observerRecords(stateDirOf(p));
@@ -783,15 +829,11 @@ describe('sockets and state', () => {
   });
 
   it('two configs in one checkout get two observers', async () => {
-    const p = project('obs-two', {
-      ...FILES,
-      'other.config.json': configText([{ name: 'other', kind: 'custom', command: ['node', 'check.cjs'], inputs: ['src/**'] }]),
-    });
-    const otherArgs = ['--config', 'other.config.json'];
-    await runChecks(p);
+    const { p, started: first } = await shared('plain');
+    const otherArgs = OTHER_ARGS;
     await runChecks(p, otherArgs);
-    const first = start(p);
-    const second = start(p, otherArgs);
+    // Stopped below; if the test fails first, the shared cleanup stops it.
+    const second = sharedObservers.start(p, otherArgs);
     expect(second.action).toBe('started');
     expect(second.pid).not.toBe(first.pid);
     expect(second.socket).not.toBe(first.socket);
@@ -842,7 +884,7 @@ describe('worktrees', () => {
     writeFileSync(join(wt, 'src/a.js'), A_JS);
     mkdirSync(join(wt, 'out'), { recursive: true });
     writeFileSync(join(wt, 'out/extra.js'), 'export const extra = 1;\n');
-    runChecksCli(p, [], wt);
+    await runSettled(p, [], wt);
     expect(answersOf(await statusIn(p, [], patient, wt)).map((a) => a.freshness)).toEqual(['CURRENT']);
     const added = spawnSync('git', ['add', '-f', 'out/extra.js'], { cwd: wt, env: cleanEnv(), encoding: 'utf8' });
     expect(added.status, added.stderr).toBe(0);
@@ -855,9 +897,7 @@ describe('worktrees', () => {
 
 describe('the protocol', () => {
   it('answers only its own methods: anything else is a JSON-RPC error and nothing runs', async () => {
-    const p = project('obs-rpc');
-    await runChecks(p);
-    const started = start(p);
+    const { p, started } = await shared('plain');
     const receipts = async () => (await jsonIn(p, ['log'])).receipts.length;
     const receiptsBefore = await receipts();
     const ranBefore = ranCount(p);

@@ -1,11 +1,11 @@
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, realpathSync, symlinkSync } from 'node:fs';
+import { appendFileSync, cpSync, realpathSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Json } from '../helpers/answers.js';
 import { claudeBash } from '../helpers/hookInput.js';
 import { inProcess } from '../helpers/inProcess.js';
-import { CLI, type TempProject } from '../helpers/project.js';
+import { CLI, tempProject, type CliResult, type TempProject } from '../helpers/project.js';
 import { workspaceEnv, workspaceFixture, type WorkspaceManager } from '../helpers/workspaceFixture.js';
 
 /*
@@ -17,6 +17,9 @@ import { workspaceEnv, workspaceFixture, type WorkspaceManager } from '../helper
  * same command modules, and the same package managers as child processes, without a Node start
  * per command. The hook runs as the host runs it, a process with its JSON on stdin, and so does
  * the run whose output of two checks side by side must reach a real stdout unmixed.
+ *
+ * The tests that begin with every package check run once (`vouch run test`) share that run: it is
+ * made once per fixture, and each test works on its own copy of the workspace, receipts included.
  */
 
 const projects: TempProject[] = [];
@@ -30,6 +33,30 @@ function fixture(manager: WorkspaceManager, options: Parameters<typeof workspace
   return project;
 }
 
+/** Workspaces whose checks all ran once, by fixture, with what that run printed; each test gets a copy. */
+const ranTemplates = new Map<string, { template: TempProject; ran: CliResult }>();
+afterAll(() => {
+  for (const { template } of ranTemplates.values()) template.remove();
+});
+
+/**
+ * A copy of the fixture after `vouch run test`, and that run's result. A copy keeps its receipts
+ * CURRENT: they name paths relative to the root, and the copied files have the same bytes.
+ */
+async function ranFixture(manager: WorkspaceManager, options: { toolsTest?: boolean } = {}): Promise<{ project: TempProject; ran: CliResult }> {
+  const key = `${manager}${options.toolsTest ? '+tools' : ''}`;
+  let prepared = ranTemplates.get(key);
+  if (!prepared) {
+    const template = workspaceFixture(manager, options);
+    prepared = { template, ran: await vouch(template, ['run', 'test']) };
+    ranTemplates.set(key, prepared);
+  }
+  const project = tempProject(`ws-${key}-copy`, {}, { git: false });
+  cpSync(prepared.template.root, project.root, { recursive: true, verbatimSymlinks: true });
+  projects.push(project);
+  return { project, ran: prepared.ran };
+}
+
 const env = workspaceEnv();
 const freshness = async (project: TempProject): Promise<Record<string, string>> =>
   Object.fromEntries((await inProcess(project).json(['status'], { env })).checks.map((check: Json) => [check.name, `${check.freshness} ${check.result ?? '-'}`]));
@@ -38,8 +65,7 @@ const vouch = (project: TempProject, args: string[], options: { env?: NodeJS.Pro
 
 describe.each(['pnpm', 'npm', 'yarn'] as const)('a %s workspace', (manager) => {
   it('runs each package check in its package, and an edit reaches only the packages that depend on it', async () => {
-    const project = fixture(manager);
-    const ran = await vouch(project, ['run', 'test']);
+    const { project, ran } = await ranFixture(manager);
     expect(ran.code, ran.stderr).toBe(0);
     for (const name of ['a', 'b', 'c']) expect(ran.stdout).toContain(`test ${name}: ok`);
     expect(await freshness(project)).toEqual({ '@demo/a#test': 'CURRENT PASS', '@demo/b#test': 'CURRENT PASS', '@demo/c#test': 'CURRENT PASS' });
@@ -64,15 +90,16 @@ describe.each(['pnpm', 'npm', 'yarn'] as const)('a %s workspace', (manager) => {
 
 describe('package checks', () => {
   it('the root shared config is an input of every package check', async () => {
-    const project = fixture('npm');
-    expect((await vouch(project, ['run', 'test'])).code).toBe(0);
+    const { project, ran } = await ranFixture('npm');
+    expect(ran.code).toBe(0);
     appendFileSync(join(project.root, 'tsconfig.base.json'), '\n');
     expect(Object.values(await freshness(project))).toEqual(['STALE PASS', 'STALE PASS', 'STALE PASS']);
   });
 
   it('a dependency added between packages changes the definition: the receipt goes STALE', async () => {
-    const project = fixture('npm');
-    expect((await vouch(project, ['run', '@demo/a#test'])).code).toBe(0);
+    // Its receipt: the one `vouch run test` made.
+    const { project, ran } = await ranFixture('npm');
+    expect(ran.code).toBe(0);
     project.write('packages/a/package.json', JSON.stringify({ name: '@demo/a', version: '1.0.0', dependencies: { '@demo/tools': '1.0.0' }, scripts: { test: 'node test.js' } }));
     const status = (await inProcess(project).json(['status', '@demo/a#test'], { env })).checks[0];
     expect(status.freshness).toBe('STALE');
@@ -170,8 +197,8 @@ describe.each(['pnpm', 'npm', 'yarn'] as const)('the hook in a %s workspace', (m
   const fanOut = { pnpm: 'pnpm -r test', npm: 'npm run test --workspaces --if-present', yarn: 'yarn workspaces run test' }[manager];
 
   it(`denies "${fanOut}" when every package check is CURRENT PASS, and rewrites it to the changed package's check alone after an edit`, async () => {
-    const project = fixture(manager, { toolsTest: manager === 'yarn' });
-    expect((await vouch(project, ['run', 'test'])).code).toBe(0);
+    const { project, ran: first } = await ranFixture(manager, { toolsTest: manager === 'yarn' });
+    expect(first.code).toBe(0);
 
     const denied = decide(project, fanOut);
     expect(denied.kind, denied.text).toBe('deny');
@@ -193,8 +220,8 @@ describe.each(['pnpm', 'npm', 'yarn'] as const)('the hook in a %s workspace', (m
 
 describe('the hook on package commands', () => {
   it('matches a script typed in a package directory, or after cd into it', async () => {
-    const project = fixture('pnpm');
-    expect((await vouch(project, ['run', 'test'])).code).toBe(0);
+    const { project, ran } = await ranFixture('pnpm');
+    expect(ran.code).toBe(0);
     expect(decide(project, 'pnpm test', join(project.root, 'packages/b')).kind).toBe('deny');
     expect(decide(project, 'cd packages/b && pnpm test').kind).toBe('deny');
     appendFileSync(join(project.root, 'packages/a/src/index.js'), '// edit\n');
@@ -203,8 +230,8 @@ describe('the hook on package commands', () => {
   });
 
   it('runs as typed what it cannot resolve exactly, and never denies it', async () => {
-    const project = fixture('pnpm');
-    expect((await vouch(project, ['run', 'test'])).code).toBe(0);
+    const { project, ran } = await ranFixture('pnpm');
+    expect(ran.code).toBe(0);
     for (const command of [
       'pnpm --filter @demo/nothing test', // matches no package
       'pnpm -r test -- --coverage', // arguments for the script
@@ -222,8 +249,8 @@ describe('the hook on package commands', () => {
   });
 
   it('"vouch run test" typed by an agent stands for every package check of that script', async () => {
-    const project = fixture('npm');
-    expect((await vouch(project, ['run', 'test'])).code).toBe(0);
+    const { project, ran } = await ranFixture('npm');
+    expect(ran.code).toBe(0);
     expect(decide(project, 'vouch run test').kind).toBe('deny');
     appendFileSync(join(project.root, 'packages/b/src/index.js'), '// edit\n');
     expect(decide(project, 'vouch run test')).toEqual({ kind: 'rewrite', text: `${program()} run '@demo/b#test' '@demo/c#test' --if-due` });

@@ -68,7 +68,13 @@ const TOOL_RUNS = new Set(
   EVERY_CASE ? CASES : (['pnpm', 'npm', 'yarn', 'turbo'] as const).flatMap((tool) => CASES.filter((entry) => plan(entry)!.tool === tool).filter((_, index) => index % 3 === 0)),
 );
 
-const available = (tool: Tool) => (tool === 'npm' ? spawnSync('npm', ['--version'], { env: ENV }).status === 0 : existsSync(join(BIN, tool)));
+/** Whether the tool is installed here, asked once per tool: `npm --version` is a Node start each time. */
+const installed = new Map<Tool, boolean>();
+function available(tool: Tool): boolean {
+  let found = installed.get(tool);
+  if (found === undefined) installed.set(tool, (found = tool === 'npm' ? spawnSync('npm', ['--version'], { env: ENV }).status === 0 : existsSync(join(BIN, tool))));
+  return found;
+}
 
 describe('the fan-out corpus against the real tools', () => {
   beforeAll(async () => {
