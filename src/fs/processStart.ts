@@ -26,8 +26,16 @@ export function processAlive(pid: number, start: string | null): boolean {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
-  const fields = statFields(pid);
-  if (fields === null) return true;
+  return aliveByStat(statFields(pid), start, procAvailable);
+}
+
+/**
+ * The decision once kill(pid, 0) found the pid: by its /proc/<pid>/stat fields (null when there
+ * are none to read). No fields where this system has a /proc means the process ended between the
+ * kill and the read; only without a /proc is a live pid taken as the process.
+ */
+export function aliveByStat(fields: string[] | null, start: string | null, hasProc: () => boolean): boolean {
+  if (fields === null) return !hasProc();
   if (fields[0] === 'Z' || fields[0] === 'X') return false;
   return start === null || fields[19] === start;
 }
