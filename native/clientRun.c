@@ -9,8 +9,9 @@
 // After the header ("VHK1", u32 kind 2), the server sends frames: a type byte, a u32 length and
 // the payload. 'o' and 'e' are bytes for stdout and stderr, 'x' a u32 exit code (the last frame),
 // 's' the check to start: five fields (u32 length and bytes each): executable, argv and
-// environment (NUL-terminated entries), cwd, and the log's path. To 's' this program answers 'f'
-// (it could not start: a message) or 'p' (u32 process group), then 'd' once the check has ended:
+// environment (NUL-terminated entries), cwd, and the log's path. To 's' this program answers 'l'
+// (the log could not be opened: a message), 'f' (the check could not start: a message) or 'p' (u32
+// process group), then 'd' once the check has ended:
 // i32 exit code (-1 when killed), u32 signal, u32 the first signal forwarded (0 for none), and
 // why the log is incomplete (an errno name, or empty).
 #define _GNU_SOURCE
@@ -176,7 +177,9 @@ static int run_check(int sock, const unsigned char *payload, uint32_t length, En
   if (log.fd < 0) {
     char message[512];
     int n = snprintf(message, sizeof message, "cannot open the run's log %s: %s", log_path, strerror(errno));
-    return send_frame(sock, 'f', message, (uint32_t)(n < 0 ? 0 : n)) == 0 ? 1 : -1;
+    // 'l', not 'f': vouch's own failure before the check started, which leaves no receipt, as a log
+    // that cannot be opened does in `vouch run` (src/exec/runCheck.ts).
+    return send_frame(sock, 'l', message, (uint32_t)(n < 0 ? 0 : n)) == 0 ? 1 : -1;
   }
 
   int out[2], err[2], status[2];

@@ -25,12 +25,13 @@ import { shellQuote } from './shellQuote.js';
 export function hookProgram(env: NodeJS.ProcessEnv, entry: string | undefined, execPath: string = process.execPath, client = false): string {
   if (entry === undefined || entry === '') return 'vouch';
   const self = realPath(resolve(entry));
+  const script = self ?? resolve(entry);
   // Reached through the native client, which runs: the rewrite's run goes through it too, and a
   // resident server answers it without a Node start (docs/hooks.md, "A run let through").
-  if (client) return [hookClientPath(self ?? resolve(entry)), execPath, self ?? resolve(entry)].map(shellQuote).join(' ');
+  if (client) return [hookClientPath(script), execPath, script].map(shellQuote).join(' ');
   const found = findOnPath('vouch', env.PATH);
   if (self !== null && found !== null && realPath(found) === self) return 'vouch';
-  return `${shellQuote(execPath)} ${shellQuote(self ?? resolve(entry))}`;
+  return `${shellQuote(execPath)} ${shellQuote(script)}`;
 }
 
 /** Where an install's native hook client is built, beside its entry script: dist/bin/main.js → build/Release/vouch_hook. */

@@ -7,8 +7,9 @@ import type { CheckSpawner, SpawnOutcome } from '../exec/spawnCheck.js';
  * A check started by the native client that asked a resident server to run it
  * (native/clientRun.c), over the client's connection. Frames both ways are a
  * type byte, a u32 length and the payload, little-endian: this side sends 's'
- * (the check to start), the client answers 'p' (its process group) or 'f' (it
- * could not start), then 'd' (how it ended). The client writes the log itself.
+ * (the check to start), the client answers 'p' (its process group), 'f' (it
+ * could not start) or 'l' (it could not open the log), then 'd' (how it
+ * ended). The client writes the log itself.
  */
 
 const FIELD_NAMES = ['executable', 'argv', 'env', 'cwd', 'log'] as const;
@@ -79,6 +80,9 @@ export function clientSpawner(connection: Socket): CheckSpawner {
           if (type === 'p' && length === 4) {
             pgid = payload.readUInt32LE(0);
             request.onGroup(pgid);
+          } else if (type === 'l') {
+            // Before the check started: vouch's own failure, and no receipt, as runCheck answers a log it cannot open.
+            return finish(new VouchError('state-dir-not-writable', payload.toString('utf8')));
           } else if (type === 'f') {
             return finish({ exitCode: 127, signal: null, interruptedBy: null, spawnError: payload.toString('utf8'), logFailure: null });
           } else if (type === 'd' && length >= 16) {

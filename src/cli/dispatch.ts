@@ -101,7 +101,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
 /**
  * A command's run with the CLI's answer to a failure: vouch's own errors as
  * their message and exit code, anything else as an internal error (70). Also
- * what a resident server runs for its caller (agents/runServer.ts).
+ * what a resident server runs for its caller (cli/runServer.ts).
  */
 export async function runCommand(command: Command, rest: string[], io: CliIo): Promise<number> {
   const json = rest.includes('--json');

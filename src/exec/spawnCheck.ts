@@ -28,7 +28,7 @@ export interface SpawnRequest {
   onGroup(pgid: number): void;
 }
 
-/** How a check's process is started: here by default, or by the native client of a resident server (agents/runServer.ts). */
+/** How a check's process is started: here by default, or by the native client of a resident server (cli/runServer.ts). */
 export type CheckSpawner = (request: SpawnRequest) => Promise<SpawnOutcome>;
 
 const FORWARDED: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
