@@ -63,7 +63,7 @@ describe('the ledger table', () => {
     const store = openStore(dir);
     try {
       expect(store.db.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
-      expect(MIGRATIONS.length).toBe(5);
+      expect(MIGRATIONS.length).toBe(6);
       expect(store.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'ledger'").pluck().get()).toBe('ledger');
       expect(store.db.prepare('SELECT run_id FROM receipts').pluck().all()).toEqual(['r1']);
       expect(readLedger(store.db, 0)).toEqual([]);
