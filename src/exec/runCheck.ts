@@ -77,10 +77,13 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
   const plan = (envKey: string) => planCheck({ root: request.root, definition, scripts: request.scripts, splitScript: request.splitScript, env: request.env, envKey });
   // The observer's latest answer, when usable as the inputs before the spawn (usableBefore).
   let answered: ObservedBefore | null = null;
+  // Whether the observer's latest answer decided the skip: then nothing decides it again directly.
+  let decided = false;
   const ask = async (): Promise<RunOutcome | null> => {
     const askedAt = Date.now();
     const asked = await request.askObserver?.();
     answered = asked ? usableBefore(definition, asked, askedAt) : null;
+    decided = asked !== null && asked !== undefined;
     if (!asked || !request.ifDue) return null;
     const status = decideObserved(definition, asked.observed, asked.inputs, asked.receipt, asked.earlier, asked.earlierTraced);
     return status.reuseEligible ? { action: 'skipped', status, exitCode: 0 } : null;
@@ -142,8 +145,10 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
     // Observed only when needed: a traced receipt found current is skipped on its evidence alone.
     let scannedBefore: Observation | undefined;
     const declaredBefore = () => (scannedBefore ??= (first ?? scanner()).observe(definition));
-    // Decided here only without the observer's answer, which decided already (ask).
-    if (request.ifDue && !observedBefore) {
+    // Decided here only without the observer's answer, which decided already (ask), even where
+    // its inputs cannot stand for the scan before the run (a traced check): a second look could
+    // only find the same, or a change since, which runs the check anyway.
+    if (request.ifDue && !decided) {
       // Decided under the lock: a run that just finished may have made this one unnecessary.
       const latest = latestReceipt(db, definition.name);
       const inputs = observationFor(request.root, (digest) => loadEvidence(db, digest), statCache(), latest, declaredBefore, () => (first ?? scanner()).trustProblems());
