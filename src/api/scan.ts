@@ -3,7 +3,8 @@ import type { CheckDefinition } from '../core/definition.js';
 import type { ObservedContext, Observation } from '../core/observation.js';
 import type { Receipt } from '../core/receipt.js';
 import { planCheck } from '../exec/checkPlan.js';
-import { earlierTracedCandidates, observationFor } from '../fs/verifyEvidence.js';
+import { AnswerLooks } from '../fs/answerLooks.js';
+import { earlierTracedCandidates, observationFor, verifyEvidence } from '../fs/verifyEvidence.js';
 import { InputScanner } from '../fs/inputScanner.js';
 import { startScans, type StartedScans } from '../fs/startedScans.js';
 import { diskFullNotice, noteOnce } from '../store/diskFull.js';
@@ -31,14 +32,16 @@ export function observeChecks(
   env: NodeJS.ProcessEnv,
   scans: StartedScans = startScans(project, definitions),
   receipts: readonly (Receipt | null)[] = [],
+  looks: AnswerLooks = new AnswerLooks(),
 ): CheckObservation[] {
+  const verify = looks.remembering((recorded, expectedDigest) => verifyEvidence(project.root, recorded, session.statCache, expectedDigest));
   let made: InputScanner | undefined;
   const scanner = () => (made ??= new InputScanner(project.root, project.excluded, session.statCache, scans.installed, scans.sources));
   const declared = (definition: CheckDefinition) => () => scanner().observe(definition);
   const observations = definitions.map((definition, index) => ({
     definition,
     observed: planCheck({ root: project.root, definition, scripts: scriptsFor(project, definition), splitScript: project.splitScript, env, envKey: session.envKey }).observed,
-    inputs: observationFor(project.root, (digest) => loadEvidence(session.db, digest), session.statCache, receipts[index] ?? null, declared(definition), () => scanner().trustProblems()),
+    inputs: observationFor(project.root, (digest) => loadEvidence(session.db, digest), session.statCache, receipts[index] ?? null, declared(definition), () => scanner().trustProblems(), 'scan', verify),
   }));
   if (!saveStatCache(session.db, session.statCache)) noteOnce(session.notices, diskFullNotice(session.stateDir));
   return observations;
@@ -56,7 +59,8 @@ export async function scanStatus(
     // All from one file: a damaged page found at the third check must not leave the first two
     // answered from the damaged store.
     const receipts = readConsistently(session.db, () => definitions.map((definition) => latestReceipt(session.db, definition.name)));
-    const observations = observeChecks(project, session, definitions, env, scans, receipts);
+    const looks = new AnswerLooks();
+    const observations = observeChecks(project, session, definitions, env, scans, receipts, looks);
     // Inputs seen before: the newest receipt made on them may answer (core/decide.ts).
     const earlier = readConsistently(session.db, () =>
       observations.map(({ definition, inputs }, index) => {
@@ -70,6 +74,8 @@ export async function scanStatus(
       // A traced receipt's earlier ones are each looked at against their own evidence, only when the latest is STALE.
       const candidates = earlierTracedCandidates(project.root, (digest) => loadEvidence(session.db, digest), session.statCache, () =>
         latest === null ? [] : readConsistently(session.db, () => earlierTracedReceipts(session.db, latest, currentDigests(definition, observed))),
+        'scan',
+        looks,
       );
       return decideWithEarlierTraced(definition, observed, status, latest, candidates);
     });

@@ -103,7 +103,8 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
     { saveStatCache },
     { buildReceipt },
     { spawnCheck },
-    { earlierTracedCandidates, observationFor },
+    { earlierTracedCandidates, observationFor, verifyEvidence },
+    { AnswerLooks },
   ] = await Promise.all([
     import('../fs/inputScanner.js'),
     import('../fs/startedScans.js'),
@@ -112,6 +113,7 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
     import('../core/receiptBuilder.js'),
     import('./spawnCheck.js'),
     import('../fs/verifyEvidence.js'),
+    import('../fs/answerLooks.js'),
   ]);
   // Only a traced check loads the tracer.
   const tracing = definition.mode === 'traced' ? await import('./traceRun.js') : null;
@@ -151,11 +153,15 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
     if (request.ifDue && !decided) {
       // Decided under the lock: a run that just finished may have made this one unnecessary.
       const latest = latestReceipt(db, definition.name);
-      const inputs = observationFor(request.root, (digest) => loadEvidence(db, digest), statCache(), latest, declaredBefore, () => (first ?? scanner()).trustProblems());
+      const looks = new AnswerLooks();
+      const verify = looks.remembering((recorded, expectedDigest) => verifyEvidence(request.root, recorded, statCache(), expectedDigest));
+      const inputs = observationFor(request.root, (digest) => loadEvidence(db, digest), statCache(), latest, declaredBefore, () => (first ?? scanner()).trustProblems(), 'scan', verify);
       const digest = earlierInputsDigest(latest, inputs);
       const declared = decideWithEarlier(definition, before.observed, inputs, latest, digest === null ? null : latestReceiptForInputs(db, definition.name, digest));
       const candidates = earlierTracedCandidates(request.root, (found) => loadEvidence(db, found), statCache(), () =>
         latest === null ? [] : earlierTracedReceipts(db, latest, currentDigests(definition, before.observed)),
+        'scan',
+        looks,
       );
       const status = decideWithEarlierTraced(definition, before.observed, declared, latest, candidates);
       if (status.reuseEligible) {

@@ -8,6 +8,7 @@ import { reason, type Reason } from '../core/reason.js';
 import type { StatCache } from '../core/statCache.js';
 import { CHANGING, EvidenceLooker } from './evidenceLook.js';
 import { startPathStats } from './nativeTreeScan.js';
+import { AnswerLooks, statDigest } from './answerLooks.js';
 
 export interface VerifiedEvidence {
   /** The receipt's entries as they are now, in its order. */
@@ -32,7 +33,7 @@ export function verifyEvidence(root: string, recorded: readonly EvidenceEntry[],
 
 /** One recorded entry looked at again, as its run used the path. */
 export function lookAgain(looker: EvidenceLooker, entry: EvidenceEntry): EvidenceEntry {
-  return looker.look(entry.path, entry.use, entry.own === true, !(entry.use === 'lookup' && entry.type === 'file' && entry.digest === undefined), entry.executable !== undefined, entry.names).entry;
+  return looker.look(entry.path, entry.use, entry.own === true, statDigest(entry), entry.executable !== undefined, entry.names).entry;
 }
 
 /** The recorded entries' looks (`entries`, in the same order) as a verdict: their digest, what changed, and files still being written. */
@@ -143,10 +144,25 @@ export function* earlierTracedCandidates(
   statCache: StatCache,
   find: () => Receipt[],
   source: Observation['source'] = 'scan',
+  /** The looks this answer made already (the latest receipt's among them): a receipt they show changed is not looked at. */
+  looks: AnswerLooks = new AnswerLooks(),
 ): Generator<EarlierTraced> {
+  const verify = looks.remembering((recorded, expectedDigest) => verifyEvidence(root, recorded, statCache, expectedDigest));
   for (const receipt of find()) {
-    yield { receipt, observe: () => observationFor(root, loadEvidence, statCache, receipt, notDeclared, () => [], source) };
+    yield {
+      receipt,
+      observe: () => {
+        const recorded = loadEvidence(receipt.manifestDigest);
+        if (recorded !== null && looks.changed(recorded)) return changedEvidence(source);
+        return observationFor(root, () => recorded, statCache, receipt, notDeclared, () => [], source, verify);
+      },
+    };
   }
+}
+
+/** A traced receipt's evidence found changed without a look at all of it: any digest but the receipt's, which is never empty. */
+export function changedEvidence(source: Observation['source']): Observation {
+  return { manifest: { digest: '', entries: [] }, problems: [], healthy: true, source, sourceIdentities: new Map() };
 }
 
 function notDeclared(): Observation {

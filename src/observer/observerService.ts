@@ -4,6 +4,7 @@ import { earlierTracedReceipts, latestReceipt, latestReceiptForInputs, loadEvide
 import type { EvidenceEntry } from '../core/evidence.js';
 import type { StatCache } from '../core/statCache.js';
 import { earlierInputsDigest } from '../core/decide.js';
+import { AnswerLooks } from '../fs/answerLooks.js';
 import { observationFor } from '../fs/verifyEvidence.js';
 import type { Receipt } from '../core/receipt.js';
 import { manifestLines, manifestSize } from '../core/manifest.js';
@@ -130,13 +131,16 @@ export class ObserverService {
       for (const notice of notices) this.options.log(notice);
       return unhealthy([{ code: 'observer-store-recovered', message: notices.join(' ') || 'the receipts database was replaced' }]);
     }
+    // One answer's looks: an earlier traced receipt they show changed is not looked at again (fs/answerLooks.ts).
+    const looks = new AnswerLooks();
+    const verify = looks.remembering(this.verify);
     const observations = checks.map((_check, position) => {
       const indexed = answer.observations[position];
       if (!indexed) throw new Error('unreachable: one observation per check');
       // A traced receipt's evidence (ignored files, paths outside the root) is looked at
       // again here, after the barrier, as a direct status would: the index covers only the
       // declared inputs.
-      const observation = observationFor(this.options.root, (digest) => this.evidence(digest), this.options.statCache, receipts[position] ?? null, () => indexed, () => indexed.problems.filter((problem) => problem.code === 'state-dir-in-git'), 'observer', this.verify);
+      const observation = observationFor(this.options.root, (digest) => this.evidence(digest), this.options.statCache, receipts[position] ?? null, () => indexed, () => indexed.problems.filter((problem) => problem.code === 'state-dir-in-git'), 'observer', verify);
       return { indexed, observation };
     });
     // Inputs seen before: the newest receipt made on them may answer, as a direct status finds it (api/scan.ts).
@@ -146,7 +150,7 @@ export class ObserverService {
         return digest === null ? null : latestReceiptForInputs(store.db, check.name, digest);
       }),
     );
-    const earlierTraced = readConsistently(store.db, () => checks.map((check, position) => this.earlierTraced(check, receipts[position] ?? null, observations[position]!.observation)));
+    const earlierTraced = readConsistently(store.db, () => checks.map((check, position) => this.earlierTraced(check, receipts[position] ?? null, observations[position]!.observation, looks, verify)));
     if (storeGeneration(store.db) !== generation) {
       const notices = store.notices.splice(0);
       for (const notice of notices) this.options.log(notice);
@@ -200,12 +204,17 @@ export class ObserverService {
    * barrier, as the latest's was), up to the first that is not changed. The client decides
    * (core/decide.ts decideObserved), with the context it alone can digest.
    */
-  private earlierTraced(check: ObservedInputs, latest: Receipt | null, observation: Observation): EarlierTracedLook[] {
+  private earlierTraced(check: ObservedInputs, latest: Receipt | null, observation: Observation, answered: AnswerLooks, verify: typeof this.verify): EarlierTracedLook[] {
     if (check.definitionDigest === undefined || latest?.evidence.mode !== 'traced') return [];
     if (!observation.healthy || observation.problems.length > 0 || observation.manifest.digest === latest.manifestDigest) return [];
     const looks: EarlierTracedLook[] = [];
     for (const receipt of earlierTracedReceipts(this.options.store.db, latest, { definitionDigest: check.definitionDigest, contextDigest: null })) {
-      const seen = observationFor(this.options.root, (digest) => this.evidence(digest), this.options.statCache, receipt, notDeclared, () => [], 'observer', this.verify);
+      const recorded = this.evidence(receipt.manifestDigest);
+      if (recorded !== null && answered.changed(recorded)) {
+        looks.push({ receipt, evidence: 'changed' });
+        continue;
+      }
+      const seen = observationFor(this.options.root, () => recorded, this.options.statCache, receipt, notDeclared, () => [], 'observer', verify);
       const evidence = !seen.healthy || seen.problems.length > 0 ? 'doubt' : seen.manifest.digest === receipt.manifestDigest ? 'unchanged' : 'changed';
       looks.push({ receipt, evidence });
       if (evidence !== 'changed') break;
