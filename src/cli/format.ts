@@ -1,5 +1,6 @@
 import type { Output } from '../core/output.js';
 import type { Receipt } from '../core/receipt.js';
+import { formatCount } from '../core/formatCount.js';
 
 export { formatAge, formatDuration } from '../core/humanTime.js';
 export { iso, receiptJson, receiptSummaryJson, statusJson } from '../api/reportJson.js';
@@ -44,7 +45,7 @@ export function evidenceWorthShowing(receipt: Receipt | null): boolean {
 export function evidenceText(receipt: Receipt): string {
   if (receipt.evidence?.mode !== 'traced') return 'declared';
   const count = receipt.inputCount;
-  return `traced, ${count.toLocaleString('en-US')} ${count === 1 ? 'path' : 'paths'}`;
+  return `traced, ${formatCount(count)} ${count === 1 ? 'path' : 'paths'}`;
 }
 
 /** One line per note: its message, then its code, as errors are shown. */

@@ -1,4 +1,5 @@
 import { packageChangeCount, summariseEvidenceChanges, type InstalledEvidenceSummary, type InstalledSummary, type PackageChanges, type PackageEvidenceChanges } from './changeSummary.js';
+import { formatCount } from './formatCount.js';
 import { describeEvidenceChange, type EvidenceChange } from './evidence.js';
 
 /*
@@ -7,8 +8,7 @@ import { describeEvidenceChange, type EvidenceChange } from './evidence.js';
  * reinstall does", not "reinstalled".
  */
 
-/** Counts as people read them: 21,914. */
-export const formatCount = (value: number): string => value.toLocaleString('en-US');
+export { formatCount };
 
 export const plural = (value: number, one: string, many = `${one}s`): string => `${formatCount(value)} ${value === 1 ? one : many}`;
 
