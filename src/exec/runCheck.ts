@@ -117,6 +117,8 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
   ]);
   // Only a traced check loads the tracer.
   const tracing = definition.mode === 'traced' ? await import('./traceRun.js') : null;
+  // Its strace runs while the lock is taken, the store opened and the inputs scanned.
+  const probed = tracing?.probeTracingSoon();
   const runId = newRunId();
   let waited = false;
   const lock = await acquireRunLock(request.stateDir, { runId, check: definition.name, startedAt: Date.now() }, (holder) => {
@@ -186,6 +188,7 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
       throw notWritable(request.stateDir, error);
     }
     let trace: TracePlan | null = null;
+    await probed;
     if (tracing && before.executable) {
       try {
         trace = tracing.planTrace(request.stateDir, definition.name, runId, before.executable, before.argv);

@@ -11,6 +11,7 @@ import { ensureStateSubdir, openStateFile } from '../store/stateDir.js';
 import { readTraceLog, tracedArgv, traceAvailability } from './trace/tracer.js';
 
 export { endLeftovers } from './trace/leftovers.js';
+export { probeTracingSoon } from './trace/tracer.js';
 
 /** A trace log left by a vouch that died mid-run, of another check, is removed by a later traced run after this long. */
 const ABANDONED_LOG_MS = 24 * 60 * 60 * 1000;

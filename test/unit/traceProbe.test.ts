@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyProbe, probeTracing, tracedArgv } from '../../src/exec/trace/tracer.js';
+import { classifyProbe, probeTracing, probeTracingSoon, traceAvailability, tracedArgv } from '../../src/exec/trace/tracer.js';
 
 /*
  * What the tracer's probe makes of strace's own words, without running strace: each way
@@ -25,6 +25,14 @@ describe('the trace probe', () => {
 
   it('is not-linux elsewhere, before looking for strace', () => {
     expect(probeTracing('darwin')).toMatchObject({ available: false, code: 'not-linux' });
+  });
+
+  it('started early, answers as the probe waited for does here, and is the answer kept for the process', async () => {
+    const soon = probeTracingSoon();
+    expect(probeTracingSoon()).toBe(soon);
+    const answer = await soon;
+    expect(answer).toEqual(probeTracing());
+    expect(traceAvailability()).toBe(answer);
   });
 
   it('wraps the command with the flags the log parser reads', () => {

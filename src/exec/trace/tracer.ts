@@ -88,14 +88,57 @@ export function traceAvailability(): TraceAvailability {
   return cached;
 }
 
+let probing: Promise<TraceAvailability> | undefined;
+
+/**
+ * The same probe, started now and not waited for: a run starts it once it knows it will trace,
+ * and the probe's strace runs while the run takes its lock and opens the store. traceAvailability()
+ * then takes its answer; one asked before it is in probes again, synchronously.
+ */
+export function probeTracingSoon(platform: NodeJS.Platform = process.platform): Promise<TraceAvailability> {
+  if (cached) return Promise.resolve(cached);
+  probing ??= new Promise<TraceAvailability>((resolve) => {
+    if (platform !== 'linux') return resolve(notLinux(platform));
+    let stderr = '';
+    let done = false;
+    const settle = (availability: TraceAvailability) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      resolve((cached ??= availability));
+    };
+    const probe = spawn('strace', PROBE_ARGS, { stdio: ['ignore', 'ignore', 'pipe'] });
+    const timer = setTimeout(() => {
+      probe.kill('SIGKILL');
+      settle({ available: false, code: 'probe-failed', message: 'strace could not be run: it did not finish within 10 s' });
+    }, PROBE_TIMEOUT_MS);
+    probe.stderr.setEncoding('utf8');
+    probe.stderr.on('data', (chunk: string) => (stderr += chunk));
+    probe.on('error', (error: NodeJS.ErrnoException) => settle(probeError(error)));
+    probe.on('close', (status) => settle(classifyProbe(status, stderr)));
+  });
+  return probing;
+}
+
+const PROBE_ARGS = ['-f', '-qq', '--seccomp-bpf', '-e', 'trace=execve', '-o', '/dev/null', '--', 'sh', '-c', ':'];
+const PROBE_TIMEOUT_MS = 10_000;
+
 /** The probe itself, uncached: for tests. */
 export function probeTracing(platform: NodeJS.Platform = process.platform): TraceAvailability {
-  if (platform !== 'linux') return { available: false, code: 'not-linux', message: `tracing needs Linux's ptrace and strace; this is ${platform}: the check falls back to its declared inputs` };
-  const probe = spawnSync('strace', ['-f', '-qq', '--seccomp-bpf', '-e', 'trace=execve', '-o', '/dev/null', '--', 'sh', '-c', ':'], { encoding: 'utf8', timeout: 10_000 });
+  if (platform !== 'linux') return notLinux(platform);
+  const probe = spawnSync('strace', PROBE_ARGS, { encoding: 'utf8', timeout: PROBE_TIMEOUT_MS });
   const error = probe.error as NodeJS.ErrnoException | undefined;
-  if (error?.code === 'ENOENT') return { available: false, code: 'strace-missing', message: `strace is not installed: ${STRACE_INSTALL_HINT}` };
-  if (error) return { available: false, code: 'probe-failed', message: `strace could not be run: ${error.message}` };
+  if (error) return probeError(error);
   return classifyProbe(probe.status, probe.stderr ?? '');
+}
+
+function notLinux(platform: NodeJS.Platform): TraceAvailability {
+  return { available: false, code: 'not-linux', message: `tracing needs Linux's ptrace and strace; this is ${platform}: the check falls back to its declared inputs` };
+}
+
+function probeError(error: NodeJS.ErrnoException): TraceAvailability {
+  if (error.code === 'ENOENT') return { available: false, code: 'strace-missing', message: `strace is not installed: ${STRACE_INSTALL_HINT}` };
+  return { available: false, code: 'probe-failed', message: `strace could not be run: ${error.message}` };
 }
 
 /** What strace's exit status and its own messages say about tracing here. */
