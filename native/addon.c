@@ -2,6 +2,8 @@
 // (src/observer/client.ts). Each start...() begins work on
 // threads of its own and returns at once, so JavaScript goes on meanwhile; finish...() waits for
 // that work and hands over what it found.
+// struct ucred (SO_PEERCRED) is a GNU extension in glibc's headers.
+#define _GNU_SOURCE
 #include <errno.h>
 #include <node_api.h>
 #include <pthread.h>
@@ -13,6 +15,7 @@
 #endif
 #ifdef __linux__
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #endif
 
@@ -402,6 +405,28 @@ static napi_value call_observer(napi_env env, napi_callback_info info) {
   return result;
 }
 
+// peerPid(fd: number): the pid of the process at the other end of a Unix socket, or -1 when it
+// cannot be told. The kernel records it when the peer connected (unix(7), SO_PEERCRED).
+static napi_value peer_pid(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  int32_t fd = -1;
+  if (argc < 1 || napi_get_value_int32(env, argv[0], &fd) != napi_ok) {
+    napi_throw_type_error(env, NULL, "peerPid(fd: number)");
+    return NULL;
+  }
+  int32_t pid = -1;
+#ifdef SO_PEERCRED
+  struct ucred credentials;
+  socklen_t size = sizeof credentials;
+  if (fd >= 0 && getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &size) == 0 && size == sizeof credentials && credentials.pid > 0) pid = credentials.pid;
+#endif
+  napi_value result;
+  CHECK(napi_create_int32(env, pid, &result));
+  return result;
+}
+
 // queueWatch(fds, intervalNs, maxGapNs, limitBytes): watches these inotify descriptors; 0 or an errno.
 static napi_value queue_watch_start(napi_env env, napi_callback_info info) {
   size_t argc = 4;
@@ -582,6 +607,7 @@ static napi_value init(napi_env env, napi_value exports) {
       {"startSources", NULL, start_sources, NULL, NULL, NULL, napi_default, NULL},
       {"finishSources", NULL, finish_sources, NULL, NULL, NULL, napi_default, NULL},
       {"callObserver", NULL, call_observer, NULL, NULL, NULL, napi_default, NULL},
+      {"peerPid", NULL, peer_pid, NULL, NULL, NULL, napi_default, NULL},
       {"queueWatch", NULL, queue_watch_start, NULL, NULL, NULL, napi_default, NULL},
       {"queueWatchTake", NULL, queue_watch_take_window, NULL, NULL, NULL, napi_default, NULL},
 #ifdef __linux__

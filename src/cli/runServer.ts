@@ -12,10 +12,11 @@ import type { CliIo } from './io.js';
  * receipt, as `vouch run` would in a process of its own; the check's process
  * is started by the client, so its output and signals stay the caller's.
  *
- * Taken only for the rewrite's own form, one check, declared: a traced check
- * runs under its tracer through Node, and a workspace's fan-out runs its
- * package checks side by side through Node. Anything else is left to the
- * Node command (false), before a byte is sent.
+ * Taken only for the rewrite's own form, one check. A traced one only where
+ * this process's trace probe holds for the client, which starts the tracer
+ * (exec/trace/probePeer.ts). A workspace's fan-out runs its package checks
+ * side by side through Node. Anything else is left to the Node command
+ * (false), before a byte is sent.
  */
 
 /** The header's kind when the server has taken the run; frames follow (clientSpawn.ts). */
@@ -28,7 +29,8 @@ export async function serveRun(request: HookRequest, connection: Socket, env: No
   try {
     const project = await loadProject({ cwd: request.cwd });
     const selected = await selectChecks(project, [name]);
-    if (selected.length !== 1 || selected[0]!.mode === 'traced') return false;
+    if (selected.length !== 1) return false;
+    if (selected[0]!.mode === 'traced' && !(await traceHoldsFor(connection))) return false;
   } catch {
     // The Node command says what is wrong, as it would have without a server.
     return false;
@@ -48,4 +50,12 @@ export async function serveRun(request: HookRequest, connection: Socket, env: No
   exit.writeUInt32LE(code);
   if (!connection.destroyed) connection.end(frame('x', exit));
   return true;
+}
+
+/** Whether a traced check can run here for the client at the other end of `connection`. */
+async function traceHoldsFor(connection: Socket): Promise<boolean> {
+  // The socket's descriptor: Node keeps it on the handle of a Unix socket's connection.
+  const fd = (connection as unknown as { _handle?: { fd?: unknown } })._handle?.fd;
+  if (typeof fd !== 'number' || fd < 0) return false;
+  return (await import('../api/tracePeer.js')).traceHoldsForPeer(fd);
 }

@@ -17,6 +17,8 @@ export interface Addon {
   startSources(root: string, threads: number): object;
   finishSources(handle: object): NativeSourceList;
   callObserver(socketPath: string, request: string, deadlineMs: number, maxBytes: number): NativeCallReply;
+  /** The pid at the other end of a Unix socket (SO_PEERCRED), or -1. Absent from an addon built before it. */
+  peerPid?(fd: number): number;
   /** Absent from an addon built before it: the observer then scans in full on every change. */
   queueWatch?(fds: number[], intervalNs: number, maxGapNs: number, limitBytes: number): number;
   queueWatchTake?(): QueueWindow;

@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { hookSocketPath } from '../../src/agents/hookSocket.js';
+import { probeTracing } from '../../src/exec/trace/tracer.js';
 import { shellQuote } from '../../src/agents/shellQuote.js';
 import { claudeBash } from '../helpers/hookInput.js';
 import { hookServersUnder, killHookServers } from '../helpers/hookServers.js';
@@ -21,12 +22,16 @@ import { CLI, cleanEnv, REPO, tempProject, type TempProject } from '../helpers/p
 
 const CLIENT = join(REPO, 'build', 'Release', 'vouch_hook');
 const available = process.platform === 'linux' && existsSync(CLIENT);
+const TRACING = available && probeTracing().available;
 const TMP = join(REPO, '.tmp');
 
 // The check says who started it (its parent's name: the client, or Node when the client fell
 // back), and waits for a file named `hold` to go when one is there. `code` and `hold` are not inputs.
 const CHECK = `const fs = require('node:fs');
-const parent = fs.readFileSync('/proc/' + process.ppid + '/comm', 'utf8').trim();
+const comm = (pid) => fs.readFileSync('/proc/' + pid + '/comm', 'utf8').trim();
+const ppidOf = (pid) => Number(fs.readFileSync('/proc/' + pid + '/stat', 'utf8').split(')').pop().trim().split(' ')[1]);
+let parent = comm(process.ppid);
+if (parent === 'strace') parent += ' under ' + comm(ppidOf(process.ppid));
 console.log('started by ' + parent);
 console.error('to stderr');
 fs.writeFileSync('pid', String(process.pid));
@@ -118,18 +123,46 @@ describe.skipIf(!available)('a run through the native client', () => {
     expect(receipts(p, env)[0]).toMatchObject({ result: 'FAIL', exit_code: null, signal: 'SIGTERM' });
   });
 
-  it('leaves to Node what the server does not take: --json, a traced check, an unknown check', async () => {
+  it('leaves to Node what the server does not take: --json, an unknown check', async () => {
     await withServer(p, env);
     const json = viaClient(p, env, 'check', '--json');
     expect(json.code, json.stderr).toBe(0);
     expect(JSON.parse(json.stdout).runs[0]).toMatchObject({ name: 'check', action: 'ran' });
     expect(json.stderr).toContain('started by node');
-    const traced = viaClient(p, env, 'traced');
-    expect(traced.stdout).toContain('started by');
-    expect(traced.stdout).not.toContain('started by vouch_hook');
     const unknown = viaClient(p, env, 'nothing');
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('nothing');
+  });
+
+  it.runIf(TRACING)('runs a traced check under its tracer, started by the client: a traced receipt, as `vouch run` keeps', async () => {
+    await withServer(p, env);
+    // The check writes `pid`: made before, so that the run adds no name to the root, which would
+    // make every file it read there one that may have changed under it (fs/runEvidence.ts).
+    writeFileSync(join(p.root, 'pid'), '');
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    const ran = viaClient(p, env, 'traced');
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(ran.stdout).toBe('started by strace under vouch_hook\n');
+    const runId = /\(run (\S+)\)/.exec(ran.stderr)![1]!;
+    const [latest] = p.json(['log', 'traced'], { env }).receipts as Array<Record<string, unknown>>;
+    expect(latest).toMatchObject({ run_id: runId, result: 'PASS', evidence: { mode: 'traced', notes: [] } });
+    expect(readFileSync(join(p.root, '.vouch', 'logs', `${runId}.log`), 'utf8')).toBe('started by strace under vouch_hook\nto stderr\n');
+    // What it read is its evidence: check.cjs among them.
+    const inputs = p.json(['explain', 'traced', '--inputs', '--all'], { env });
+    expect(JSON.stringify(inputs)).toContain('check.cjs');
+    const status = p.json(['status', 'traced', '--no-observer'], { env }).checks[0];
+    expect(status, JSON.stringify(status.reasons)).toMatchObject({ freshness: 'CURRENT', receipt: { run_id: runId } });
+  });
+
+  it.runIf(TRACING)('leaves a traced check to Node when the client is traced itself: its tracer could not start the check', async () => {
+    await withServer(p, env);
+    // Under another tracer, as in an agent's sandbox that refuses ptrace: the server's probe does
+    // not hold for this client, and Node's own probe finds tracing refused.
+    const result = spawnSync('strace', ['-f', '-qq', '-e', 'trace=none', '-o', '/dev/null', '--', CLIENT, ...clientArgs('traced')], { cwd: p.root, env, encoding: 'utf8', timeout: 60_000 });
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stdout).toBe('started by node\n');
+    const [latest] = p.json(['log', 'traced'], { env }).receipts as Array<{ evidence: { notes: Array<{ code: string }> } }>;
+    expect(latest!.evidence.notes.map((note) => note.code)).toEqual(['trace-unavailable']);
   });
 
   it('passes Ctrl-C on to the check\'s group, and the run is not reusable', async () => {

@@ -41,7 +41,10 @@ async function traced(argv: string[], cwd: string): Promise<Map<string, PathFact
 
 describe.skipIf(!STRACE)(TITLE, () => {
   it('tracing is available here', () => {
-    expect(traceAvailability()).toEqual({ available: true, strace: 'strace' });
+    // The strace it probed, by its path: the one on this process's PATH.
+    const which = spawnSync('sh', ['-c', 'command -v strace'], { encoding: 'utf8' }).stdout.trim();
+    expect(which).toMatch(/^\/.*strace$/);
+    expect(traceAvailability()).toEqual({ available: true, strace: which });
   });
 
   it('records reads, lookups, listings, links, a chdir, a child process, and the order of writes and reads', async () => {

@@ -3,6 +3,7 @@ import { closeSync, createReadStream, openSync, readFileSync, realpathSync } fro
 import { join } from 'node:path';
 import type { RunFacts } from '../../core/runFacts.js';
 import { StraceLogParser } from './straceLog.js';
+import { resolveExecutable } from '../resolveExecutable.js';
 
 /**
  * Runs a command under strace(1) and reads back what its whole process tree touched.
@@ -115,7 +116,7 @@ export function probeTracingSoon(platform: NodeJS.Platform = process.platform): 
     probe.stderr.setEncoding('utf8');
     probe.stderr.on('data', (chunk: string) => (stderr += chunk));
     probe.on('error', (error: NodeJS.ErrnoException) => settle(probeError(error)));
-    probe.on('close', (status) => settle(classifyProbe(status, stderr)));
+    probe.on('close', (status) => settle(found(classifyProbe(status, stderr))));
   });
   return probing;
 }
@@ -129,7 +130,17 @@ export function probeTracing(platform: NodeJS.Platform = process.platform): Trac
   const probe = spawnSync('strace', PROBE_ARGS, { encoding: 'utf8', timeout: PROBE_TIMEOUT_MS });
   const error = probe.error as NodeJS.ErrnoException | undefined;
   if (error) return probeError(error);
-  return classifyProbe(probe.status, probe.stderr ?? '');
+  return found(classifyProbe(probe.status, probe.stderr ?? ''));
+}
+
+/**
+ * The strace the probe ran, by its path: a run's tracer is the one probed, whatever the check's
+ * own PATH holds, and the native client that may start it execs what it is given
+ * (native/clientRun.c).
+ */
+function found(availability: TraceAvailability): TraceAvailability {
+  if (!availability.available) return availability;
+  return { ...availability, strace: resolveExecutable(availability.strace, process.cwd(), process.env.PATH ?? '') ?? availability.strace };
 }
 
 function notLinux(platform: NodeJS.Platform): TraceAvailability {
