@@ -214,6 +214,29 @@ describe.skipIf(!available)('a run through the native client', () => {
     expect(receipts(p, env)).toHaveLength(before + 1);
   });
 
+  it.runIf(TRACING)('kill -9 of the client mid traced run ends the tracer and the check, and keeps no receipt', async () => {
+    await withServer(p, env);
+    const logged = () => (p.json(['log', 'traced'], { env }).receipts as unknown[]).length;
+    const before = logged();
+    writeFileSync(join(p.root, 'pid'), '');
+    writeFileSync(join(p.root, 'hold'), '');
+    const child = spawn(CLIENT, clientArgs('traced'), { cwd: p.root, env, stdio: 'ignore' });
+    children.push(child);
+    await until(() => /^\d+$/.test(readFileSync(join(p.root, 'pid'), 'utf8')), 'the traced check started', 15_000);
+    const pid = Number(readFileSync(join(p.root, 'pid'), 'utf8'));
+    const tracer = Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(')').pop()!.trim().split(' ')[1]);
+    expect(readFileSync(`/proc/${tracer}/comm`, 'utf8').trim()).toBe('strace');
+    child.kill('SIGKILL');
+    const gone = (id: number) => !existsSync(`/proc/${id}`) || readFileSync(`/proc/${id}/stat`, 'utf8').split(')').pop()!.trim().startsWith('Z');
+    await until(() => gone(pid) && gone(tracer), 'the check and its tracer ended', 15_000);
+    rmSync(join(p.root, 'hold'));
+    expect(logged()).toBe(before);
+    const next = viaClient(p, env, 'traced');
+    expect(next.code, next.stderr).toBe(0);
+    expect(next.stderr).not.toContain('waiting for');
+    expect(logged()).toBe(before + 1);
+  });
+
   it('is what the hook\'s rewrite runs when the hook came through the client', async () => {
     // STALE, so the hook rewrites rather than denies.
     p.write('src/a.js', 'export const a = 3;\n');
