@@ -140,7 +140,16 @@ export function probeTracing(platform: NodeJS.Platform = process.platform): Trac
  */
 function found(availability: TraceAvailability): TraceAvailability {
   if (!availability.available) return availability;
-  return { ...availability, strace: resolveExecutable(availability.strace, process.cwd(), process.env.PATH ?? '') ?? availability.strace };
+  return { ...availability, strace: resolveExecutable(availability.strace, workingDirectory(), process.env.PATH ?? '') ?? availability.strace };
+}
+
+/** Where a relative PATH entry points, as the probe's spawn found it; '/' once the directory is gone. */
+function workingDirectory(): string {
+  try {
+    return process.cwd();
+  } catch {
+    return '/';
+  }
 }
 
 function notLinux(platform: NodeJS.Platform): TraceAvailability {
