@@ -40,7 +40,7 @@ static void set_u32(unsigned char *at, uint32_t value) {
   for (int i = 0; i < 4; i++) at[i] = (unsigned char)(value >> (8 * i));
 }
 
-static int write_fully(int fd, const void *data, size_t length) {
+int write_fully(int fd, const void *data, size_t length) {
   const char *at = data;
   while (length > 0) {
     ssize_t wrote = write(fd, at, length);

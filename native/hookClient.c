@@ -200,19 +200,6 @@ static AskOutcome exchange(int fd, const char *path, const Bytes *request, Bytes
   return sent == ASK_ANSWERED ? receive(fd, answer, 0, deadline) : sent;
 }
 
-static int write_all(int fd, const char *data, size_t length) {
-  while (length > 0) {
-    ssize_t wrote = write(fd, data, length);
-    if (wrote < 0) {
-      if (errno == EINTR) continue;
-      return -1;
-    }
-    data += wrote;
-    length -= (size_t)wrote;
-  }
-  return 0;
-}
-
 // The server's answer: MAGIC, kind (0 answered, 1 ask the Node hook), exit code, stdout, stderr.
 // Returns the exit code, or -1 when the answer says to fall back or is malformed.
 static int print_answer(const Bytes *answer) {
@@ -231,8 +218,8 @@ static int print_answer(const Bytes *answer) {
   uint32_t err_length = read_u32(at);
   if (err_length != left - 4) return -1;
   const char *err = (const char *)at + 4;
-  if (write_all(1, out, out_length) != 0) return 0;
-  write_all(2, err, err_length);
+  if (write_fully(1, out, out_length) != 0) return 0;
+  write_fully(2, err, err_length);
   return (int)code;
 }
 
@@ -255,7 +242,7 @@ static void fall_back(char **argv, int argc, const Bytes *input, const char *ser
   args[n] = NULL;
   if (input) {
     int fd = memfd_create("vouch-hook-stdin", 0);
-    if (fd < 0 || write_all(fd, input->data, input->length) != 0 || lseek(fd, 0, SEEK_SET) != 0 || dup2(fd, 0) < 0) _exit(0);
+    if (fd < 0 || write_fully(fd, input->data, input->length) != 0 || lseek(fd, 0, SEEK_SET) != 0 || dup2(fd, 0) < 0) _exit(0);
     if (fd != 0) close(fd);
   }
   // execvp: a NODE given without a slash is looked up on PATH, as a shell would.

@@ -4,7 +4,7 @@ import type { ObservedContext, Observation } from '../core/observation.js';
 import type { Receipt } from '../core/receipt.js';
 import { planCheck } from '../exec/checkPlan.js';
 import { AnswerLooks } from '../fs/answerLooks.js';
-import { earlierTracedCandidates, observationFor, verifyEvidence } from '../fs/verifyEvidence.js';
+import { earlierTracedCandidates, lookingAtAll, observationFor } from '../fs/verifyEvidence.js';
 import { InputScanner } from '../fs/inputScanner.js';
 import { startScans, type StartedScans } from '../fs/startedScans.js';
 import { diskFullNotice, noteOnce } from '../store/diskFull.js';
@@ -34,7 +34,7 @@ export function observeChecks(
   receipts: readonly (Receipt | null)[] = [],
   looks: AnswerLooks = new AnswerLooks(),
 ): CheckObservation[] {
-  const verify = looks.remembering((recorded, expectedDigest) => verifyEvidence(project.root, recorded, session.statCache, expectedDigest));
+  const verify = looks.remembering(lookingAtAll(project.root, session.statCache));
   let made: InputScanner | undefined;
   const scanner = () => (made ??= new InputScanner(project.root, project.excluded, session.statCache, scans.installed, scans.sources));
   const declared = (definition: CheckDefinition) => () => scanner().observe(definition);

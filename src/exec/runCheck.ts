@@ -103,7 +103,7 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
     { saveStatCache },
     { buildReceipt },
     { spawnCheck },
-    { earlierTracedCandidates, observationFor, verifyEvidence },
+    { earlierTracedCandidates, lookingAtAll, observationFor },
     { AnswerLooks },
   ] = await Promise.all([
     import('../fs/inputScanner.js'),
@@ -156,7 +156,7 @@ export async function runCheck(request: RunRequest): Promise<RunOutcome> {
       // Decided under the lock: a run that just finished may have made this one unnecessary.
       const latest = latestReceipt(db, definition.name);
       const looks = new AnswerLooks();
-      const verify = looks.remembering((recorded, expectedDigest) => verifyEvidence(request.root, recorded, statCache(), expectedDigest));
+      const verify = looks.remembering(lookingAtAll(request.root, statCache()));
       const inputs = observationFor(request.root, (digest) => loadEvidence(db, digest), statCache(), latest, declaredBefore, () => (first ?? scanner()).trustProblems(), 'scan', verify);
       const digest = earlierInputsDigest(latest, inputs);
       const declared = decideWithEarlier(definition, before.observed, inputs, latest, digest === null ? null : latestReceiptForInputs(db, definition.name, digest));

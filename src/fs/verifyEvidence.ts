@@ -31,6 +31,11 @@ export function verifyEvidence(root: string, recorded: readonly EvidenceEntry[],
   return verifiedOf(recorded, entries, expectedDigest);
 }
 
+/** verifyEvidence as a look that observationFor takes: every entry looked at again. */
+export function lookingAtAll(root: string, statCache: StatCache): (recorded: readonly EvidenceEntry[], expectedDigest: string) => VerifiedEvidence {
+  return (recorded, expectedDigest) => verifyEvidence(root, recorded, statCache, expectedDigest);
+}
+
 /** One recorded entry looked at again, as its run used the path. */
 export function lookAgain(looker: EvidenceLooker, entry: EvidenceEntry): EvidenceEntry {
   return looker.look(entry.path, entry.use, entry.own === true, statDigest(entry), entry.executable !== undefined, entry.names).entry;
@@ -114,7 +119,7 @@ export function observationFor(
   trustProblems: () => Reason[],
   source: Observation['source'] = 'scan',
   /** How the evidence is looked at again: all of it, unless the caller knows what changed since its last look (observer/keptEvidence.ts). */
-  verify: (recorded: readonly EvidenceEntry[], expectedDigest: string) => VerifiedEvidence = (recorded, expectedDigest) => verifyEvidence(root, recorded, statCache, expectedDigest),
+  verify: (recorded: readonly EvidenceEntry[], expectedDigest: string) => VerifiedEvidence = lookingAtAll(root, statCache),
 ): Observation {
   if (receipt?.evidence.mode !== 'traced') return declared();
   const distrust = trustProblems();
@@ -147,7 +152,7 @@ export function* earlierTracedCandidates(
   /** The looks this answer made already (the latest receipt's among them): a receipt they show changed is not looked at. */
   looks: AnswerLooks = new AnswerLooks(),
 ): Generator<EarlierTraced> {
-  const verify = looks.remembering((recorded, expectedDigest) => verifyEvidence(root, recorded, statCache, expectedDigest));
+  const verify = looks.remembering(lookingAtAll(root, statCache));
   for (const receipt of find()) {
     yield {
       receipt,

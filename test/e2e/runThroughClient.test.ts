@@ -148,8 +148,8 @@ describe.skipIf(!available)('a run through the native client', () => {
     expect(latest).toMatchObject({ run_id: runId, result: 'PASS', evidence: { mode: 'traced', notes: [] } });
     expect(readFileSync(join(p.root, '.vouch', 'logs', `${runId}.log`), 'utf8')).toBe('started by strace under vouch_hook\nto stderr\n');
     // What it read is its evidence: check.cjs among them.
-    const inputs = p.json(['explain', 'traced', '--inputs', '--all'], { env });
-    expect(JSON.stringify(inputs)).toContain('check.cjs');
+    const { evidence } = p.json(['explain', 'traced', '--inputs', '--all'], { env }) as { evidence: Array<Record<string, unknown>> };
+    expect(evidence).toContainEqual(expect.objectContaining({ path: 'check.cjs', use: 'read', type: 'file', own: false }));
     const status = p.json(['status', 'traced', '--no-observer'], { env }).checks[0];
     expect(status, JSON.stringify(status.reasons)).toMatchObject({ freshness: 'CURRENT', receipt: { run_id: runId } });
   });
