@@ -43,13 +43,20 @@ export default {
           test: /dist[\\/](api[\\/]projectPlace|agents[\\/]shellQuote|observer[\\/]callMode|store[\\/](stateDir|diskFull)|core[\\/](config|configLimits|pathInside))\.js$/,
         },
         {
+          // A status the observer answers whole (cli/servedStatus.ts) loads this and 'place', not
+          // 'common': node:crypto alone costs about 6 ms. 'common' loads it too.
+          name: 'served',
+          priority: 2,
+          test: /dist[\\/](cli[\\/](servedStatus|options)|api[\\/](servedStatus|buildId)|observer[\\/](listedObserver|callLimits|protocol)|fs[\\/](nativeAddon|processStart))\.js$/,
+        },
+        {
           // The small modules nearly every command loads, as one file: each
           // file costs a require its resolve, read and wrap. shellQuote is
           // here because the hook needs it at start, and main.js has loaded
           // this file by then.
           name: 'common',
           priority: 1,
-          test: /dist[\\/](core[\\/](config|digest|definition|context|reason|decide|humanTime|configLimits)|cli[\\/](format|io|options)|fs[\\/]processStart|observer[\\/](client|protocol)|store[\\/]stateDir|api[\\/](project|askObserver|reportJson)|agents[\\/]shellQuote)\.js$/,
+          test: /dist[\\/](core[\\/](config|digest|definition|context|reason|decide|humanTime|configLimits)|cli[\\/](format|io)|observer[\\/]client|store[\\/]stateDir|api[\\/](project|askObserver|reportJson)|agents[\\/]shellQuote)\.js$/,
         },
         {
           // The parser and what reads its trees, as one file: the hook's

@@ -1,31 +1,16 @@
-import { statSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { isVouchError } from '../core/errors.js';
 import { callObserver, findObserver } from '../observer/client.js';
 import type { ObserverOptions, ObserverReady } from '../observer/daemon.js';
+import type { Handler } from '../observer/rpcServer.js';
 import { launchObserver, stopObserver as stopRunning } from '../observer/launch.js';
 import { observerFiles } from '../observer/observerFiles.js';
-import { PROTOCOL } from '../observer/protocol.js';
+import { buildId, type Build } from './buildId.js';
 import { observerInfo } from './observer.js';
 import type { Project } from './project.js';
 
 export const DEFAULT_IDLE_TIMEOUT_MS = 8 * 60 * 60 * 1000;
 const START_TIMEOUT_MS = 5 * 60 * 1000;
-
-/** The vouch that runs: its version, and the identity of its entry script, so a rebuilt vouch replaces its observer. */
-export interface Build {
-  version: string;
-  entry: string;
-}
-
-export function buildId(build: Build): string {
-  try {
-    const stats = statSync(build.entry);
-    return `${PROTOCOL}:${stats.size}:${stats.mtimeMs}`;
-  } catch {
-    return `${PROTOCOL}`;
-  }
-}
 
 export interface StartOptions {
   build: Build;
@@ -34,6 +19,8 @@ export interface StartOptions {
   foreground: boolean;
   onReady?(ready: ObserverReady, action: StartOutcome['action']): void;
   log?(message: string): void;
+  /** Methods the observer answers besides its own, where it serves in this process (ObserverOptions.methods). */
+  methods?: Record<string, Handler>;
 }
 
 export type StartOutcome = { action: 'started' | 'replaced' | 'already-running'; pid: number; readyMs: number | null; indexFiles: number; socket: string };
@@ -124,6 +111,7 @@ function daemonOptions(project: Project, options: StartOptions, build: string) {
     idleTimeoutMs: options.idleTimeoutMs,
     faults: options.env.VOUCH_OBSERVER_FAULTS === '1',
     env: options.env,
+    ...(options.methods ? { methods: options.methods } : {}),
   };
 }
 

@@ -10,9 +10,15 @@ export interface StatusReport {
 }
 
 export interface StatusOptions {
-  observer: ObserverUse;
+  /** 'only': the observer's answer or ObserverDidNotAnswer, never a direct look (a status served inside the observer). */
+  observer: ObserverUse | 'only';
   mode: ObserveMode;
+  /** The observer was asked already and did not answer, for this reason: it is not asked again. */
+  unavailable?: string;
 }
+
+/** No answer from the observer where only its answer would do; the reasons are the notices a direct look would have shown. */
+export class ObserverDidNotAnswer extends Error {}
 
 export async function status(
   project: Project,
@@ -22,8 +28,10 @@ export async function status(
 ): Promise<StatusReport> {
   const definitions = await selectChecks(project, names);
   const notices: string[] = [];
-  if (options.observer === 'auto') {
+  if (options.unavailable !== undefined) notices.push(`${options.unavailable}; observed directly instead`);
+  else if (options.observer !== 'off') {
     const answer = await askObserver(project, definitions, env, options.mode, notices);
+    if (!answer && options.observer === 'only') throw new ObserverDidNotAnswer(notices.join('; ') || 'no observer runs');
     if (answer) {
       return {
         observation: { healthy: true, source: 'observer', mode: options.mode, observedAt: answer.observedAt, durationMs: answer.durationMs },

@@ -11,6 +11,11 @@ export interface CliIo {
   isTty: boolean;
   /** When the caller started (epoch ms); default this process's start. */
   startedAt?: number;
+  /**
+   * Why the observer cannot be asked, found before the command ran (a status it was to serve timed
+   * out, cli/servedStatus.ts): the command looks directly and says so, without a second wait.
+   */
+  observerUnavailable?: string;
   /** How `vouch run` starts a check's process; default in this process. A resident server's runs start it in the caller's (agents/runServer.ts). */
   spawnCheck?: CheckSpawner;
 }

@@ -8,6 +8,7 @@ import type { CliIo } from './io.js';
 const io: CliIo = {
   cwd: process.cwd(),
   env: process.env,
+  ...(process.argv[1] ? { entry: process.argv[1] } : {}),
   stdout: fdOutput(1),
   stderr: fdOutput(2),
   // Only prove asks, and node:tty loads net: asked lazily.
@@ -15,7 +16,25 @@ const io: CliIo = {
     return (createRequire(import.meta.url)('node:tty') as typeof import('node:tty')).isatty(1);
   },
 };
-main(process.argv.slice(2), io).then(
+const argv = process.argv.slice(2);
+const entry = process.argv[1];
+
+/**
+ * A status the running observer answers whole costs this process no more than finding it
+ * (cli/servedStatus.ts), and it exits as soon as the answer is written (synchronously, fdOutput.ts):
+ * nothing else was started, and a collection or a timer left to run would only delay the exit.
+ */
+async function answer(): Promise<number> {
+  if (argv[0] === 'status' && entry !== undefined) {
+    const served = (await import('./servedStatus.js')).servedStatus(argv.slice(1), io, entry);
+    if ('code' in served) process.exit(served.code);
+    // Set on io itself: a copy would read isTty, which loads node:tty.
+    if (served.unavailable !== undefined) io.observerUnavailable = served.unavailable;
+  }
+  return main(argv, io);
+}
+
+answer().then(
   (code) => {
     process.exitCode = code;
   },

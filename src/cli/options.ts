@@ -39,6 +39,9 @@ export const OBSERVER_OPTIONS = {
   'no-observer': { type: 'boolean', default: false },
 } as const satisfies ParseArgsConfig['options'];
 
+/** What `vouch status` takes: one list for the command, its served form and the observer's side of it. */
+export const STATUS_OPTIONS = { short: { type: 'boolean', default: false }, ...OBSERVER_OPTIONS } as const satisfies ParseArgsConfig['options'];
+
 export function observerChoice(values: { sync?: boolean; cached?: boolean; 'no-observer'?: boolean }): { observer: 'auto' | 'off'; mode: 'sync' | 'cached' } {
   if (values.sync && values.cached) throw new VouchError('usage', '--sync and --cached contradict each other; pass one');
   return { observer: values['no-observer'] ? 'off' : 'auto', mode: values.cached ? 'cached' : 'sync' };

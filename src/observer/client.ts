@@ -3,11 +3,10 @@ import { loadAddon, type Addon } from '../fs/nativeAddon.js';
 import { blockingObserverCallsAllowed } from './callMode.js';
 import { processAlive, procAvailable } from '../fs/processStart.js';
 import { checkObserverDir, observerFiles, readRecord, removeObserverFiles, trustedSocket, type ObserverFiles, type ObserverRecord } from './observerFiles.js';
-import { MAX_LINE_BYTES, type MethodName, type Methods } from './protocol.js';
+import { addonDeadline, MAX_ANSWER_CHARS } from './callLimits.js';
+import type { MethodName, Methods } from './protocol.js';
 
-export const DEFAULT_DEADLINE_MS = 5_000;
-/** The longest answer read, in characters (bytes on the native path): an observer sending more is broken. */
-const MAX_ANSWER_CHARS = 64 * MAX_LINE_BYTES;
+export { DEFAULT_DEADLINE_MS, deadlineFrom } from './callLimits.js';
 
 /** Why a call got no answer. The caller falls back to observing directly. */
 export class ObserverUnavailable extends Error {
@@ -53,11 +52,6 @@ export function recordAlive(record: ObserverRecord): boolean {
   return processAlive(record.pid, record.processStart);
 }
 
-export function deadlineFrom(env: NodeJS.ProcessEnv): number {
-  const value = Number(env.VOUCH_OBSERVER_TIMEOUT_MS);
-  return Number.isFinite(value) && value > 0 ? value : DEFAULT_DEADLINE_MS;
-}
-
 let nextId = 1;
 /** One call, one connection. A hung or dead observer costs at most the deadline. */
 export async function callObserver<M extends MethodName>(
@@ -91,8 +85,7 @@ const closedEarly = (method: string) => new ObserverUnavailable('error', `the ob
 const unreachable = (why: 'refused' | 'error', socket: string, code: string) => new ObserverUnavailable(why, `cannot reach the observer at ${socket} (${code})`);
 
 function blockingExchange(addon: Addon, socket: string, method: string, request: string, deadlineMs: number): string {
-  // The addon takes a 32-bit deadline; VOUCH_OBSERVER_TIMEOUT_MS may say more.
-  const answer = addon.callObserver(socket, request, Math.min(2 ** 31 - 1, Math.max(1, Math.ceil(deadlineMs))), MAX_ANSWER_CHARS);
+  const answer = addon.callObserver(socket, request, addonDeadline(deadlineMs), MAX_ANSWER_CHARS);
   switch (answer.outcome) {
     case 'answered':
       return answer.reply;

@@ -11,7 +11,7 @@ import { callObserver } from './client.js';
 import { ensureObserverDir, observerFiles, removeObserverFiles, socketPath, writeRecord } from './observerFiles.js';
 import type { ObserveParams, ObservedInputs } from './protocol.js';
 import { ObserverService } from './observerService.js';
-import { rpcServer } from './rpcServer.js';
+import { rpcServer, type Handler } from './rpcServer.js';
 import { outsideRuleFiles } from './ruleFiles.js';
 import { nativeTreeWatcher, nativeWatcherAvailable } from './nativeTreeWatcher.js';
 import { treeWatcher, type Watcher } from './treeWatcher.js';
@@ -33,6 +33,8 @@ export interface ObserverOptions {
   env: NodeJS.ProcessEnv;
   onReady(ready: ObserverReady): void;
   log(message: string): void;
+  /** Methods its composer adds (the CLI's served status); they cannot replace the observer's own. */
+  methods?: Record<string, Handler>;
   /** The file watcher; @parcel/watcher unless a test feeds its own events. */
   watcher?: Watcher;
   /** How often the stat cache's changes are written while it runs (SAVE_STAT_CACHE_MS unless a test sets it). */
@@ -168,6 +170,7 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
   const done = new Promise<void>((resolve) => (resolveDone = resolve));
   const server: Server = rpcServer(
     {
+      ...options.methods,
       ping: () => service.ping(),
       observe: (params) => service.observe(params as ObserveParams),
       info: () => service.info(),

@@ -125,11 +125,36 @@ export interface ObserverInfo extends PingResult {
 
 export type FaultKind = 'overflow' | 'watcher-error' | 'watch-limit' | 'blind-creates';
 
+/**
+ * A whole `vouch status` for a caller (cli/servedStatus.ts asks, cli/statusServer.ts answers):
+ * its arguments, working directory, environment, Node version and build. The observer answers
+ * only for its own config and state dir, build and Node, and only from its index; anything else
+ * is an error, and the caller's own process answers.
+ */
+export interface StatusCall {
+  argv: string[];
+  cwd: string;
+  env: Record<string, string>;
+  node: string;
+  /** The caller's vouch version and build (api/buildId.ts): npm gives every installed file the same mtime. */
+  version: string;
+  build: string;
+}
+
+/** What the caller's own process would have printed, and its exit code. */
+export interface ServedStatus {
+  stdout: string;
+  stderr: string;
+  code: number;
+}
+
 export interface Methods {
   ping: { params: Record<string, never>; result: PingResult };
   observe: { params: ObserveParams; result: ObserveResult };
   info: { params: Record<string, never>; result: ObserverInfo };
   stop: { params: Record<string, never>; result: { stopping: true } };
+  /** Added by the daemon's composer (cli/commands/observeDaemon.ts), not by the observer layer. */
+  status: { params: StatusCall; result: ServedStatus };
   /** Only when the observer was started with VOUCH_OBSERVER_FAULTS=1: forces a failure that cannot be caused on demand. */
   fault: { params: { kind: FaultKind }; result: { injected: FaultKind } };
 }

@@ -190,6 +190,8 @@ const HOOK_DECISION = [
   'fs/nativeAddon.ts',
   'fs/processStart.ts',
   'observer/callMode.ts',
+  // The client's deadline and answer limit, shared with the served status's call: constants.
+  'observer/callLimits.ts',
   'observer/client.ts',
   'observer/observerFiles.ts',
   'observer/protocol.ts',

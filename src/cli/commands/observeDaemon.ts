@@ -1,9 +1,11 @@
 import { closeSync, writeSync } from 'node:fs';
 import { isVouchError } from '../../core/errors.js';
+import { buildId } from '../../api/buildId.js';
 import { DEFAULT_IDLE_TIMEOUT_MS, serveDaemon } from '../../api/startObserver.js';
 import { loadProject } from '../../api/project.js';
 import type { CliIo } from '../io.js';
 import { parseCommand } from '../options.js';
+import { statusServer } from '../statusServer.js';
 import { VERSION } from '../version.js';
 
 /** Not listed: the detached observer process that "vouch start" launches. */
@@ -32,8 +34,10 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     const { values } = parseCommand('__observe', argv, { 'idle-timeout-ms': { type: 'string' } });
     const project = await loadProject({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'], root: values.root });
     log(`observing ${project.root} (pid ${process.pid})`);
+    const build = { version: VERSION, entry: process.argv[1] ?? '' };
     await serveDaemon(project, {
-      build: { version: VERSION, entry: process.argv[1] ?? '' },
+      build,
+      methods: { status: statusServer({ configPath: project.configPath, stateDir: project.stateDir, root: project.root, version: build.version, build: buildId(build) }) },
       idleTimeoutMs: idleTimeout(values['idle-timeout-ms']),
       env: io.env,
       foreground: false,

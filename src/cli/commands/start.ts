@@ -1,3 +1,4 @@
+import { buildId } from '../../api/buildId.js';
 import { DEFAULT_IDLE_TIMEOUT_MS, startObserver } from '../../api/startObserver.js';
 import { loadProject } from '../../api/project.js';
 import type { StartDocument } from '../../core/json/start.js';
@@ -5,6 +6,7 @@ import { parseDuration } from '../duration.js';
 import { formatDuration } from '../format.js';
 import { writeJson, type CliIo } from '../io.js';
 import { parseCommand } from '../options.js';
+import { statusServer } from '../statusServer.js';
 import { VERSION } from '../version.js';
 
 export const help = `Usage: vouch start [--foreground] [--idle-timeout DURATION] [--json]
@@ -39,8 +41,14 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   const idleTimeoutMs = values['idle-timeout'] === undefined ? DEFAULT_IDLE_TIMEOUT_MS : parseDuration(values['idle-timeout'], '--idle-timeout');
   const project = await loadProject({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'], root: values.root });
   if (!values.json && !values.foreground) io.stderr.write('vouch: starting the observer and indexing the inputs…\n');
+  // This process serves others until it stops: a call to the observer must not block it, and the
+  // status it serves asks its own socket.
+  if (values.foreground) (await import('../../observer/callMode.js')).allowBlockingObserverCalls(false);
+  const build = { version: VERSION, entry: process.argv[1] ?? '' };
   const outcome = await startObserver(project, {
-    build: { version: VERSION, entry: process.argv[1] ?? '' },
+    build,
+    // Served only where this process is the observer (--foreground); a detached one adds its own.
+    methods: { status: statusServer({ configPath: project.configPath, stateDir: project.stateDir, root: project.root, version: build.version, build: buildId(build) }) },
     idleTimeoutMs,
     env: io.env,
     foreground: values.foreground,

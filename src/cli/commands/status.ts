@@ -1,12 +1,12 @@
 import { loadProject } from '../../api/project.js';
-import { status } from '../../api/status.js';
+import { ObserverDidNotAnswer, status } from '../../api/status.js';
 import type { CheckStatus } from '../../core/decide.js';
 import type { CheckDefinition } from '../../core/definition.js';
 import type { Workspace } from '../../core/workspace.js';
 import { evidenceNoteLines, evidenceText, evidenceWorthShowing, formatAge, formatDuration, tableWithLines, writeNotices } from '../format.js';
 import { statusReportJson } from '../../api/reportJson.js';
 import { writeJson, type CliIo } from '../io.js';
-import { observerChoice, OBSERVER_OPTIONS, parseCommand } from '../options.js';
+import { observerChoice, parseCommand, STATUS_OPTIONS } from '../options.js';
 
 export const help = `Usage: vouch status [CHECK...] [--json] [--short] [--sync | --cached] [--no-observer]
 
@@ -39,10 +39,24 @@ Examples:
 Exit code 0 means answered, whatever the answer; 2 is a usage or config error.
 `;
 
-export async function run(argv: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseCommand('status', argv, { short: { type: 'boolean', default: false }, ...OBSERVER_OPTIONS });
+export function run(argv: string[], io: CliIo): Promise<number> {
+  return answer(argv, io, false);
+}
+
+/**
+ * The same command inside the observer, for a caller (cli/statusServer.ts): answered from the
+ * observer's index or not at all (ObserverDidNotAnswer), never by a scan in the observer's process.
+ */
+export function runServed(argv: string[], io: CliIo): Promise<number> {
+  return answer(argv, io, true);
+}
+
+async function answer(argv: string[], io: CliIo, served: boolean): Promise<number> {
+  const { values, positionals } = parseCommand('status', argv, STATUS_OPTIONS);
+  const choice = observerChoice(values);
+  if (served && choice.observer === 'off') throw new ObserverDidNotAnswer('--no-observer asks for a direct look');
   const project = await loadProject({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'], root: values.root });
-  const report = await status(project, positionals, io.env, observerChoice(values));
+  const report = await status(project, positionals, io.env, served ? { ...choice, observer: 'only' } : { ...choice, ...(io.observerUnavailable !== undefined ? { unavailable: io.observerUnavailable } : {}) });
   writeNotices(io.stderr, report.notices);
   if (values.json) {
     writeJson(io, statusReportJson(project, report));
