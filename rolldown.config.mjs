@@ -56,7 +56,7 @@ export default {
           // this file by then.
           name: 'common',
           priority: 1,
-          test: /dist[\\/](core[\\/](config|digest|definition|context|reason|decide|humanTime|configLimits)|cli[\\/](format|io)|observer[\\/]client|store[\\/]stateDir|api[\\/](project|askObserver|reportJson)|agents[\\/]shellQuote)\.js$/,
+          test: /dist[\\/](core[\\/](config|digest|definition|context|reason|decide|humanTime|configLimits)|cli[\\/](format|io)|observer[\\/](client|localCalls)|store[\\/]stateDir|api[\\/](project|askObserver|reportJson)|agents[\\/]shellQuote)\.js$/,
         },
         {
           // The parser and what reads its trees, as one file: the hook's

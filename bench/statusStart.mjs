@@ -7,6 +7,11 @@
 //
 //   node bench/statusStart.mjs [--runs 30] [--warmup 3] [--sources 10000] [--installed 50000]
 //                              [--vouch dist/bin/main.js] [--baseline OTHER/main.js] [--env NAME=VALUE]
+//                              [--cpu N]
+//
+// --cpu N runs every measured process on CPU N alone (taskset), the floor included: on a virtual
+// machine whose CPUs differ in speed, a process lands on either, and the p50 of a mix of two
+// speeds moves by more than the difference measured. The observer runs wherever it runs.
 //
 // The observer it starts is stopped before it exits.
 
@@ -30,13 +35,17 @@ const { values } = parseArgs({
     vouch: { type: "string", default: join(REPO, "dist", "bin", "main.js") },
     baseline: { type: "string" },
     env: { type: "string" },
+    cpu: { type: "string" },
   },
 });
 const runs = Number(values.runs);
 const warmup = Number(values.warmup);
 const vouch = resolve(values.vouch);
 
-function timed(argv, cwd, env) {
+const pinned = (argv) => (values.cpu === undefined ? argv : ["taskset", "-c", values.cpu, ...argv]);
+
+function timed(unpinned, cwd, env) {
+  const argv = pinned(unpinned);
   return new Promise((done, fail) => {
     const started = process.hrtime.bigint();
     const child = spawn(argv[0], argv.slice(1), { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
@@ -78,7 +87,7 @@ try {
     }
   }
   const floor = summarize(samples[0]).p50;
-  console.log(`${values.sources} sources + ${values.installed} installed files; ${runs} rounds after ${warmup} warm-up; load ${load.toFixed(2)} → ${loadavg()[0].toFixed(2)}\n`);
+  console.log(`${values.sources} sources + ${values.installed} installed files; ${runs} rounds after ${warmup} warm-up; load ${load.toFixed(2)} → ${loadavg()[0].toFixed(2)}${values.cpu === undefined ? "" : `; measured processes on CPU ${values.cpu}`}\n`);
   console.log("| case | p50 ms | p90 ms | min | p50 − floor ms |");
   console.log("|---|---:|---:|---:|---:|");
   for (const [i, [name]] of cases.entries()) {

@@ -4,7 +4,9 @@ import { blockingObserverCallsAllowed } from './callMode.js';
 import { processAlive, procAvailable } from '../fs/processStart.js';
 import { checkObserverDir, observerFiles, readRecord, removeObserverFiles, trustedSocket, type ObserverFiles, type ObserverRecord } from './observerFiles.js';
 import { addonDeadline, MAX_ANSWER_CHARS } from './callLimits.js';
+import { localHandler } from './localCalls.js';
 import type { MethodName, Methods } from './protocol.js';
+import type { Handler } from './rpcServer.js';
 
 export { DEFAULT_DEADLINE_MS, deadlineFrom } from './callLimits.js';
 
@@ -60,11 +62,24 @@ export async function callObserver<M extends MethodName>(
   params: Methods[M]['params'],
   deadlineMs: number,
 ): Promise<Methods[M]['result']> {
+  const local = localHandler(socket, method);
+  if (local !== undefined) return localCall(local, method, params);
   const id = nextId++;
   const request = JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n';
   const addon = blockingObserverCallsAllowed() ? loadAddon() : null;
   const line = addon ? blockingExchange(addon, socket, method, request, deadlineMs) : await streamExchange(socket, method, request, deadlineMs);
   return answerOf<M>(line, id, method);
+}
+
+/** A call to a socket this process serves (localCalls.ts): the same handler, and JSON both ways, as over the socket. */
+async function localCall<M extends MethodName>(handler: Handler, method: M, params: Methods[M]['params']): Promise<Methods[M]['result']> {
+  let result: unknown;
+  try {
+    result = await handler(JSON.parse(JSON.stringify(params ?? {})));
+  } catch (error) {
+    throw new ObserverUnavailable('error', `the observer refused "${method}": ${(error as Error).message}`);
+  }
+  return JSON.parse(JSON.stringify(result)) as Methods[M]['result'];
 }
 
 function answerOf<M extends MethodName>(line: string, id: number, method: M): Methods[M]['result'] {

@@ -11,6 +11,7 @@ import { callObserver } from './client.js';
 import { ensureObserverDir, observerFiles, removeObserverFiles, socketPath, writeRecord } from './observerFiles.js';
 import type { ObserveParams, ObservedInputs } from './protocol.js';
 import { ObserverService } from './observerService.js';
+import { answerHere, stopAnsweringHere } from './localCalls.js';
 import { rpcServer, type Handler } from './rpcServer.js';
 import { outsideRuleFiles } from './ruleFiles.js';
 import { nativeTreeWatcher, nativeWatcherAvailable } from './nativeTreeWatcher.js';
@@ -168,20 +169,18 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
 
   let resolveDone: () => void = () => undefined;
   const done = new Promise<void>((resolve) => (resolveDone = resolve));
-  const server: Server = rpcServer(
-    {
-      ...options.methods,
-      ping: () => service.ping(),
-      observe: (params) => service.observe(params as ObserveParams),
-      info: () => service.info(),
-      stop: async () => {
-        setImmediate(() => void stop());
-        return { stopping: true };
-      },
-      ...(options.faults ? { fault: (params: unknown) => service.fault(params) } : {}),
+  const handlers: Record<string, Handler> = {
+    ...options.methods,
+    ping: () => service.ping(),
+    observe: (params) => service.observe(params as ObserveParams),
+    info: () => service.info(),
+    stop: async () => {
+      setImmediate(() => void stop());
+      return { stopping: true };
     },
-    resetIdle,
-  );
+    ...(options.faults ? { fault: (params: unknown) => service.fault(params) } : {}),
+  };
+  const server: Server = rpcServer(handlers, resetIdle);
 
   const stop = async () => {
     if (stopping) return;
@@ -191,6 +190,7 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
     session.stop();
     index.dispose();
     server.close();
+    stopAnsweringHere(socket);
     await session.close();
     // Only what this observer made: one that lost a race to start must not remove the winner's files.
     if (bound) {
@@ -212,6 +212,7 @@ export async function serveObserver(options: ObserverOptions): Promise<void> {
   try {
     await listen(server, socket);
     bound = true;
+    answerHere(socket, handlers);
     // Cookies a killed observer left behind; only once the socket is ours, so a loser cannot sweep a live one's.
     barrier.sweep();
     index.track(options.checks);

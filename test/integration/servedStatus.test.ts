@@ -8,7 +8,9 @@ import { ObserverDidNotAnswer, status } from '../../src/api/status.js';
 import { statusServer, type ServingObserver } from '../../src/cli/statusServer.js';
 import { processStart } from '../../src/fs/processStart.js';
 import { allowBlockingObserverCalls } from '../../src/observer/callMode.js';
+import { callObserver, ObserverUnavailable } from '../../src/observer/client.js';
 import { listedObserver } from '../../src/observer/listedObserver.js';
+import { answerHere, stopAnsweringHere } from '../../src/observer/localCalls.js';
 import { InvalidParams } from '../../src/observer/rpcServer.js';
 import { configText } from '../helpers/answers.js';
 import { cleanEnv, tempProject, type TempProject } from '../helpers/project.js';
@@ -124,6 +126,32 @@ describe('statusServer: what the observer answers for a caller', () => {
   it('answers nothing from a scan: with no observer to ask, the status is refused', async () => {
     const p = project();
     await expect(statusServer(own(p))(call(p))).rejects.toBeInstanceOf(ObserverDidNotAnswer);
+  });
+});
+
+describe('a call to a socket this process serves', () => {
+  it('runs the handler here, with JSON both ways as over the socket, and its error as a refusal', async () => {
+    // No socket at this path: a call that connected would be refused.
+    const socket = join(dir, 'served-here.sock');
+    const seen: unknown[] = [];
+    answerHere(socket, {
+      info: async (params) => {
+        seen.push(params);
+        return { kept: 1, dropped: undefined, when: new Date(0) };
+      },
+      stop: async () => {
+        throw new Error('not now');
+      },
+    });
+    try {
+      expect(await callObserver(socket, 'info', {}, 1_000)).toEqual({ kept: 1, when: '1970-01-01T00:00:00.000Z' });
+      expect(seen).toEqual([{}]);
+      await expect(callObserver(socket, 'stop', {}, 1_000)).rejects.toThrow(/the observer refused "stop": not now/);
+      await expect(callObserver(socket, 'ping', {}, 1_000)).rejects.toBeInstanceOf(ObserverUnavailable);
+    } finally {
+      stopAnsweringHere(socket);
+    }
+    await expect(callObserver(socket, 'info', {}, 1_000)).rejects.toThrow(/cannot reach the observer/);
   });
 });
 

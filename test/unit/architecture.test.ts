@@ -193,6 +193,8 @@ const HOOK_DECISION = [
   // The client's deadline and answer limit, shared with the served status's call: constants.
   'observer/callLimits.ts',
   'observer/client.ts',
+  // Which sockets this process serves itself: a map, no imports.
+  'observer/localCalls.ts',
   'observer/observerFiles.ts',
   'observer/protocol.ts',
   'store/diskFull.ts',
