@@ -21,7 +21,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Json } from '../helpers/answers.js';
 import { inProcess } from '../helpers/inProcess.js';
-import { answersOf, ObserverTracker, observerLogTail, PATIENT, timedStatusOf, until, type Answer, type TimedStatus } from '../helpers/observer.js';
+import { answersOf, ObserverTracker, observerLogTail, observerRecords, PATIENT, rpcExchange, timedStatusOf, until, type Answer, type TimedStatus } from '../helpers/observer.js';
 import { cleanEnv, tempProject, type TempProject } from '../helpers/project.js';
 import { mulberry32, testSeed, withSeed } from '../helpers/seed.js';
 import { newestChangeMs, SETTLE_MS } from '../helpers/settle.js';
@@ -514,6 +514,21 @@ async function timedStatus(p: TempProject, args: string[], env: NodeJS.ProcessEn
   return timedStatusOf(args, result, performance.now() - started);
 }
 
+/**
+ * `vouch status --json ARGS` as the observer serves it to a CLI process (docs/observer.md, "A status
+ * answered whole"): its `status` method, called over the socket with this process's build and Node.
+ */
+async function servedStatus(p: TempProject, args: string[], env: NodeJS.ProcessEnv): Promise<TimedStatus> {
+  const record = observerRecords(join(p.root, '.vouch'))[0]?.record;
+  if (!record) throw new Error('no observer record');
+  const ping = await rpcExchange(record.socket, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: {} }) + '\n');
+  const call = { argv: [...args, '--json'], cwd: p.root, env: Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined)), node: process.version, version: ping!.result.version, build: ping!.result.build };
+  const started = performance.now();
+  const answer = await rpcExchange(record.socket, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'status', params: call }) + '\n', 60_000);
+  if (!answer?.result) throw new Error(`the observer served no status: ${JSON.stringify(answer?.error ?? answer)}`);
+  return timedStatusOf(args, { code: answer.result.code, signal: null, stdout: answer.result.stdout, stderr: answer.result.stderr }, performance.now() - started);
+}
+
 /** `vouch observer --json`, in this process. */
 const observerInfo = async (p: TempProject): Promise<Json> => await inProcess(p).json(['observer']);
 
@@ -592,8 +607,10 @@ describe('the observer answers as a direct scan does', () => {
         const scanFirst = w.rng.chance(0.25);
         const scan = async () => (await timedStatus(w.p, ['--no-observer'], SCAN_ENV)).out;
         let fellBack = '';
+        // Every other burst, the status the observer serves whole to a CLI process: the same
+        // command, run inside the observer. Chosen by the burst, not the seed's sequence.
         const observed = async () => {
-          const answer = await timedStatus(w.p, ['--sync'], OBSERVER_ENV);
+          const answer = burst % 2 === 0 ? await servedStatus(w.p, ['--sync'], OBSERVER_ENV) : await timedStatus(w.p, ['--sync'], OBSERVER_ENV);
           fellBack = answer.out.observation?.source === 'observer' ? '' : `${answer.stderr.trim() || 'it said nothing'}\nthe observer's log:\n${observerLogTail(join(w.p.root, '.vouch'))}`;
           return answer.out;
         };
