@@ -1,4 +1,4 @@
-import { comparePaths, manifestFromBasis, plainLineCount, plainLowerBound, plainPathAt, type InputEntry, type ManifestBasis } from '../core/manifest.js';
+import { comparePaths, patchedManifest, plainLineCount, plainLowerBound, plainPathAt, type InputEntry, type ManifestBasis } from '../core/manifest.js';
 import type { Observation } from '../core/observation.js';
 import type { StatCache } from '../core/statCache.js';
 import { globMatcher } from '../fs/globMatcher.js';
@@ -98,7 +98,7 @@ function patchedCheck(indexed: IndexedCheck, replaced: Map<number, InputEntry>):
   const basis: ManifestBasis = { entries, plain: indexed.basis.plain };
   const before = indexed.observation;
   // The index keeps no source identities (warmIndex.ts keeps the hard-linked ones apart); the new identities are the patch's.
-  const observation: Observation = { manifest: manifestFromBasis(basis), problems: before.problems, healthy: before.healthy, source: before.source, sourceIdentities: NO_IDENTITIES };
+  const observation: Observation = { manifest: patchedManifest(before.manifest, basis), problems: before.problems, healthy: before.healthy, source: before.source, sourceIdentities: NO_IDENTITIES };
   return { check: indexed.check, observation, basis };
 }
 

@@ -6,6 +6,7 @@ import {
   manifestOf,
   manifestSize,
   mergedManifest,
+  patchedManifest,
   plainLowerBound,
   type InputEntry,
   type PlainLines,
@@ -94,6 +95,52 @@ describe('mergedManifest equals manifestOf over the same entries', () => {
     const entries = ['a', 'b', 'c'].map((path, n) => installed(path, n));
     const changed = entries.map((entry, n) => (n === 1 ? installed('b', 99) : entry));
     expect(mergedManifest([], render(changed)).digest).not.toBe(mergedManifest([], render(entries)).digest);
+  });
+});
+
+describe('patchedManifest: the hash resumed where a patch replaced entries', () => {
+  // Enough lines for many marks (one every 64 kB of entry lines), installed lines among them.
+  it.each([[FIRST.value], [FIRST.value + 1], [FIRST.value + 2]])('seed %i: every patch gives the digest, lines and entries of the whole', (seed) => {
+    const next = random(seed);
+    const all: InputEntry[] = [];
+    for (let n = 0; n < 9_000; n++) {
+      const path = `${SEGMENTS[n % SEGMENTS.length]}/dir-${Math.floor(n / 50)}/file-${n}-${'x'.repeat(20 + (n % 17))}.ts`;
+      all.push(next() < 0.3 ? installed(path, n) : { path, origin: 'source', type: 'file', digest: `${n}`.padStart(64, '0'), executable: false });
+    }
+    all.sort((a, b) => comparePaths(a.path, b.path));
+    const plain = render(all.filter((entry) => entry.origin === 'installed'));
+    let entries = all.filter((entry) => entry.origin === 'source');
+    let manifest = mergedManifest(entries, plain);
+    for (let round = 0; round < 40; round++) {
+      // As the observer patches: some entries replaced in place by new objects, the rest the same objects.
+      const replaced = entries.slice();
+      for (let k = 0; k <= Math.floor(next() * 3); k++) {
+        const at = round % 5 === 4 ? replaced.length - 1 : Math.floor(next() * replaced.length);
+        const entry = replaced[at] as InputEntry & { origin: 'source'; type: 'file' };
+        replaced[at] = { ...entry, digest: `${round}-${k}`.padStart(64, 'f'), executable: next() < 0.5 };
+      }
+      const patched = patchedManifest(manifest, { entries: replaced, plain });
+      const whole = mergedManifest(replaced, plain);
+      expect(patched.digest, `${FIRST.replay(seed)}, round ${round}`).toBe(whole.digest);
+      expect(patched.digest).toBe(manifestOf([...replaced, ...all.filter((entry) => entry.origin === 'installed')].sort((a, b) => comparePaths(a.path, b.path))).digest);
+      expect(patched.lines!().equals(whole.lines!())).toBe(true);
+      if (round % 10 === 0) expect(patched.entries).toEqual(whole.entries);
+      entries = replaced;
+      manifest = patched;
+    }
+  });
+
+  it('falls back to the whole hash for another plain, another length, or a manifest it did not make', () => {
+    const sources: InputEntry[] = Array.from({ length: 3_000 }, (_, n) => ({ path: `src/${String(n).padStart(5, '0')}-${'y'.repeat(30)}.ts`, origin: 'source', type: 'file', digest: 'a'.repeat(64), executable: false }));
+    const plain = render([installed('node_modules/a', 1)]);
+    const manifest = mergedManifest(sources, plain);
+    const otherPlain = render([installed('node_modules/b', 2)]);
+    expect(patchedManifest(manifest, { entries: sources, plain: otherPlain }).digest).toBe(mergedManifest(sources, otherPlain).digest);
+    const fewer = sources.slice(1);
+    expect(patchedManifest(manifest, { entries: fewer, plain }).digest).toBe(mergedManifest(fewer, plain).digest);
+    const made = manifestOf(sources);
+    expect(patchedManifest(made, { entries: sources, plain }).digest).toBe(mergedManifest(sources, plain).digest);
+    expect(patchedManifest(manifest, { entries: sources, plain: null }).digest).toBe(manifestOf(sources).digest);
   });
 });
 
