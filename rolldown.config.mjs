@@ -47,7 +47,7 @@ export default {
           // 'common': node:crypto alone costs about 6 ms. 'common' loads it too.
           name: 'served',
           priority: 2,
-          test: /dist[\\/](cli[\\/](servedStatus|options)|api[\\/](servedStatus|buildId)|observer[\\/](listedObserver|callLimits|protocol)|fs[\\/](nativeAddon|processStart))\.js$/,
+          test: /dist[\\/](cli[\\/](servedStatus|options)|api[\\/](servedStatus|buildId)|observer[\\/](listedObserver|observerRecord|callLimits|protocol)|fs[\\/](nativeAddon|processStart))\.js$/,
         },
         {
           // The small modules nearly every command loads, as one file: each

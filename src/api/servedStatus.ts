@@ -22,7 +22,7 @@ export function askServedStatus(options: ProjectOptions, argv: string[], env: No
     const place = locateProject(options);
     const observer = listedObserver(place.stateDir, place.configPath);
     if (observer === null) return null;
-    const call: StatusCall = { argv, cwd: options.cwd, env: definedEnv(env), node: process.version, version: build.version, build: buildId(build) };
+    const call: StatusCall = { argv, cwd: options.cwd, env: env as Record<string, string>, node: process.version, version: build.version, build: buildId(build) };
     const request = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'status', params: call }) + '\n';
     const deadlineMs = deadlineFrom(env);
     const reply = addon.callObserver(observer.socket, request, addonDeadline(deadlineMs), MAX_ANSWER_CHARS);
@@ -37,11 +37,4 @@ export function askServedStatus(options: ProjectOptions, argv: string[], env: No
     // Whatever failed here, the caller's own process looks again and says what is wrong.
     return null;
   }
-}
-
-/** JSON drops an undefined value anyway; said here so that the observer's copy has the same names. */
-function definedEnv(env: NodeJS.ProcessEnv): Record<string, string> {
-  const defined: Record<string, string> = {};
-  for (const [name, value] of Object.entries(env)) if (value !== undefined) defined[name] = value;
-  return defined;
 }

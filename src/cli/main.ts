@@ -8,7 +8,6 @@ import type { CliIo } from './io.js';
 const io: CliIo = {
   cwd: process.cwd(),
   env: process.env,
-  ...(process.argv[1] ? { entry: process.argv[1] } : {}),
   stdout: fdOutput(1),
   stderr: fdOutput(2),
   // Only prove asks, and node:tty loads net: asked lazily.

@@ -27,10 +27,8 @@ export interface ServingObserver {
 export function statusServer(own: ServingObserver): Handler {
   return async (params) => {
     // Loaded here: cli/ loads observer/ lazily, and this runs only inside an observer, which has.
-    const [{ blockingObserverCallsAllowed }, { InvalidParams }] = await Promise.all([import('../observer/callMode.js'), import('../observer/rpcServer.js')]);
+    const { InvalidParams } = await import('../observer/rpcServer.js');
     const call = statusCall(params, InvalidParams);
-    // The status asks this process's own socket: a blocking call would wait on itself.
-    if (blockingObserverCallsAllowed()) throw new Error('a status is served only where observer calls do not block');
     if (call.version !== own.version || call.build !== own.build) throw new InvalidParams('the caller is another vouch build');
     if (call.node !== process.version) throw new InvalidParams(`the caller runs Node ${call.node}, this observer ${process.version}`);
     const { values } = parseCommand('status', call.argv, STATUS_OPTIONS);

@@ -165,7 +165,12 @@ export function plainEntryAt(plain: PlainLines, index: number): InputEntry & { o
  * make it of all of them sorted: the same digest, without turning every plain
  * line into an entry. The entries are built only when someone asks for them.
  */
-export function mergedManifest(entries: InputEntry[], plain: PlainLines, resume?: { from: Marks; mark: number }): Manifest {
+export function mergedManifest(entries: InputEntry[], plain: PlainLines): Manifest {
+  return merged(entries, plain);
+}
+
+/** mergedManifest, or the same resumed at one of `from`'s marks (patchedManifest). */
+function merged(entries: InputEntry[], plain: PlainLines, resume?: { from: Marks; mark: number }): Manifest {
   const count = plainLineCount(plain);
   // Where each entry goes among the plain lines; positions only grow, so each search starts at the last.
   const at = new Uint32Array(entries.length);
@@ -296,7 +301,7 @@ export function patchedManifest(previous: Manifest, basis: ManifestBasis): Manif
       low = middle + 1;
     } else high = middle - 1;
   }
-  return mark < 0 ? mergedManifest(basis.entries, basis.plain) : mergedManifest(basis.entries, basis.plain, { from, mark });
+  return merged(basis.entries, basis.plain, mark < 0 ? undefined : { from, mark });
 }
 
 /**

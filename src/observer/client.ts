@@ -1,14 +1,15 @@
 import { getSystemErrorName } from 'node:util';
 import { loadAddon, type Addon } from '../fs/nativeAddon.js';
 import { blockingObserverCallsAllowed } from './callMode.js';
-import { processAlive, procAvailable } from '../fs/processStart.js';
-import { checkObserverDir, observerFiles, readRecord, removeObserverFiles, trustedSocket, type ObserverFiles, type ObserverRecord } from './observerFiles.js';
+import { checkObserverDir, observerFiles, readRecord, removeObserverFiles, trustedSocket, type ObserverFiles } from './observerFiles.js';
+import { recordAlive, type ObserverRecord } from './observerRecord.js';
 import { addonDeadline, MAX_ANSWER_CHARS } from './callLimits.js';
 import { localHandler } from './localCalls.js';
 import type { MethodName, Methods } from './protocol.js';
 import type { Handler } from './rpcServer.js';
 
 export { DEFAULT_DEADLINE_MS, deadlineFrom } from './callLimits.js';
+export { recordAlive } from './observerRecord.js';
 
 /** Why a call got no answer. The caller falls back to observing directly. */
 export class ObserverUnavailable extends Error {
@@ -43,15 +44,6 @@ export function findObserver(stateDir: string, configPath: string): FoundObserve
   }
   if (!trustedSocket(files, record.socket)) return null;
   return { files, record };
-}
-
-/**
- * Whether the recorded process still runs. Where /proc exists an observer
- * always records its start time, so a record without one names no observer.
- */
-export function recordAlive(record: ObserverRecord): boolean {
-  if (record.processStart === null && procAvailable()) return false;
-  return processAlive(record.pid, record.processStart);
 }
 
 let nextId = 1;

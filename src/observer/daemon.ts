@@ -7,6 +7,7 @@ import { envKey } from '../store/envKey.js';
 import { openStore } from '../store/openStore.js';
 import { loadStatCache, saveStatCache } from '../store/statCacheTable.js';
 import { Barrier } from './barrier.js';
+import { allowBlockingObserverCalls } from './callMode.js';
 import { callObserver } from './client.js';
 import { ensureObserverDir, observerFiles, removeObserverFiles, socketPath, writeRecord } from './observerFiles.js';
 import type { ObserveParams, ObservedInputs } from './protocol.js';
@@ -69,6 +70,9 @@ const SAVE_STAT_CACHE_MS = 60_000;
  */
 export async function serveObserver(options: ObserverOptions): Promise<void> {
   const started = Date.now();
+  // This process serves others until it stops, `vouch start --foreground` included: no call it
+  // makes to an observer may block its thread.
+  allowBlockingObserverCalls(false);
   process.umask(0o077);
   const files = observerFiles(options.stateDir, options.configPath);
   ensureObserverDir(files);

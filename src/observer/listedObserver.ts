@@ -1,7 +1,10 @@
-import { lstatSync, readdirSync } from 'node:fs';
+import { readdirSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
-import { processAlive, procAvailable } from '../fs/processStart.js';
 import { readStateFile } from '../store/stateDir.js';
+import { ownedPrivately, parseRecord, recordAlive } from './observerRecord.js';
+
+const isDirectory = (stats: Stats) => stats.isDirectory();
+const isSocket = (stats: Stats) => stats.isSocket();
 
 /**
  * The running observer of a config, found by listing its state dir's observer directory, not by
@@ -13,8 +16,7 @@ import { readStateFile } from '../store/stateDir.js';
  */
 export function listedObserver(stateDir: string, configPath: string): { socket: string; pid: number } | null {
   const dir = join(stateDir, 'observer');
-  const uid = process.getuid?.();
-  if (uid === undefined || !ownPrivate(dir, uid, (stats) => stats.isDirectory())) return null;
+  if (!ownedPrivately(dir, isDirectory)) return null;
   let names: string[];
   try {
     names = readdirSync(dir);
@@ -23,26 +25,11 @@ export function listedObserver(stateDir: string, configPath: string): { socket: 
   }
   for (const name of names) {
     if (!name.endsWith('.json')) continue;
-    const text = readStateFile(join(dir, name));
-    if (text === null) continue;
-    let record: { pid?: unknown; processStart?: unknown; socket?: unknown; configPath?: unknown; stateDir?: unknown; schema?: unknown };
-    try {
-      record = JSON.parse(text);
-    } catch {
-      continue;
-    }
+    const record = parseRecord(readStateFile(join(dir, name)));
     const socket = join(dir, `${name.slice(0, -'.json'.length)}.sock`);
-    if (record === null || typeof record !== 'object' || record.schema !== 1 || record.configPath !== configPath || record.stateDir !== stateDir || record.socket !== socket) continue;
-    const { pid, processStart } = record;
-    if (typeof pid !== 'number' || !Number.isSafeInteger(pid) || pid <= 0 || (processStart !== null && typeof processStart !== 'string')) continue;
-    if (processStart === null && procAvailable()) continue;
-    if (!ownPrivate(socket, uid, (stats) => stats.isSocket()) || !processAlive(pid, processStart)) continue;
-    return { socket, pid };
+    if (record === null || record.configPath !== configPath || record.stateDir !== stateDir || record.socket !== socket) continue;
+    if (!ownedPrivately(socket, isSocket) || !recordAlive(record)) continue;
+    return { socket, pid: record.pid };
   }
   return null;
-}
-
-function ownPrivate(path: string, uid: number, kind: (stats: import('node:fs').Stats) => boolean): boolean {
-  const stats = lstatSync(path, { throwIfNoEntry: false });
-  return stats !== undefined && kind(stats) && stats.uid === uid && (stats.mode & 0o077) === 0;
 }

@@ -4,6 +4,7 @@ import { basename, dirname, isAbsolute, join } from 'node:path';
 import { sha256 } from '../core/digest.js';
 import { VouchError } from '../core/errors.js';
 import { processArgv, processStart, procAvailable } from '../fs/processStart.js';
+import { ownedPrivately, parseRecord, uid, type ObserverRecord } from './observerRecord.js';
 import { checkStateDir, ensureStateDir, ensureStateSubdir, openStateFile, readStateFile, writeStateFile } from '../store/stateDir.js';
 
 /** Linux's sun_path holds 108 bytes, the terminating NUL included. */
@@ -22,25 +23,7 @@ export interface ObserverFiles {
   cookiePrefix: string;
 }
 
-/**
- * What a running observer writes about itself, so clients can find it and
- * tell it from a stale one. A repository may carry one of its own making, so
- * nothing in it is acted on unchecked: its socket must be one vouch would
- * use, and its pid is signalled only once /proc shows it is this observer.
- */
-export interface ObserverRecord {
-  schema: 1;
-  pid: number;
-  processStart: string | null;
-  socket: string;
-  version: string;
-  build: string;
-  root: string;
-  configPath: string;
-  stateDir: string;
-  startedAt: number;
-  log: string;
-}
+export type { ObserverRecord };
 
 /** Pure paths: finding an observer creates nothing; clients take the socket's path from the record. */
 export function observerFiles(stateDir: string, configPath: string): ObserverFiles {
@@ -62,8 +45,6 @@ export function socketPath(files: Pick<ObserverFiles, 'socket'>, env: NodeJS.Pro
 function fallbackName(files: Pick<ObserverFiles, 'socket'>): string {
   return `${sha256(files.socket).slice(0, 16)}.sock`;
 }
-
-const uid = (): number => process.getuid?.() ?? 0;
 
 /**
  * Directories only this user can enter, for sockets whose natural path is too
@@ -126,13 +107,7 @@ const TEMP_NAME = /^[A-Za-z0-9]{6}$/;
 
 /** A real directory (not a link) of this user's that nobody else can enter. */
 function privateDir(dir: string): boolean {
-  let stats: Stats;
-  try {
-    stats = lstatSync(dir);
-  } catch {
-    return false;
-  }
-  return stats.isDirectory() && stats.uid === uid() && (stats.mode & 0o077) === 0;
+  return ownedPrivately(dir, (stats) => stats.isDirectory());
 }
 
 /**
@@ -182,22 +157,7 @@ export function openObserverLog(files: ObserverFiles): number {
 }
 
 export function readRecord(files: ObserverFiles): ObserverRecord | null {
-  const text = readStateFile(files.record);
-  if (text === null) return null;
-  try {
-    const record = JSON.parse(text) as ObserverRecord;
-    const valid =
-      record !== null &&
-      typeof record === 'object' &&
-      record.schema === 1 &&
-      Number.isSafeInteger(record.pid) &&
-      record.pid > 0 &&
-      (record.processStart === null || typeof record.processStart === 'string') &&
-      typeof record.socket === 'string';
-    return valid ? record : null;
-  } catch {
-    return null;
-  }
+  return parseRecord(readStateFile(files.record));
 }
 
 /** Written whole or not at all: a reader never sees half a record, and a link at its path is replaced, not followed. */

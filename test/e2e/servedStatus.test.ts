@@ -171,7 +171,7 @@ describe('a status answered whole by the observer', () => {
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (said += chunk));
     try {
       await until(() => said.includes('observer ready'), 'the foreground observer to be ready', 30_000);
-      // It waits on its own socket for the status it serves: a call that blocked would never end.
+      // The status it serves asks this same process: that call must neither block nor wait on itself.
       const asked = status(p, ['--json']);
       expect(asked.served, asked.stderr).toBe(true);
       expect(JSON.parse(asked.stdout).checks.map((check: Json) => check.freshness)).toEqual(['CURRENT', 'CURRENT']);

@@ -7,7 +7,6 @@ import { loadProject } from '../../src/api/project.js';
 import { ObserverDidNotAnswer, status } from '../../src/api/status.js';
 import { statusServer, type ServingObserver } from '../../src/cli/statusServer.js';
 import { processStart } from '../../src/fs/processStart.js';
-import { allowBlockingObserverCalls } from '../../src/observer/callMode.js';
 import { callObserver, ObserverUnavailable } from '../../src/observer/client.js';
 import { listedObserver } from '../../src/observer/listedObserver.js';
 import { answerHere, stopAnsweringHere } from '../../src/observer/localCalls.js';
@@ -27,7 +26,6 @@ const projects: TempProject[] = [];
 afterEach(async () => {
   for (const server of servers.splice(0)) await new Promise((resolve) => server.close(resolve));
   for (const p of projects.splice(0)) p.remove();
-  allowBlockingObserverCalls(false);
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -115,12 +113,6 @@ describe('statusServer: what the observer answers for a caller', () => {
     // Another config in the same place: the observer answers for its own config only.
     p.write('other.config.json', configText([{ name: 'check', kind: 'custom', command: ['node', 'check.cjs'] }]));
     await expect(serve(call(p, { argv: ['--json', '--config', 'other.config.json'] }))).rejects.toThrow(/another project/);
-  });
-
-  it('refuses where observer calls block: the status it serves asks this process’s own socket', async () => {
-    const p = project();
-    allowBlockingObserverCalls(true);
-    await expect(statusServer(own(p))(call(p))).rejects.toThrow(/do not block/);
   });
 
   it('answers nothing from a scan: with no observer to ask, the status is refused', async () => {

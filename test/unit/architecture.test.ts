@@ -196,6 +196,8 @@ const HOOK_DECISION = [
   // Which sockets this process serves itself: a map, no imports.
   'observer/localCalls.ts',
   'observer/observerFiles.ts',
+  // The record's checks, apart from observerFiles.ts's digests: the served status reads records too.
+  'observer/observerRecord.ts',
   'observer/protocol.ts',
   'store/diskFull.ts',
   'store/ledgerSpool.ts',

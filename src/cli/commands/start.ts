@@ -41,9 +41,6 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   const idleTimeoutMs = values['idle-timeout'] === undefined ? DEFAULT_IDLE_TIMEOUT_MS : parseDuration(values['idle-timeout'], '--idle-timeout');
   const project = await loadProject({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'], root: values.root });
   if (!values.json && !values.foreground) io.stderr.write('vouch: starting the observer and indexing the inputs…\n');
-  // This process serves others until it stops: a call to the observer must not block it, and the
-  // status it serves asks its own socket.
-  if (values.foreground) (await import('../../observer/callMode.js')).allowBlockingObserverCalls(false);
   const build = { version: VERSION, entry: process.argv[1] ?? '' };
   const outcome = await startObserver(project, {
     build,
