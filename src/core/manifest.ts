@@ -166,19 +166,39 @@ export function plainEntryAt(plain: PlainLines, index: number): InputEntry & { o
  * line into an entry. The entries are built only when someone asks for them.
  */
 export function mergedManifest(entries: InputEntry[], plain: PlainLines): Manifest {
-  return merged(entries, plain);
+  const at = placeAmong(entries, plain);
+  const hash = createHash('sha256');
+  const marks: Mark[] = [{ index: 0, position: 0, hash: hash.copy() }];
+  let position = 0;
+  let chunk = '';
+  /** Bytes hashed since the last mark, of entry lines and plain lines alike. */
+  let hashed = 0;
+  for (let index = 0; index < entries.length; index++) {
+    const stop = at[index] as number;
+    if (position < stop) {
+      if (chunk !== '') hash.update(chunk);
+      hashed += chunk.length + (plain.offsets[stop] as number) - (plain.offsets[position] as number);
+      chunk = '';
+      hash.update(plain.lines.subarray(plain.offsets[position], plain.offsets[stop]));
+      position = stop;
+    }
+    chunk += entryLine(entries[index] as InputEntry);
+    if (hashed + chunk.length > SEGMENT_BYTES) {
+      hash.update(chunk);
+      chunk = '';
+      hashed = 0;
+      marks.push({ index: index + 1, position, hash: hash.copy() });
+    }
+  }
+  if (chunk !== '') hash.update(chunk);
+  return finished({ marks, parts: [], at, entries, plain }, hash, position);
 }
 
-/** mergedManifest, or the same resumed at one of `from`'s marks (patchedManifest). */
-function merged(entries: InputEntry[], plain: PlainLines, resume?: { from: Marks; mark: number }): Manifest {
+/** Where each entry goes among the plain lines: the first plain line after it. Positions only grow, so each search starts at the last. */
+function placeAmong(entries: readonly InputEntry[], plain: PlainLines): Uint32Array {
   const count = plainLineCount(plain);
-  // Where each entry goes among the plain lines; positions only grow, so each search starts at the last.
   const at = new Uint32Array(entries.length);
-  const start = resume?.from.marks[resume.mark];
-  const hash = start ? start.hash.copy() : createHash('sha256');
-  const marks: Mark[] = resume ? resume.from.marks.slice(0, resume.mark + 1) : [];
-  if (start) at.set(resume!.from.at.subarray(0, start.index));
-  let position = start ? start.position : 0;
+  let position = 0;
   let cached = -1;
   let cachedPath = '';
   const pathAt = (index: number) => {
@@ -188,10 +208,7 @@ function merged(entries: InputEntry[], plain: PlainLines, resume?: { from: Marks
     }
     return cachedPath;
   };
-  let chunk = '';
-  /** Bytes hashed since the last mark: a mark every 64 kB, of entry lines and plain lines alike. */
-  let hashed = 0;
-  for (let index = start ? start.index : 0; index < entries.length; index++) {
+  for (let index = 0; index < entries.length; index++) {
     const path = (entries[index] as InputEntry).path;
     if (position < count && comparePaths(path, pathAt(position)) > 0) {
       let low = position + 1;
@@ -201,47 +218,27 @@ function merged(entries: InputEntry[], plain: PlainLines, resume?: { from: Marks
         if (comparePaths(pathAt(middle), path) < 0) low = middle + 1;
         else high = middle;
       }
-      if (chunk !== '') hash.update(chunk);
-      hashed += chunk.length + (plain.offsets[low] as number) - (plain.offsets[position] as number);
-      chunk = '';
-      hash.update(plain.lines.subarray(plain.offsets[position], plain.offsets[low]));
       position = low;
     }
     at[index] = position;
-    chunk += entryLine(entries[index] as InputEntry);
-    if (hashed + chunk.length > 1 << 16) {
-      hash.update(chunk);
-      chunk = '';
-      hashed = 0;
-      marks.push({ index: index + 1, position, hash: hash.copy() });
-    }
   }
-  if (chunk !== '') hash.update(chunk);
-  hash.update(plain.lines.subarray(plain.offsets[position], plain.offsets[count]));
-  const digest = hash.digest('hex');
+  return at;
+}
 
+/** The manifest once every entry is hashed: the plain lines after the last entry, then the digest. */
+function finished(segments: Segments, hash: Hash, position: number): Manifest {
+  const { at, entries, plain } = segments;
+  const count = plainLineCount(plain);
+  hash.update(plain.lines.subarray(plain.offsets[position], plain.offsets[count]));
   let merged: InputEntry[] | undefined;
   const manifest: Manifest = {
-    digest,
+    digest: hash.digest('hex'),
     // An index answers a question with the count alone; 50k installed entries cost 37 ms to make.
     count: entries.length + count,
     // The plain lines as they are, the entries' lines between them: no entry made of a plain line.
     lines() {
-      const parts: Buffer[] = [];
-      let next = 0;
-      let chunk = '';
-      for (let index = 0; index < entries.length; index++) {
-        const stop = at[index] as number;
-        if (next < stop) {
-          if (chunk !== '') parts.push(Buffer.from(chunk));
-          chunk = '';
-          parts.push(plain.lines.subarray(plain.offsets[next], plain.offsets[stop]));
-          next = stop;
-        }
-        chunk += entryLine(entries[index] as InputEntry);
-      }
-      if (chunk !== '') parts.push(Buffer.from(chunk));
-      parts.push(plain.lines.subarray(plain.offsets[next], plain.offsets[count]));
+      const parts = segmentParts(entries, plain, at, 0, entries.length, 0);
+      parts.push(plain.lines.subarray(plain.offsets[entries.length > 0 ? (at[entries.length - 1] as number) : 0], plain.offsets[count]));
       return Buffer.concat(parts);
     },
     get entries() {
@@ -256,14 +253,38 @@ function merged(entries: InputEntry[], plain: PlainLines, resume?: { from: Marks
       return merged;
     },
   };
-  hashMarks.set(manifest, { marks, at, entries, plain });
+  hashedSegments.set(manifest, segments);
   return manifest;
 }
 
 /**
+ * The bytes a merged manifest hashes for entries [start, end): before each entry, the plain lines
+ * that sort before it; the plain lines are views, not copies.
+ */
+function segmentParts(entries: readonly InputEntry[], plain: PlainLines, at: Uint32Array, start: number, end: number, position: number): Buffer[] {
+  const parts: Buffer[] = [];
+  let chunk = '';
+  for (let index = start; index < end; index++) {
+    const stop = at[index] as number;
+    if (position < stop) {
+      if (chunk !== '') parts.push(Buffer.from(chunk));
+      chunk = '';
+      parts.push(plain.lines.subarray(plain.offsets[position], plain.offsets[stop]));
+      position = stop;
+    }
+    chunk += entryLine(entries[index] as InputEntry);
+  }
+  if (chunk !== '') parts.push(Buffer.from(chunk));
+  return parts;
+}
+
+/** A mark every SEGMENT_BYTES hashed, about: what a patch rehashes at least. */
+const SEGMENT_BYTES = 1 << 16;
+
+/**
  * Where mergedManifest's hash stood after hashing the entries before `index` and the plain lines
  * before `position`: the SHA-256 state itself (Hash.copy(),
- * https://nodejs.org/api/crypto.html#hashcopyoptions), about every 64 kB hashed.
+ * https://nodejs.org/api/crypto.html#hashcopyoptions).
  */
 interface Mark {
   index: number;
@@ -271,37 +292,65 @@ interface Mark {
   hash: Hash;
 }
 
-interface Marks {
+/**
+ * A merged manifest cut at its marks. marks[0] is the start; segment k runs from marks[k] to
+ * marks[k + 1], the last one to the last entry. parts[k] holds segment k's bytes once a patch has
+ * rendered them, so that a later patch hashes them again without rendering them.
+ */
+interface Segments {
   marks: Mark[];
+  parts: (Buffer[] | undefined)[];
   at: Uint32Array;
   entries: readonly InputEntry[];
   plain: PlainLines;
 }
 
-/** Each merged manifest's marks, for a patch of it; gone with the manifest. */
-const hashMarks = new WeakMap<Manifest, Marks>();
+/** Each merged manifest's segments, for a patch of it; gone with the manifest. */
+const hashedSegments = new WeakMap<Manifest, Segments>();
 
 /**
  * The manifest of `basis` where it replaces some of `previous`'s entries in place (as the observer
- * patches a source it was told of): the same digest as manifestFromBasis, with the hash resumed
- * from the last mark before the first entry that is not the same object as before, instead of
- * made again over every line. At 100k sources and 50k installed files the lines are 12 MB, and an
- * edit is on average halfway through the sources, which sort after node_modules/.
+ * patches a source it was told of): the same digest as manifestFromBasis. The hash resumes at the
+ * mark before the first entry that is not the same object as before. After it, a segment with no
+ * replaced entry is hashed from the bytes an earlier patch kept, and only a segment with one is
+ * rendered again. At 100k sources and 50k installed files the lines are 12 MB, and sources sort
+ * after node_modules/: rendering them all again cost more than hashing them.
  */
 export function patchedManifest(previous: Manifest, basis: ManifestBasis): Manifest {
-  const from = hashMarks.get(previous);
+  const from = hashedSegments.get(previous);
   if (basis.plain === null || from === undefined || from.plain !== basis.plain || from.entries.length !== basis.entries.length) return manifestFromBasis(basis);
-  let first = 0;
-  while (first < basis.entries.length && basis.entries[first] === from.entries[first]) first++;
-  let mark = -1;
-  for (let low = 0, high = from.marks.length - 1; low <= high; ) {
-    const middle = (low + high) >>> 1;
-    if ((from.marks[middle] as Mark).index <= first) {
-      mark = middle;
-      low = middle + 1;
-    } else high = middle - 1;
+  const { marks, at } = from;
+  const entries = basis.entries;
+  // The segments that hold a replaced entry. The same path keeps every entry where it was among the plain lines.
+  const replaced = new Set<number>();
+  let segment = 0;
+  for (let index = 0; index < entries.length; index++) {
+    const entry = entries[index] as InputEntry;
+    if (entry === from.entries[index]) continue;
+    if (entry.path !== (from.entries[index] as InputEntry).path) return manifestFromBasis(basis);
+    while (segment + 1 < marks.length && (marks[segment + 1] as Mark).index <= index) segment++;
+    replaced.add(segment);
   }
-  return merged(basis.entries, basis.plain, mark < 0 ? undefined : { from, mark });
+  let first = marks.length - 1;
+  for (const k of replaced) first = Math.min(first, k);
+  const hash = (marks[first] as Mark).hash.copy();
+  const segments: Segments = { marks: marks.slice(0, first + 1), parts: from.parts.slice(0, first), at, entries, plain: basis.plain };
+  for (let k = first; k < marks.length; k++) {
+    const mark = marks[k] as Mark;
+    const end = k + 1 < marks.length ? (marks[k + 1] as Mark).index : entries.length;
+    const kept = replaced.has(k) ? undefined : from.parts[k];
+    const parts = kept ?? segmentParts(entries, basis.plain, at, mark.index, end, mark.position);
+    for (const part of parts) hash.update(part);
+    segments.parts[k] = parts;
+    if (k + 1 < marks.length) segments.marks.push({ ...(marks[k + 1] as Mark), hash: hash.copy() });
+  }
+  return finished(segments, hash, entries.length > 0 ? (at[entries.length - 1] as number) : 0);
+}
+
+/** Lets go of the bytes patches kept for `manifest`: they can be rendered again, and a full scan wants the memory. */
+export function forgetPatchBytes(manifest: Manifest): void {
+  const segments = hashedSegments.get(manifest);
+  if (segments) segments.parts = [];
 }
 
 /**

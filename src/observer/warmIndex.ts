@@ -4,7 +4,7 @@ import type { CheckDefinition } from '../core/definition.js';
 import { identityOf, linkCountOf, nowNs } from '../core/identity.js';
 import type { Observation } from '../core/observation.js';
 import { unsliced, type StatCache } from '../core/statCache.js';
-import { plainEntryAt, plainLineCount, type ManifestBasis } from '../core/manifest.js';
+import { forgetPatchBytes, plainEntryAt, plainLineCount, type ManifestBasis } from '../core/manifest.js';
 import { InputScanner } from '../fs/inputScanner.js';
 import { patchIndex, type IndexedCheck } from './indexPatch.js';
 import { isCalm, isStalled, type QueueWindows } from './queueWatch.js';
@@ -331,6 +331,8 @@ export class WarmIndex {
     const generation = this.generation;
     const started = Date.now();
     this.changed = new Set();
+    // What patches kept of the old index's lines is only a cache: a scan holds the old index and the new one at once.
+    if (this.snapshot) for (const { observation } of this.snapshot.indexed.values()) forgetPatchBytes(observation.manifest);
     const rules = ruleStamp(this.ruleFiles);
     const scanner = new InputScanner(this.root, this.excluded, this.statCache);
     const observations = new Map<string, Observation>();
