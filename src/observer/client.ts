@@ -1,8 +1,9 @@
+import type { Stats } from 'node:fs';
 import { getSystemErrorName } from 'node:util';
 import { loadAddon, type Addon } from '../fs/nativeAddon.js';
 import { blockingObserverCallsAllowed } from './callMode.js';
 import { checkObserverDir, observerFiles, readRecord, removeObserverFiles, trustedSocket, type ObserverFiles } from './observerFiles.js';
-import { recordAlive, type ObserverRecord } from './observerRecord.js';
+import { ownedPrivately, recordAlive, type ObserverRecord } from './observerRecord.js';
 import { addonDeadline, MAX_ANSWER_CHARS } from './callLimits.js';
 import { localHandler } from './localCalls.js';
 import type { MethodName, Methods } from './protocol.js';
@@ -31,7 +32,10 @@ export interface FoundObserver {
  * by a dead process is removed, with its socket, so nothing stale lingers. A
  * record is untrusted (a repository may carry one): one whose socket is not
  * where vouch would put it is never connected to, and nothing it names
- * outside vouch's own files is removed.
+ * outside vouch's own files is removed. Nor is a socket path that is not a
+ * socket of this user's, closed to others as the observer makes it: git can
+ * check out a link there, to anyone's socket, and a record naming a process
+ * that lives (pid 1 and its start time are easy to guess).
  */
 export function findObserver(stateDir: string, configPath: string): FoundObserver | null {
   const files = observerFiles(stateDir, configPath);
@@ -42,9 +46,11 @@ export function findObserver(stateDir: string, configPath: string): FoundObserve
     removeObserverFiles(files, record.socket);
     return null;
   }
-  if (!trustedSocket(files, record.socket)) return null;
+  if (!trustedSocket(files, record.socket) || !ownedPrivately(record.socket, isSocket)) return null;
   return { files, record };
 }
+
+const isSocket = (stats: Stats) => stats.isSocket();
 
 let nextId = 1;
 /** One call, one connection. A hung or dead observer costs at most the deadline. */
