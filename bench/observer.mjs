@@ -20,7 +20,11 @@
 //   node bench/observer.mjs [--sizes 10k+50k,100k+50k] [--no-repo] [--queries 1000] [--spaced 50]
 //                           [--reps 10] [--start-reps 3] [--stale-rounds 20] [--pause-ms 3000]
 //                           [--pause-rounds 10] [--check-ms 200] [--busy 15] [--vouch dist/bin/main.js]
-//                           [--out FILE] [--keep]
+//                           [--out FILE] [--keep] [--cpu N]
+//
+// --cpu N runs the floor, every timed `vouch status` process and turbo on CPU N alone (taskset). On a
+// virtual machine whose CPUs differ in speed, a process lands on either, and a p50 over a mix of two
+// speeds moves by more than the difference measured. The observer runs wherever it runs.
 //
 // Every observer it starts is stopped before it exits, also on an error or Ctrl-C.
 
@@ -121,12 +125,13 @@ function parseOptions() {
       vouch: { type: "string" },
       out: { type: "string" },
       keep: { type: "boolean", default: false },
+      cpu: { type: "string" },
       help: { type: "boolean", default: false },
     },
   });
   if (values.help) {
     console.log(
-      "usage: node bench/observer.mjs [--sizes 10k+50k,100k+50k] [--no-repo] [--queries N] [--spaced N] [--reps N] [--start-reps N] [--stale-rounds N] [--pause-ms MS] [--pause-rounds N] [--check-ms MS] [--busy N] [--vouch PATH] [--out FILE] [--keep]",
+      "usage: node bench/observer.mjs [--sizes 10k+50k,100k+50k] [--no-repo] [--queries N] [--spaced N] [--reps N] [--start-reps N] [--stale-rounds N] [--pause-ms MS] [--pause-rounds N] [--check-ms MS] [--busy N] [--vouch PATH] [--out FILE] [--keep] [--cpu N]",
     );
     process.exit(0);
   }
@@ -158,6 +163,7 @@ function parseOptions() {
     vouch: values.vouch ? resolve(values.vouch) : null,
     out: values.out ? resolve(values.out) : join(tmpdir(), `vouch-bench-observer-${new Date().toISOString().replace(/[:.]/g, "-")}.json`),
     keep: values.keep,
+    cpu: values.cpu === undefined ? null : whole("cpu", 0),
   };
 }
 
@@ -460,11 +466,14 @@ class Figure {
   }
 }
 
-function makeRunner(root) {
+function makeRunner(root, cpu) {
+  const pinned = (argv) => (cpu === null ? argv : ["taskset", "-c", String(cpu), ...argv]);
   return {
     vouch: (...args) => measureProcess([process.execPath, VOUCH, ...args], { cwd: root, env: ENV }),
-    turbo: (binary) => measureProcess([binary, "run", CHECK, "--dry=json"], { cwd: root, env: ENV }),
-    floor: () => measureProcess([process.execPath, "-e", "0"], { cwd: root, env: ENV }),
+    turbo: (binary) => measureProcess(pinned([binary, "run", CHECK, "--dry=json"]), { cwd: root, env: ENV }),
+    floor: () => measureProcess(pinned([process.execPath, "-e", "0"]), { cwd: root, env: ENV }),
+    /** A status whose time is compared with the floor's: on the floor's CPU. Never `start`: the observer would inherit the CPU. */
+    status: (...args) => measureProcess(pinned([process.execPath, VOUCH, "status", ...args]), { cwd: root, env: ENV }),
   };
 }
 
@@ -584,7 +593,7 @@ async function measureProcesses(run, result, options) {
   };
   let turboBaseline = null;
   const status = async (figure, args, expectedSource) => {
-    const sample = await run.vouch("status", "--json", ...args);
+    const sample = await run.status("--json", ...args);
     const { entry, source } = statusEntry(sample, `vouch status --json ${args.join(" ")}`);
     if (source !== expectedSource) {
       figure.fellBack++;
@@ -730,7 +739,7 @@ async function measureStale(run, asker, target, result, options) {
       await jitter();
       t = nowMs();
       edit(round);
-      const sample = await run.vouch("status", "--json");
+      const sample = await run.status("--json");
       processMs.push(nowMs() - t);
       const { entry } = statusEntry(sample);
       if (!judge(result, entry.freshness, "STALE")) falseCurrent.process++;
@@ -803,7 +812,7 @@ async function measureBusy(asker, target, result, options) {
 
 async function benchTarget(target, options) {
   const log = (text) => console.error(`[${target.label}] ${text}`);
-  const run = makeRunner(target.root);
+  const run = makeRunner(target.root, options.cpu);
   const result = {
     label: target.label,
     files: target.files,
@@ -1076,7 +1085,7 @@ async function main() {
   const m = results.machine;
   const v = results.vouch;
   console.log(
-    `vouch ${v.commit ?? "(no commit)"}${v.dirty ? " + uncommitted changes" : ""}, ${v.entry}, bundle ${v.bundle_digest}; ${m.cpus} × ${m.cpu_model}, ${m.memory_gb} GB, ${m.platform} ${m.kernel}, Node ${m.node}, turbo ${m.turbo}, load average ${m.load_average_at_start.join(" ")} at start, ${m.load_average_at_end.join(" ")} at end\n`,
+    `vouch ${v.commit ?? "(no commit)"}${v.dirty ? " + uncommitted changes" : ""}, ${v.entry}, bundle ${v.bundle_digest}; ${m.cpus} × ${m.cpu_model}, ${m.memory_gb} GB, ${m.platform} ${m.kernel}, Node ${m.node}, turbo ${m.turbo}, load average ${m.load_average_at_start.join(" ")} at start, ${m.load_average_at_end.join(" ")} at end${options.cpu === null ? "" : `; floor, timed status processes and turbo on CPU ${options.cpu}`}\n`,
   );
   console.log(renderMarkdown(results));
   console.log(`\nresults: ${options.out}`);
