@@ -380,18 +380,16 @@ export class WarmIndex {
     this.rescansBy[reason] = (this.rescansBy[reason] ?? 0) + 1;
     this.lastRescan = { at: started, durationMs: Date.now() - started, reason };
     this.onSnapshot(this.snapshot);
+    if (this.patching) this.keepPatchBytes(this.snapshot);
   }
 
   /**
-   * The bytes a patch hashes instead of rendering them, for the index as a full scan left it, in
-   * idle time: one segment (about 64 kB) a turn of the event loop, so that a question waits for one
-   * at most. Without them the first patch after a scan renders every line after its edit, 110 ms at
-   * 100,000 sources. Stops when the index moves on: a patch keeps what it renders. The daemon asks
-   * for them once it has collected the replaced index's garbage.
+   * After a full scan, in idle time, the bytes a patch hashes instead of rendering them: one
+   * segment (about 64 kB) a turn of the event loop, so that a question waits for one at most.
+   * Without them the first patch after a scan renders every line after its edit, 110 ms at
+   * 100,000 sources. Stops when the index moves on: a patch keeps what it renders.
    */
-  keepPatchBytes(): void {
-    const snapshot = this.snapshot;
-    if (!this.patching || snapshot === null) return;
+  private keepPatchBytes(snapshot: Snapshot): void {
     const step = () => {
       this.keeping = null;
       if (this.snapshot !== snapshot) return;
