@@ -353,33 +353,6 @@ export function forgetPatchBytes(manifest: Manifest): void {
   if (segments) segments.parts = [];
 }
 
-/** How many of a merged manifest's segments have their bytes kept, of how many (none of none for any other manifest). */
-export function keptSegments(manifest: Manifest): { kept: number; segments: number } {
-  const segments = hashedSegments.get(manifest);
-  if (segments === undefined) return { kept: 0, segments: 0 };
-  let kept = 0;
-  for (let k = 0; k < segments.marks.length; k++) if (segments.parts[k] !== undefined) kept++;
-  return { kept, segments: segments.marks.length };
-}
-
-/**
- * Renders and keeps the bytes of one of `manifest`'s segments that has none, as a patch would;
- * false when none is left. The observer calls it in idle time after a full scan, so that the first
- * patch after the scan hashes kept bytes as every later one does, instead of rendering them all.
- */
-export function keepOneSegment(manifest: Manifest): boolean {
-  const segments = hashedSegments.get(manifest);
-  if (segments === undefined) return false;
-  const { marks, parts, entries, plain, at } = segments;
-  for (let k = 0; k < marks.length; k++) {
-    if (parts[k] !== undefined) continue;
-    const mark = marks[k] as Mark;
-    parts[k] = segmentParts(entries, plain, at, mark.index, k + 1 < marks.length ? (marks[k + 1] as Mark).index : entries.length, mark.position);
-    return true;
-  }
-  return false;
-}
-
 /**
  * What a manifest is made of: entries sorted by path, and the installed lines
  * the native tree scan rendered (null without it). An index that patches an

@@ -4,7 +4,7 @@ import type { CheckDefinition } from '../core/definition.js';
 import { identityOf, linkCountOf, nowNs } from '../core/identity.js';
 import type { Observation } from '../core/observation.js';
 import { unsliced, type StatCache } from '../core/statCache.js';
-import { forgetPatchBytes, keepOneSegment, plainEntryAt, plainLineCount, type ManifestBasis } from '../core/manifest.js';
+import { forgetPatchBytes, plainEntryAt, plainLineCount, type ManifestBasis } from '../core/manifest.js';
 import { InputScanner } from '../fs/inputScanner.js';
 import { patchIndex, type IndexedCheck } from './indexPatch.js';
 import { isCalm, isStalled, type QueueWindows } from './queueWatch.js';
@@ -103,7 +103,6 @@ export class WarmIndex {
   private readonly tracked = new Map<string, ObservedInputs>();
   private readonly gaps = new Map<string, Gap>();
   private timer: NodeJS.Timeout | null = null;
-  private keeping: NodeJS.Immediate | null = null;
   /** Paths events named since the index began, root-relative; null when only a full scan can tell what changed. */
   private changed: Set<string> | null = null;
   private readonly safety: NodeJS.Timeout;
@@ -380,34 +379,11 @@ export class WarmIndex {
     this.rescansBy[reason] = (this.rescansBy[reason] ?? 0) + 1;
     this.lastRescan = { at: started, durationMs: Date.now() - started, reason };
     this.onSnapshot(this.snapshot);
-    if (this.patching) this.keepPatchBytes(this.snapshot);
-  }
-
-  /**
-   * After a full scan, in idle time, the bytes a patch hashes instead of rendering them: one
-   * segment (about 64 kB) a turn of the event loop, so that a question waits for one at most.
-   * Without them the first patch after a scan renders every line after its edit, 110 ms at
-   * 100,000 sources. Stops when the index moves on: a patch keeps what it renders.
-   */
-  private keepPatchBytes(snapshot: Snapshot): void {
-    const step = () => {
-      this.keeping = null;
-      if (this.snapshot !== snapshot) return;
-      for (const { observation } of snapshot.indexed.values()) {
-        if (keepOneSegment(observation.manifest)) {
-          this.keeping = setImmediate(step);
-          return;
-        }
-      }
-    };
-    if (this.keeping) clearImmediate(this.keeping);
-    this.keeping = setImmediate(step);
   }
 
   dispose(): void {
     clearInterval(this.safety);
     if (this.timer) clearTimeout(this.timer);
-    if (this.keeping) clearImmediate(this.keeping);
   }
 }
 

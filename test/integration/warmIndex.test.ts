@@ -4,7 +4,6 @@ import { basename, dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CheckDefinition } from '../../src/core/definition.js';
-import { keptSegments, type Manifest } from '../../src/core/manifest.js';
 import { MemoryStatCache } from '../../src/core/statCache.js';
 import { InputScanner } from '../../src/fs/inputScanner.js';
 import type { ObservedInputs } from '../../src/observer/protocol.js';
@@ -174,24 +173,6 @@ describe('patches from events', () => {
     const { observations } = await index.current(checks, SOON());
     expect(observations.map((o) => o.manifest.digest)).toEqual(checks.map(direct));
   }
-
-  it('keeps the bytes a patch hashes in idle time after a full scan, and none with patching off', async () => {
-    for (let n = 0; n < 1500; n++) project.write(`src/many/file-${n}.ts`, `${n}`);
-    project.write('node_modules/p/index.js', 'p');
-    const idle = async (manifest: Manifest) => {
-      for (let turn = 0; turn < 200 && keptSegments(manifest).kept < keptSegments(manifest).segments; turn++) await new Promise((resolve) => setImmediate(resolve));
-      return keptSegments(manifest);
-    };
-    const scanned = (await index.current([INSTALLED], SOON())).observations[0]!.manifest;
-    const { segments } = keptSegments(scanned);
-    expect(segments).toBeGreaterThan(2);
-    expect(await idle(scanned)).toEqual({ kept: segments, segments });
-
-    index.dispose();
-    index = new WarmIndex(project.root, [], new MemoryStatCache(), (error) => errors.push(error), { ruleFiles: [], queue, patch: false });
-    const unpatched = (await index.current([INSTALLED], SOON())).observations[0]!.manifest;
-    expect(await idle(unpatched)).toEqual({ kept: 0, segments });
-  });
 
   it('takes in an edit of a source it holds without a scan, with the digest a scan gives, and its new executable bit', async () => {
     const before = await index.current([SRC, ALL], SOON());

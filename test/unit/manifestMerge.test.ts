@@ -3,7 +3,6 @@ import {
   comparePaths,
   entryLine,
   forgetPatchBytes,
-  keepOneSegment,
   joinPlainLines,
   manifestOf,
   manifestSize,
@@ -113,8 +112,6 @@ describe('patchedManifest: the hash resumed where a patch replaced entries, kept
     const plain = render(all.filter((entry) => entry.origin === 'installed'));
     let entries = all.filter((entry) => entry.origin === 'source');
     let manifest = mergedManifest(entries, plain);
-    // A fresh scan's manifest with its bytes kept in idle time, for one seed in two.
-    if (seed % 2 === 1) while (keepOneSegment(manifest));
     for (let round = 0; round < 40; round++) {
       // As the observer patches: some entries replaced in place by new objects, the rest the same objects.
       const replaced = entries.slice();
@@ -123,11 +120,8 @@ describe('patchedManifest: the hash resumed where a patch replaced entries, kept
         const entry = replaced[at] as InputEntry & { origin: 'source'; type: 'file' };
         replaced[at] = { ...entry, digest: `${round}-${k}`.padStart(64, 'f'), executable: next() < 0.5 };
       }
-      // A full scan lets go of the bytes patches kept: the next patch renders them again. After a
-      // scan the observer renders them in idle time instead, some or all before the next patch.
+      // A full scan lets go of the bytes patches kept: the next patch renders them again.
       if (round % 7 === 3) forgetPatchBytes(manifest);
-      if (round % 7 === 5) for (let n = Math.floor(next() * 8); n > 0 && keepOneSegment(manifest); n--);
-      if (round % 7 === 6) while (keepOneSegment(manifest));
       const patched = patchedManifest(manifest, { entries: replaced, plain });
       const whole = mergedManifest(replaced, plain);
       expect(patched.digest, `${FIRST.replay(seed)}, round ${round}`).toBe(whole.digest);
