@@ -1,9 +1,8 @@
-import type { Stats } from 'node:fs';
 import { getSystemErrorName } from 'node:util';
 import { loadAddon, type Addon } from '../fs/nativeAddon.js';
 import { blockingObserverCallsAllowed } from './callMode.js';
 import { checkObserverDir, observerFiles, readRecord, removeObserverFiles, trustedSocket, type ObserverFiles } from './observerFiles.js';
-import { ownedPrivately, recordAlive, type ObserverRecord } from './observerRecord.js';
+import { isSocket, ownedPrivately, recordAlive, type ObserverRecord } from './observerRecord.js';
 import { addonDeadline, MAX_ANSWER_CHARS } from './callLimits.js';
 import { localHandler } from './localCalls.js';
 import type { MethodName, Methods } from './protocol.js';
@@ -49,8 +48,6 @@ export function findObserver(stateDir: string, configPath: string): FoundObserve
   if (!trustedSocket(files, record.socket) || !ownedPrivately(record.socket, isSocket)) return null;
   return { files, record };
 }
-
-const isSocket = (stats: Stats) => stats.isSocket();
 
 let nextId = 1;
 /** One call, one connection. A hung or dead observer costs at most the deadline. */

@@ -1,10 +1,7 @@
-import { readdirSync, type Stats } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { readStateFile } from '../store/stateDir.js';
-import { ownedPrivately, parseRecord, recordAlive } from './observerRecord.js';
-
-const isDirectory = (stats: Stats) => stats.isDirectory();
-const isSocket = (stats: Stats) => stats.isSocket();
+import { isDirectory, isSocket, ownedPrivately, parseRecord, recordAlive } from './observerRecord.js';
 
 /**
  * The running observer of a config, found by listing its state dir's observer directory, not by

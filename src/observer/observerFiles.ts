@@ -4,7 +4,7 @@ import { basename, dirname, isAbsolute, join } from 'node:path';
 import { sha256 } from '../core/digest.js';
 import { VouchError } from '../core/errors.js';
 import { processArgv, processStart, procAvailable } from '../fs/processStart.js';
-import { ownedPrivately, parseRecord, uid, type ObserverRecord } from './observerRecord.js';
+import { isDirectory, ownedPrivately, parseRecord, uid, type ObserverRecord } from './observerRecord.js';
 import { checkStateDir, ensureStateDir, ensureStateSubdir, openStateFile, readStateFile, writeStateFile } from '../store/stateDir.js';
 
 /** Linux's sun_path holds 108 bytes, the terminating NUL included. */
@@ -107,7 +107,7 @@ const TEMP_NAME = /^[A-Za-z0-9]{6}$/;
 
 /** A real directory (not a link) of this user's that nobody else can enter. */
 function privateDir(dir: string): boolean {
-  return ownedPrivately(dir, (stats) => stats.isDirectory());
+  return ownedPrivately(dir, isDirectory);
 }
 
 /**

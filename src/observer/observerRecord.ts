@@ -57,6 +57,10 @@ export function recordAlive(record: ObserverRecord): boolean {
 
 export const uid = (): number => process.getuid?.() ?? 0;
 
+/** The kinds ownedPrivately is asked for: the observer's directory, and the socket it listens on (git can check out neither). */
+export const isDirectory = (stats: Stats): boolean => stats.isDirectory();
+export const isSocket = (stats: Stats): boolean => stats.isSocket();
+
 /** A path of this user's that nobody else can use: of the kind asked (by lstat, so never a link), with no access for group or others. */
 export function ownedPrivately(path: string, kind: (stats: Stats) => boolean): boolean {
   let stats: Stats | undefined;
