@@ -7,8 +7,11 @@ export interface CliIo {
   env: NodeJS.ProcessEnv;
   stdout: Output;
   stderr: Output;
-  /** True when stdout is a terminal: colour and live progress only then. */
-  isTty: boolean;
+  /**
+   * Whether stdout is a terminal: live progress only then. Asked, not given: node:tty loads
+   * node:net, which a process that never asks (a status) should not pay for.
+   */
+  isTty(): Promise<boolean>;
   /** When the caller started (epoch ms); default this process's start. */
   startedAt?: number;
   /**

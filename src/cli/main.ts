@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-import { createRequire } from 'node:module';
 import { main } from './dispatch.js';
 import { fdOutput } from './fdOutput.js';
 import type { CliIo } from './io.js';
@@ -10,10 +9,7 @@ const io: CliIo = {
   env: process.env,
   stdout: fdOutput(1),
   stderr: fdOutput(2),
-  // Only prove asks, and node:tty loads net: asked lazily.
-  get isTty() {
-    return (createRequire(import.meta.url)('node:tty') as typeof import('node:tty')).isatty(1);
-  },
+  isTty: async () => (await import('node:tty')).isatty(1),
 };
 const argv = process.argv.slice(2);
 const entry = process.argv[1];
@@ -27,7 +23,6 @@ async function answer(): Promise<number> {
   if (argv[0] === 'status' && entry !== undefined) {
     const served = (await import('./servedStatus.js')).servedStatus(argv.slice(1), io, entry);
     if ('code' in served) process.exit(served.code);
-    // Set on io itself: a copy would read isTty, which loads node:tty.
     if (served.unavailable !== undefined) io.observerUnavailable = served.unavailable;
   }
   return main(argv, io);

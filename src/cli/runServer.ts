@@ -44,7 +44,7 @@ export async function serveRun(request: HookRequest, connection: Socket, env: No
       if (!connection.destroyed) connection.write(frame(type, typeof chunk === 'string' ? chunk : Buffer.from(chunk)));
     },
   });
-  const io: CliIo = { cwd: request.cwd, env, stdout: to('o'), stderr: to('e'), isTty: false, startedAt, spawnCheck: clientSpawner(connection) };
+  const io: CliIo = { cwd: request.cwd, env, stdout: to('o'), stderr: to('e'), isTty: async () => false, startedAt, spawnCheck: clientSpawner(connection) };
   const code = await runCommand(await import('./commands/run.js'), [name, ...rest], io);
   const exit = Buffer.alloc(4);
   exit.writeUInt32LE(code);

@@ -36,7 +36,7 @@ export function statusServer(own: ServingObserver): Handler {
     if (place.configPath !== own.configPath || place.stateDir !== own.stateDir || place.root !== own.root) throw new InvalidParams('the caller asks about another project');
     const stdout: string[] = [];
     const stderr: string[] = [];
-    const io: CliIo = { cwd: call.cwd, env: call.env, stdout: into(stdout), stderr: into(stderr), isTty: false };
+    const io: CliIo = { cwd: call.cwd, env: call.env, stdout: into(stdout), stderr: into(stderr), isTty: async () => false };
     const code = await (await import('./commands/status.js')).runServed(call.argv, io);
     return { stdout: stdout.join(''), stderr: stderr.join(''), code } satisfies ServedStatus;
   };

@@ -128,6 +128,18 @@ describe('a status answered whole by the observer', () => {
       expect(asked.served, `status ${args.join(' ')}`).toBe(false);
       expect({ code: asked.code, stdout: steady(asked.stdout) }).toEqual({ code: direct.code, stdout: steady(direct.stdout) });
     }
+
+    // Arguments the caller sends on without parsing them (cli/servedStatus.ts), and ones it parses
+    // first: served or not, each prints what the process itself would have.
+    for (const args of [['--sync', '--cached', '--json'], ['flagged', 'nope'], ['--json', '--', 'flagged'], ['-h'], ['--root', '.', '--json'], ['--jsonx']]) {
+      const asked = status(p, args);
+      const direct = status(p, args, { env: cleanEnv({ SERVED_FLAG: 'a', VOUCH_SERVED_STATUS: '0' }) });
+      expect({ code: asked.code, stdout: steady(asked.stdout), stderr: asked.stderr }, `status ${args.join(' ')}`).toEqual({
+        code: direct.code,
+        stdout: steady(direct.stdout),
+        stderr: direct.stderr,
+      });
+    }
   });
 
   it('decides on the caller’s environment, not the one the observer was started with', async () => {

@@ -25,7 +25,7 @@ export function inProcess(project: TempProject): AsyncProject {
       const env = options.env ?? cleanEnv();
       const restore = mirrorProcessVariables(env);
       try {
-        const code = await main(args, { cwd: options.cwd ?? project.root, env, stdout, stderr, isTty: false });
+        const code = await main(args, { cwd: options.cwd ?? project.root, env, stdout, stderr, isTty: async () => false });
         return { code, signal: null, stdout: stdout.text(), stderr: stderr.text() };
       } finally {
         restore();

@@ -33,7 +33,7 @@ function project(): TempProject {
 async function command(run: (argv: string[], io: CliIo) => Promise<number>, p: TempProject, argv: string[] = []) {
   let stdout = '';
   let stderr = '';
-  const io: CliIo = { cwd: p.root, env: cleanEnv(), isTty: false, stdout: { write: (chunk) => (stdout += String(chunk)) }, stderr: { write: (chunk) => (stderr += String(chunk)) } };
+  const io: CliIo = { cwd: p.root, env: cleanEnv(), isTty: async () => false, stdout: { write: (chunk) => (stdout += String(chunk)) }, stderr: { write: (chunk) => (stderr += String(chunk)) } };
   const code = await run(argv, io);
   return { code, stdout, stderr };
 }

@@ -49,7 +49,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   });
   const deadlines = values.deadline === undefined ? undefined : { inspectMs: parseDeadline(values.deadline) };
   const workspace = locateWorkspace({ cwd: io.cwd, config: values.config, stateDir: values['state-dir'], root: values.root });
-  const progress = io.isTty ? (message: string) => io.stderr.write(`vouch: ${message}…\n`) : undefined;
+  const progress = (await io.isTty()) ? (message: string) => io.stderr.write(`vouch: ${message}…\n`) : undefined;
 
   if (values.serve) {
     if (positionals.length > 0) throw new VouchError('usage', '--serve takes no claim; run "vouch prove CLAIM.json" in another terminal');
