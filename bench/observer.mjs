@@ -8,6 +8,9 @@
 //   - whole processes, interleaved: `node -e 0`, `vouch status --json` answered by the observer
 //     (sync and --cached), the direct scan `vouch status --json --no-observer`, and
 //     `turbo run check --dry=json` (npm bin and native binary);
+//   - the floor and the served `vouch status --json` again, 2 × --reps rounds of the two alone, so
+//     that the status's cost over the floor is not the machine's recovery from a direct scan and
+//     two turbo runs;
 //   - how long after a write the answer turns STALE: the first --sync answer after the write (it
 //     must already be STALE), --cached polled until it is, a whole `vouch status --json`, a --sync
 //     answer --pause-ms after the write (the agent's loop: edit, do something, ask), and the first
@@ -625,6 +628,30 @@ async function measureProcesses(run, result, options) {
 }
 
 /**
+ * The floor and the served status alone, in rounds of their own: the same quiet gap, nothing else
+ * run, the floor first in half the rounds. The process rounds above put each status right after a
+ * direct scan and two turbo runs (seconds of work at 100k+50k), and every process started next pays
+ * for that on this kind of machine, the floor too but less; these rounds give the status's own cost.
+ */
+async function measureQuietPairs(run, result, options) {
+  const figures = { floor_quiet: new Figure(), status_observer_quiet: new Figure() };
+  for (let i = 0; i < 2 * options.reps; i++) {
+    await sleep(SPACED_GAP_MS);
+    if (i % 2 === 0) figures.floor_quiet.add(await run.floor());
+    const sample = await run.status("--json");
+    const { entry, source } = statusEntry(sample, "vouch status --json (quiet rounds)");
+    if (source !== "observer") {
+      figures.status_observer_quiet.fellBack++;
+      result.errors.push(`status in the quiet rounds was answered by "${source}", not "observer": ${sample.stderr.trim().slice(0, 200)}`);
+    }
+    if (!judge(result, entry.freshness, "CURRENT")) result.errors.push(`status in the quiet rounds said ${entry.freshness} on an unchanged tree`);
+    figures.status_observer_quiet.add(sample);
+    if (i % 2 === 1) figures.floor_quiet.add(await run.floor());
+  }
+  for (const [key, figure] of Object.entries(figures)) result.figures[key] = figure.toJSON();
+}
+
+/**
  * turbo's daemon on the same tree, for its memory beside the observer's. Since turbo 2.x its daemon
  * no longer serves `turbo run` (turbo says so when asked to use it); it watches the repository for
  * `turbo watch` and editor integrations. So only its memory is comparable: taken once it says it is
@@ -864,6 +891,9 @@ async function benchTarget(target, options) {
     log(`processes ×${options.reps}`);
     await phase("processes", () => measureProcesses(run, result, options));
 
+    log(`floor and status alone ×${2 * options.reps}`);
+    await phase("quiet", () => measureQuietPairs(run, result, options));
+
     log(`write → STALE ×${options.staleRounds}`);
     await phase("stale", () => measureStale(run, asker, target, result, options));
 
@@ -939,7 +969,7 @@ function renderMarkdown(results) {
       ["observer peak RSS (VmHWM)", ...col((t) => mb(t.observer?.memory_at_end?.peak_kb))],
       ["turbo daemon RSS / peak, 5 s after it started (it no longer serves `turbo run`)", ...col((t) => (t.turbo_daemon?.rss_kb ? `${mb(t.turbo_daemon.rss_kb)} / ${mb(t.turbo_daemon.peak_kb)}` : (t.turbo_daemon?.error ?? "-")))],
       ["events / overflows / rescans", ...col((t) => (t.observer?.info ? `${t.observer.info.events} / ${t.observer.info.overflows} / ${t.observer.info.rescans}` : "–"))],
-      ["rescans during: socket / processes / write rounds / busy", ...col((t) => (t.observer?.phases ? ["socket", "processes", "stale", "busy"].map((k) => t.observer.phases[k]?.rescans ?? "–").join(" / ") : "–"))],
+      ["rescans during: socket / processes / quiet rounds / write rounds / busy", ...col((t) => (t.observer?.phases ? ["socket", "processes", "quiet", "stale", "busy"].map((k) => t.observer.phases[k]?.rescans ?? "–").join(" / ") : "–"))],
       ["last rescan took, ms", ...col((t) => t.observer?.info?.last_rescan?.duration_ms)],
     ]),
   );
@@ -961,6 +991,8 @@ function renderMarkdown(results) {
       ["… of which the scan (its `observation.duration_ms`)", ...col((t) => pair(t.figures.status_scan?.observation_ms))],
       ["`turbo run check --dry=json` (npm bin)", ...col((t) => pair(f(t, "turbo")))],
       ["`turbo run check --dry=json` (native)", ...col((t) => pair(f(t, "turbo_native")))],
+      ["`node -e 0`, in rounds of the floor and the status alone", ...col((t) => pair(f(t, "floor_quiet")))],
+      ["`vouch status --json` (observer, sync), in those rounds", ...col((t) => pair(f(t, "status_observer_quiet")))],
       ["peak RSS: status via observer / direct scan", ...col((t) => `${mb(t.figures.status_observer?.peak_kb?.p50)} / ${mb(t.figures.status_scan?.peak_kb?.p50)}`)],
     ]),
   );
@@ -986,6 +1018,7 @@ function renderMarkdown(results) {
       ["spaced --sync p50 ÷ 25 ms budget", ...col((t) => ratio(t.socket?.sync_spaced?.p50, SOCKET_BUDGET_MS))],
       ["status (observer) − floor, ms", ...col((t) => (f(t, "status_observer") && f(t, "floor") ? fmt(f(t, "status_observer").p50 - f(t, "floor").p50) : "–"))],
       ["status (observer) ÷ floor", ...col((t) => ratio(f(t, "status_observer")?.p50, f(t, "floor")?.p50))],
+      ["status (observer) − floor, in rounds of the two alone, ms", ...col((t) => (f(t, "status_observer_quiet") && f(t, "floor_quiet") ? fmt(f(t, "status_observer_quiet").p50 - f(t, "floor_quiet").p50) : "–"))],
       ["direct scan ÷ status (observer)", ...col((t) => ratio(f(t, "status_scan")?.p50, f(t, "status_observer")?.p50))],
       ["turbo (npm bin) ÷ status (observer)", ...col((t) => ratio(f(t, "turbo")?.p50, f(t, "status_observer")?.p50))],
       ["turbo (native) ÷ status (observer)", ...col((t) => ratio(f(t, "turbo_native")?.p50, f(t, "status_observer")?.p50))],
