@@ -25,10 +25,11 @@ export default {
       groups: [
         {
           // What main.js itself needs, in one file and out of 'common', so --help and the hook load
-          // no more: the errors, the inlined version and rolldown's runtime helpers, which every
-          // chunk requires. Each file a status loads costs it about 0.3 ms (resolve, read, wrap).
+          // no more: the errors and the inlined version. Each file a status loads costs it about
+          // 0.3 ms (resolve, read, wrap). rolldown's runtime keeps a chunk of its own: groups are
+          // not offered it.
           name: 'boot',
-          test: /dist[\\/]core[\\/](errors|claimError|version)\.js$|rolldown[\\/]runtime/,
+          test: /dist[\\/]core[\\/](errors|claimError|version)\.js$/,
           priority: 2,
         },
         {

@@ -579,6 +579,20 @@ async function measureSocket(asker, result, options) {
   if (wrong.length > 0) result.errors.push(`${wrong.length} socket answers on the unchanged tree were not CURRENT, first: ${wrong[0]}`);
 }
 
+/** One timed `vouch status --json ARGS` on the unchanged tree: it must be CURRENT, and answered by expectedSource. */
+async function timedStatus(run, result, figure, args, expectedSource) {
+  const sample = await run.status("--json", ...args);
+  const { entry, source } = statusEntry(sample, `vouch status --json ${args.join(" ")}`);
+  if (source !== expectedSource) {
+    figure.fellBack++;
+    result.errors.push(`status ${args.join(" ")} was answered by "${source}", not "${expectedSource}": ${sample.stderr.trim().slice(0, 200)}`);
+  }
+  if (!judge(result, entry.freshness, "CURRENT")) {
+    result.errors.push(`status ${args.join(" ")} said ${entry.freshness} on an unchanged tree`);
+  }
+  figure.add(sample);
+}
+
 /**
  * Node floor, observed status (sync and cached), the direct scan and turbo, one of each per round, so
  * that all meet the same machine load. The round opens with a quiet gap: the other processes write
@@ -595,18 +609,7 @@ async function measureProcesses(run, result, options) {
     turbo_native: new Figure(),
   };
   let turboBaseline = null;
-  const status = async (figure, args, expectedSource) => {
-    const sample = await run.status("--json", ...args);
-    const { entry, source } = statusEntry(sample, `vouch status --json ${args.join(" ")}`);
-    if (source !== expectedSource) {
-      figure.fellBack++;
-      result.errors.push(`status ${args.join(" ")} was answered by "${source}", not "${expectedSource}": ${sample.stderr.trim().slice(0, 200)}`);
-    }
-    if (!judge(result, entry.freshness, "CURRENT")) {
-      result.errors.push(`status ${args.join(" ")} said ${entry.freshness} on an unchanged tree`);
-    }
-    figure.add(sample);
-  };
+  const status = (figure, args, expectedSource) => timedStatus(run, result, figure, args, expectedSource);
   for (let i = 0; i < options.reps; i++) {
     await sleep(SPACED_GAP_MS);
     // The first process after the quiet gap starts on idle CPUs and cold caches: the floor goes
@@ -638,14 +641,7 @@ async function measureQuietPairs(run, result, options) {
   for (let i = 0; i < 2 * options.reps; i++) {
     await sleep(SPACED_GAP_MS);
     if (i % 2 === 0) figures.floor_quiet.add(await run.floor());
-    const sample = await run.status("--json");
-    const { entry, source } = statusEntry(sample, "vouch status --json (quiet rounds)");
-    if (source !== "observer") {
-      figures.status_observer_quiet.fellBack++;
-      result.errors.push(`status in the quiet rounds was answered by "${source}", not "observer": ${sample.stderr.trim().slice(0, 200)}`);
-    }
-    if (!judge(result, entry.freshness, "CURRENT")) result.errors.push(`status in the quiet rounds said ${entry.freshness} on an unchanged tree`);
-    figures.status_observer_quiet.add(sample);
+    await timedStatus(run, result, figures.status_observer_quiet, [], "observer");
     if (i % 2 === 1) figures.floor_quiet.add(await run.floor());
   }
   for (const [key, figure] of Object.entries(figures)) result.figures[key] = figure.toJSON();
